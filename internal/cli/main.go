@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `Usage:
+  buildguard [--port N | --port-file PATH] [--owner TOKEN] [--timeout-ms N] [--grace DURATION] [--transcript FILE] -- COMMAND [ARG...]
+  buildguard mcp [--project-dir PATH] [--port-file PATH]
+  buildguard status | doctor | scan | pending                      [endpoint flags]
+  buildguard diagnose CLASS                                        [endpoint flags]
+  buildguard verify CLASS (SHA256 | --class-file FILE)             [endpoint flags]
+  buildguard verify-batch (CLASS=SHA256 | CLASS=@FILE)...          [endpoint flags]
+  buildguard reload pause | resume | status                        [endpoint flags]
+  buildguard build started | ok | failed --owner TOKEN             [endpoint flags]
+  buildguard init --mcp [--project-dir DIR]
+  buildguard version
+
+Endpoint flags: --project-dir PATH, --port-file PATH, --port N, --hybris-home PATH, --timeout-ms N
+`
+
+// Main runs buildguard with args (without the program name) and returns the
+// exit code.
+func Main(args []string) ExitCode {
+	return run(args, os.Stdout, os.Stderr)
+}
+
+func run(args []string, stdout, stderr io.Writer) ExitCode {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return ExitUsage
+	}
+	switch args[0] {
+	case "--help", "-h", "help":
+		fmt.Fprint(stderr, usage)
+		return ExitOK
+	case "version":
+		if len(args) > 1 {
+			if args[1] == "--help" {
+				fmt.Fprint(stderr, "Usage: buildguard version\n")
+				return ExitOK
+			}
+			fmt.Fprint(stderr, "buildguard: version takes no arguments\nUsage: buildguard version\n")
+			return ExitUsage
+		}
+		fmt.Fprintln(stdout, Version)
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "buildguard: unknown command %q\n%s", args[0], usage)
+	return ExitUsage
+}
