@@ -2,6 +2,8 @@ package agenttest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net"
 	"time"
 )
@@ -12,4 +14,9 @@ func listenProbe(addr string) (net.Listener, error) { return net.Listen("tcp", a
 
 func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
+}
+
+func sha(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
 }
