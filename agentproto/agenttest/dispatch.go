@@ -97,19 +97,23 @@ func (s *Server) handleBuild(c *conn, l string, f Faults) {
 	s.mu.Lock()
 	u := s.unwired
 	var accepted bool
+	var schedule func()
 	switch {
 	case f.RejectBuild != nil && f.RejectBuild(state, owner):
 		accepted = false
 	case !u.OwnedBuild:
-		accepted = s.buildLocked(owner, state, false)
+		accepted, schedule = s.buildLocked(owner, state, false)
 	case owner == "" && !u.LegacyBuild:
-		accepted = s.buildLocked("", state, true)
+		accepted, schedule = s.buildLocked("", state, true)
 	default:
 		s.mu.Unlock()
 		return
 	}
 	s.mu.Unlock()
 	s.notify()
+	if schedule != nil {
+		defer schedule()
+	}
 	if !haveRequest {
 		return
 	}
@@ -146,6 +150,7 @@ func (s *Server) handleReload(c *conn, l string, f Faults) {
 		s.setPausedLocked(true)
 	case "resume":
 		s.setPausedLocked(false)
+		defer s.submit(s.scanNow) // after the reply: it is an admission snapshot
 	}
 	msg := fmt.Sprintf("RELOAD_STATE %s %s %s", token, action, s.reloadStateLocked())
 	s.mu.Unlock()

@@ -103,16 +103,17 @@ func (s *Server) SetPaused(paused bool) {
 	s.setPausedLocked(paused)
 	s.mu.Unlock()
 	s.notify()
+	if !paused {
+		s.submit(s.scanNow)
+	}
 }
 
+// setPausedLocked sets the pause flag; on resume the caller submits scanNow.
 func (s *Server) setPausedLocked(paused bool) {
 	if paused && !s.paused {
 		s.pauseEpoch++
 	}
 	s.paused = paused
-	if !paused {
-		s.submit(s.scanNow)
-	}
 }
 
 // SetPending sets counts reported in addition to the class files added with
@@ -196,15 +197,17 @@ func (s *Server) applyLocked(batch []pendingClass) {
 
 // buildLocked runs the §5 transition for (owner, state) and reports whether it
 // was accepted; owner "" is an unowned command. legacy selects the legacy
-// listener of agents without the owned one (always accepted).
-func (s *Server) buildLocked(owner, state string, legacy bool) bool {
+// listener of agents without the owned one (always accepted). For an accepted
+// `ok` it returns the scheduling of the asynchronous acceptance, which the
+// caller runs after enqueuing the reply so the ACK precedes its effects.
+func (s *Server) buildLocked(owner, state string, legacy bool) (accepted bool, schedule func()) {
 	h := &s.hold
 	if !legacy {
 		switch {
 		case h.holding && h.owner != owner:
-			return false
+			return false, nil
 		case !h.holding && owner != "" && state != "started":
-			return false
+			return false, nil
 		}
 	}
 	switch state {
@@ -220,13 +223,12 @@ func (s *Server) buildLocked(owner, state string, legacy bool) bool {
 		s.broadcast(LevelInfo, fmt.Sprintf("Build %s; holding %d class files until BUILD ok", state, len(s.pending)))
 	case "ok":
 		if !h.holding {
-			s.submit(s.scanNow)
-			break
+			return true, func() { s.submit(s.scanNow) }
 		}
 		gen := h.generation
-		s.submit(func() { s.acceptBuild(owner, gen) })
+		return true, func() { s.submit(func() { s.acceptBuild(owner, gen) }) }
 	}
-	return true
+	return true, nil
 }
 
 // acceptBuild is the asynchronous acceptance of `BUILD ok` (§5 steps 1–6).
