@@ -368,7 +368,9 @@ func (s *Server) reply(c *conn, f Faults, r *Reply) {
 		}
 	}
 	if r.Delay > 0 {
-		time.AfterFunc(r.Delay, send)
+		s.connMu.Lock()
+		s.timers = append(s.timers, time.AfterFunc(r.Delay, send))
+		s.connMu.Unlock()
 		return
 	}
 	send()

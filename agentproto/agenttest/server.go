@@ -46,6 +46,7 @@ type Server struct {
 	accepted int
 	commands []Command
 	changed  chan struct{}
+	timers   []*time.Timer // delayed replies, stopped by Close
 
 	// mu guards the agent state below.
 	mu         sync.Mutex
@@ -227,6 +228,9 @@ func (s *Server) Close() {
 		s.ln.Close()
 		s.connMu.Lock()
 		conns := append([]*conn(nil), s.all...)
+		for _, tm := range s.timers {
+			tm.Stop()
+		}
 		s.connMu.Unlock()
 		for _, c := range conns {
 			c.close(false)
