@@ -5,3 +5,9 @@ go 1.26.0
 tool github.com/magefile/mage
 
 require github.com/magefile/mage v1.17.2
+
+require (
+	github.com/rogpeppe/go-internal v1.16.0
+	golang.org/x/sys v0.26.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
+)
