@@ -397,3 +397,7 @@ func (k Kind) resultPrefix() string {
 	}
 	return string(k)
 }
+
+// RequesterOnly sends a broadcast query line (PENDING/HEALTH/DIAGNOSE) only to
+// the requesting connection.
+func RequesterOnly(r *Reply) { r.Broadcast = false }

@@ -383,3 +383,16 @@ func TestHalfCloseClosesConnection(t *testing.T) {
 		t.Fatalf("queued reply delivered after close: %q", b)
 	}
 }
+
+func TestQueryRequesterOnly(t *testing.T) {
+	t.Parallel()
+	s := quiet(t, WithReply(RequesterOnly))
+	a, b := dial(t, s), dial(t, s)
+	a.send("PENDING")
+	if got := a.probe(); len(got) != 2 {
+		t.Fatalf("requester got %q", got)
+	}
+	if got := b.probe(); len(got) != 0 {
+		t.Fatalf("other client got %q", got)
+	}
+}

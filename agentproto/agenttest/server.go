@@ -255,6 +255,28 @@ func (s *Server) Stop(leavePortFile bool) {
 	s.Close()
 }
 
+// WritePortFile (re)writes the port file with the agent's port, e.g. after a
+// test deleted or replaced it.
+func (s *Server) WritePortFile() error {
+	if s.portFile == "" {
+		return errors.New("no port file configured")
+	}
+	return s.writePortFile()
+}
+
+// RemovePortFile deletes the port file while the agent keeps serving (a port
+// file deleted mid-session, or one the other JVM's stop removed).
+func (s *Server) RemovePortFile() error {
+	if s.portFile == "" {
+		return nil
+	}
+	s.portWritten.Store(false)
+	if err := os.Remove(s.portFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing port file: %w", err)
+	}
+	return nil
+}
+
 // Port is the TCP port the agent listens on.
 func (s *Server) Port() int { return s.port }
 
