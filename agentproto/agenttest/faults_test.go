@@ -396,3 +396,16 @@ func TestQueryRequesterOnly(t *testing.T) {
 		t.Fatalf("other client got %q", got)
 	}
 }
+
+func TestCustomHealthDiagnoseAndRewrite(t *testing.T) {
+	t.Parallel()
+	s := quiet(t, WithReply(ForKind(Rewrite(func(m string) string { return strings.Replace(m, " pause ", " resume ", 1) }), KindReload)))
+	s.SetHealthLines("Reclazz 9.9, up 1 minutes.", "custom")
+	s.SetDiagnose(func(name string) []string { return []string{"diag " + name} })
+	c := dial(t, s)
+	c.send("HEALTH")
+	c.send("diagnose x.Y")
+	c.send("RELOAD pause request=p")
+	eq(t, c.probe(), "Reclazz 9.9, up 1 minutes.", "custom", "diag x.Y",
+		"RELOAD_STATE p resume paused=true pendingClasses=0 pendingActions=0 buildHold=none")
+}

@@ -68,6 +68,8 @@ type Server struct {
 	accepting  int
 	startedAt  time.Time
 	faults     Faults
+	health     []string
+	diagnose   func(name string) []string
 	acceptance func(ctx context.Context, owner string) Outcome
 
 	// taskMu guards the reload-thread queue; it may be taken under mu.
@@ -696,6 +698,22 @@ func (s *Server) RegenerateSession() string {
 	s.session = agentproto.NewToken()
 	s.ledger = ledger{}
 	return s.session
+}
+
+// SetHealthLines replaces the HEALTH answer with these INFO lines; no lines
+// restores the generated report.
+func (s *Server) SetHealthLines(lines ...string) {
+	s.mu.Lock()
+	s.health = append([]string(nil), lines...)
+	s.mu.Unlock()
+}
+
+// SetDiagnose replaces the diagnoser: f returns the INFO lines for a name
+// (already stripped; "" when none was given). nil restores the default.
+func (s *Server) SetDiagnose(f func(name string) []string) {
+	s.mu.Lock()
+	s.diagnose = f
+	s.mu.Unlock()
 }
 
 // SetRestartLedger replaces the restart-ledger digest lines PENDING reports.
