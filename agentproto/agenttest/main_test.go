@@ -135,3 +135,16 @@ func TestRunUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestRunStopsOnStdinEOF(t *testing.T) {
+	t.Parallel()
+	var stderr bytes.Buffer
+	pf := filepath.Join(t.TempDir(), "agent.port")
+	if code := run(context.Background(), []string{"-stdin", "-portfile", pf, "-accept", "read-error", "-accept-delay", "1ms",
+		"-handshake", "version-2", "-unwired", "verifier,scanner", "-stage", "3", "-silent-build"}, strings.NewReader(""), &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(pf); !os.IsNotExist(err) {
+		t.Fatal("port file left behind")
+	}
+}
