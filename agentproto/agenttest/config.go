@@ -224,3 +224,6 @@ func WithSessionID(id string) Option { return func(c *Config) { c.SessionID = id
 
 // defaultPortFile is where NewServer writes the port file under base.
 func defaultPortFile(base string) string { return filepath.Join(base, ".reclazz", "agent.port") }
+
+// WithConfigFunc edits the configuration in place.
+func WithConfigFunc(f func(*Config)) Option { return Option(f) }
