@@ -212,6 +212,12 @@ type fixture struct {
 // harness does (paths with spaces), and waits for VALUES=1:1 and the watcher.
 func startApp(t *testing.T) *fixture {
 	t.Helper()
+	return startAppWith(t, nil)
+}
+
+// startAppWith is startApp with a hook that runs just before the JVM starts.
+func startAppWith(t *testing.T, prepare func(*fixture)) *fixture {
+	t.Helper()
 	jar := agentJar(t)
 	java := requireTool(t, "java")
 	root := filepath.Join(t.TempDir(), "project with spaces")
@@ -234,6 +240,9 @@ func startApp(t *testing.T) *fixture {
 	f.install(t, f.outB, "B.class", classes["B.class"])
 	f.install(t, f.appDir, "App.class", classes["App.class"])
 
+	if prepare != nil {
+		prepare(f)
+	}
 	agentArgs := "watchDirs=" + f.outA + ";" + f.outB + ",startupDelaySec=1,debounceMs=100,portFile=" + f.portFile
 	cp := strings.Join([]string{f.outA, f.outB, f.appDir}, string(os.PathListSeparator))
 	f.cmd = exec.Command(java, "-javaagent:"+jar+"="+agentArgs, "-cp", cp, "App")
