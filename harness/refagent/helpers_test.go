@@ -290,6 +290,9 @@ func (f *fixture) port(t *testing.T) string {
 	if !regexp.MustCompile(`^[1-9][0-9]{0,4}$`).Match(b) {
 		t.Fatalf("port file content = %q, want digits without newline", b)
 	}
+	if fi, err := os.Stat(f.portFile); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("port file mode = %v, %v; want rw-r--r--", fi.Mode(), err)
+	}
 	return string(b)
 }
 

@@ -173,6 +173,30 @@ func TestReloadAndBuildHold(t *testing.T) {
 			t.Errorf("rewriting identical bytes made a new attempt: %s → %s", before.CompletedAt, after.CompletedAt)
 		}
 	})
+
+	t.Run("a shape change fails and asks for a restart", func(t *testing.T) {
+		v9 := compileJava(t, map[string]string{"A.java": "public class A { public int value() { return 9; } public int extra() { return 0; } }\n"})
+		f.install(t, f.outA, "A.class", v9["A.class"])
+		for {
+			ev := c.next()
+			if ev.Level == "ERROR" && strings.HasPrefix(ev.Message, "Could not reload A: the class shape changed") {
+				break
+			}
+		}
+		r := c.pollVerify("A", sha(v9["A.class"]))
+		if r.Status != "failed" || r.ObservedSha256 != sha(v9["A.class"]) || r.CompletedAt == "" {
+			t.Errorf("receipt after a refused redefinition = %+v, want failed", r)
+		}
+		valuesStay(t, "VALUES=4:5")
+		c.send("PENDING")
+		c.await("Automatic reload: ")
+		if got := c.next().Message; got != "One thing from this session needs a restart:" {
+			t.Errorf("PENDING restart header = %q", got)
+		}
+		if got := c.next().Message; got != "A: class shape changed (methods or fields added or removed)" {
+			t.Errorf("PENDING restart entry = %q", got)
+		}
+	})
 }
 
 func isValues(s string) bool { return strings.HasPrefix(s, "VALUES=") }
