@@ -1,6 +1,7 @@
 package buildguard
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -58,10 +59,20 @@ func childMain(mode string, args []string) int {
 		os.Rename(tmp, args[0])
 		time.Sleep(300 * time.Second)
 		return 0
-	case "tty": // reports whether stdin/stdout are terminals, prints a colour sequence
+	case "tty": // reports its terminal, then echoes input lines with the terminal size until "quit"
 		fmt.Printf("stdin-tty=%v stdout-tty=%v\n", term.IsTerminal(0), term.IsTerminal(1))
 		fmt.Print("\x1b[31mRED\x1b[0m\n")
-		return 0
+		cols, rows, _ := term.GetSize(1)
+		fmt.Printf("ready size=%d %d\n", rows, cols)
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if sc.Text() == "quit" {
+				return 0
+			}
+			cols, rows, _ := term.GetSize(1)
+			fmt.Printf("got %s size=%d %d\n", sc.Text(), rows, cols)
+		}
+		return 5
 	}
 	fmt.Fprintf(os.Stderr, "unknown child mode %q\n", mode)
 	return 99
