@@ -6,6 +6,7 @@ tool github.com/magefile/mage
 
 require (
 	github.com/creack/pty v1.1.24
+	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/magefile/mage v1.17.2
 	golang.org/x/sys v0.50.0

@@ -48,6 +48,12 @@ func run(args []string, stdout, stderr io.Writer) ExitCode {
 		fmt.Fprintln(stdout, Version)
 		return ExitOK
 	}
+	if _, ok := toolCommands[args[0]]; ok {
+		return runTool(args[0], args[1:], stdout, stderr)
+	}
+	if args[0] == "init" {
+		return runInit(args[1:], stderr)
+	}
 	fmt.Fprintf(stderr, "buildguard: unknown command %q\n%s", args[0], usage)
 	return ExitUsage
 }
