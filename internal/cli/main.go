@@ -32,6 +32,9 @@ func run(args []string, stdout, stderr io.Writer) ExitCode {
 		fmt.Fprint(stderr, usage)
 		return ExitUsage
 	}
+	if isWrapForm(args) {
+		return runWrap(args, stdout, stderr)
+	}
 	switch args[0] {
 	case "--help", "-h", "help":
 		fmt.Fprint(stderr, usage)
