@@ -127,7 +127,7 @@ func TestRunUsageErrors(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
 		{"-handshake", "nope"}, {"-accept", "maybe"}, {"-unwired", "brain"}, {"-reject", "start"},
-		{"-drop-reply", "FOO"}, {"-drop-reply", "DOCTOR:ok"}, {"-stage", "7"}, {"-hold", "a", "-legacy-hold"}, {"extra"}, {"-bogus"},
+		{"-drop-reply", "FOO"}, {"-drop-reply", "DOCTOR:ok"}, {"-drop-reply", "BUILD:done"}, {"-wrong-token", "X"}, {"-stage", "7"}, {"-hold", "a", "-legacy-hold"}, {"extra"}, {"-bogus"},
 	} {
 		var stderr bytes.Buffer
 		if code := run(context.Background(), args, strings.NewReader(""), &stderr); code != 2 || stderr.Len() == 0 {
