@@ -1,6 +1,7 @@
 package refagent_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,11 +10,12 @@ import (
 )
 
 // TestPortFileSymlinkIsRefused: the agent never writes through a symlinked
-// port file, keeps serving, and does not delete the link on shutdown.
+// port file, keeps serving, and does not delete the link on shutdown. The JVM
+// also shows the watcher's start-up window.
 func TestPortFileSymlinkIsRefused(t *testing.T) {
 	t.Parallel()
 	var target string
-	f := startAppWith(t, func(f *fixture) {
+	f := startAppWith(t, appConfig{startupDelaySec: 300, prepare: func(f *fixture) {
 		target = filepath.Join(f.root, "elsewhere.txt")
 		if err := os.WriteFile(target, []byte("keep me"), 0o644); err != nil {
 			t.Fatal(err)
@@ -21,7 +23,7 @@ func TestPortFileSymlinkIsRefused(t *testing.T) {
 		if err := os.Symlink(target, f.portFile); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}})
 	f.log.waitFor(t, 0, "refusing the symlinked port file", func(s string) bool {
 		return strings.Contains(s, "WARN Port file is a symlink \u2014 refusing to write: "+f.portFile)
 	})
@@ -30,7 +32,20 @@ func TestPortFileSymlinkIsRefused(t *testing.T) {
 	})
 	port := regexp.MustCompile(`127\.0\.0\.1:([0-9]+)`).FindStringSubmatch(f.log.since(i)[0])[1]
 	c := handshake(t, port)
-	c.request("DOCTOR d1", "DOCTOR_RESULT d1 ")
+
+	// Before the watcher registers, DOCTOR says so and lists nothing.
+	var d struct {
+		WatcherState          string
+		WatchedDirectoryCount int
+		WatchedDirectories    []string
+	}
+	body := c.request("DOCTOR d1", "DOCTOR_RESULT d1 ")
+	if err := json.Unmarshal([]byte(body), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.WatcherState != "starting" || d.WatchedDirectoryCount != 0 || d.WatchedDirectories == nil || len(d.WatchedDirectories) != 0 {
+		t.Errorf("DOCTOR during the start-up delay: %s", body)
+	}
 
 	f.terminate(t)
 	if b, err := os.ReadFile(target); err != nil || string(b) != "keep me" {
