@@ -197,6 +197,50 @@ func TestReloadAndBuildHold(t *testing.T) {
 			t.Errorf("PENDING restart entry = %q", got)
 		}
 	})
+
+	t.Run("a capture read error keeps the hold for the owner's retry", func(t *testing.T) {
+		if got := c.request("BUILD started request=e1 owner=o3", "BUILD_"); got != "ACK e1 started owner=o3" {
+			t.Fatalf("start → BUILD_%s", got)
+		}
+		v6 := compileJava(t, map[string]string{"B.java": valueClass("B", 6)})
+		bPath := filepath.Join(f.outB, "B.class")
+		f.install(t, f.outB, "B.class", v6["B.class"])
+		c.pollStatus("paused=false pendingClasses=1 pendingActions=0 buildHold=named")
+		// Fault: the held file becomes unreadable as a file.
+		if err := os.Remove(bPath); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(bPath, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.request("BUILD ok request=e2 owner=o3", "BUILD_"); got != "ACK e2 ok owner=o3" {
+			t.Fatalf("ok → BUILD_%s", got)
+		}
+		for {
+			ev := c.next()
+			if ev.Level == "ERROR" && strings.HasPrefix(ev.Message, "Failed to read class file "+bPath+": ") {
+				break
+			}
+		}
+		c.pollStatus("paused=false pendingClasses=1 pendingActions=0 buildHold=named")
+		valuesStay(t, "VALUES=4:5")
+		if got := handshake(t, port).request("BUILD started request=e3 owner=o4", "BUILD_"); got != "REJECTED e3 started owner=o4" {
+			t.Errorf("another owner after a failed capture → BUILD_%s", got)
+		}
+
+		// Repair and retry with the same owner.
+		if err := os.Remove(bPath); err != nil {
+			t.Fatal(err)
+		}
+		mark := f.log.mark()
+		f.install(t, f.outB, "B.class", v6["B.class"])
+		if got := c.request("BUILD ok request=e4 owner=o3", "BUILD_"); got != "ACK e4 ok owner=o3" {
+			t.Fatalf("retry → BUILD_%s", got)
+		}
+		f.log.waitFor(t, mark, "VALUES=4:6", equals("VALUES=4:6"))
+		requireApplied(t, "B", f.outB)
+		c.pollStatus("paused=false pendingClasses=0 pendingActions=0 buildHold=none")
+	})
 }
 
 func isValues(s string) bool { return strings.HasPrefix(s, "VALUES=") }
