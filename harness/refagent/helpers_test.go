@@ -223,6 +223,8 @@ type appConfig struct {
 	startupDelaySec int
 	// awaitWatching makes start-up wait for the agent's "] Watching " line.
 	awaitWatching bool
+	// workDir, when set, is the JVM's working directory instead of the root.
+	workDir string
 }
 
 func startAppWith(t *testing.T, cfg appConfig) *fixture {
@@ -264,6 +266,9 @@ func startAppWith(t *testing.T, cfg appConfig) *fixture {
 	cp := strings.Join([]string{f.outA, f.outB, f.appDir}, string(os.PathListSeparator))
 	f.cmd = exec.Command(java, flag, "-cp", cp, "App")
 	f.cmd.Dir = root
+	if cfg.workDir != "" {
+		f.cmd.Dir = cfg.workDir
+	}
 	f.cmd.Stdout = f.log
 	f.cmd.Stderr = f.log
 	if err := f.cmd.Start(); err != nil {
