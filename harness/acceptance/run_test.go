@@ -1,0 +1,82 @@
+//go:build unix
+
+package acceptance
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRunRefusesExistingWorkDir(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	marker := filepath.Join(work, "earlier-evidence.json")
+	if err := os.WriteFile(marker, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	_, err := Run(context.Background(), Config{WorkDir: work, RepoDir: t.TempDir(), Buildguard: "/nonexistent", Out: &out, NoInstall: true})
+	if !errors.Is(err, ErrWorkDirExists) || !strings.Contains(err.Error(), "use a fresh work dir to preserve earlier evidence") {
+		t.Fatalf("err = %v, want ErrWorkDirExists", err)
+	}
+	if got := readFile(t, marker); got != "{}" {
+		t.Errorf("earlier evidence changed: %q", got)
+	}
+}
+
+func TestRunMissingIntegrationIsAFailure(t *testing.T) {
+	t.Parallel()
+	// A repo dir without integrations/: a missing prerequisite, never a pass.
+	work := filepath.Join(t.TempDir(), "w")
+	bin := filepath.Join(t.TempDir(), "buildguard")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	ev, err := Run(context.Background(), Config{
+		Lanes: []Lane{LaneGradle}, WorkDir: work, RepoDir: t.TempDir(), Buildguard: bin,
+		AgentJar: bin, Out: &out, NoInstall: true,
+	})
+	if !errors.Is(err, ErrPrerequisite) {
+		t.Fatalf("err = %v, want ErrPrerequisite", err)
+	}
+	if !strings.Contains(err.Error(), "buildguard.init.gradle") {
+		t.Errorf("err %q does not name the init script", err)
+	}
+	if ev == nil || len(ev.Lanes) != 0 || strings.Contains(out.String(), "PASS") {
+		t.Errorf("a failed run reported a pass: %+v\n%s", ev, out.String())
+	}
+}
+
+func TestParseJavaMajor(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]int{
+		`openjdk version "17.0.15" 2025-04-15`: 17,
+		`java version "1.8.0_402"`:             8,
+		`openjdk version "21" 2023-09-19`:      21,
+	} {
+		got, err := parseJavaMajor(text)
+		if err != nil || got != want {
+			t.Errorf("parseJavaMajor(%q) = %d, %v; want %d", text, got, err, want)
+		}
+	}
+	if _, err := parseJavaMajor("no java here"); err == nil {
+		t.Error("parseJavaMajor accepted text without a version")
+	}
+}
+
+func TestPackagesForIncludesPluginSet(t *testing.T) {
+	t.Parallel()
+	got := strings.Join(packagesFor([]missing{{"gradle", pkgGradle}}), " ")
+	if got != "gradle libmaven-compiler-plugin-java libmaven-resources-plugin-java libmaven-jar-plugin-java" {
+		t.Errorf("packagesFor(gradle) = %q", got)
+	}
+	if got := strings.Join(packagesFor([]missing{{"javac", pkgJDK}}), " "); got != pkgJDK {
+		t.Errorf("packagesFor(javac) = %q", got)
+	}
+}
