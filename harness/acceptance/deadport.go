@@ -4,6 +4,7 @@ package acceptance
 
 import (
 	"fmt"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,7 +21,14 @@ type deadPort struct {
 // reserveDeadPort binds a socket to 127.0.0.1:0 without listening. The
 // caller must Close it once the scenario is over.
 func reserveDeadPort() (*deadPort, error) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	// Socket+CloseOnExec under ForkLock, as package net does where
+	// SOCK_CLOEXEC is missing (macOS): no child may inherit the fd.
+	syscall.ForkLock.RLock()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	if err == nil {
+		unix.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		return nil, fmt.Errorf("creating a socket: %w", err)
 	}

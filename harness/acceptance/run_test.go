@@ -80,3 +80,16 @@ func TestPackagesForIncludesPluginSet(t *testing.T) {
 		t.Errorf("packagesFor(javac) = %q", got)
 	}
 }
+
+func TestAppArgs(t *testing.T) {
+	t.Parallel()
+	p := project{lane: LaneMaven, root: "/w/maven project with spaces"}
+	got := appArgs("java", "/j/agent.jar", p)
+	want := "-javaagent:/j/agent.jar=watchDirs=/w/maven project with spaces/a/target/classes;/w/maven project with spaces/b/target/classes,startupDelaySec=1,debounceMs=100,portFile=/w/maven project with spaces/agent.port"
+	if len(got) != 5 || got[1] != want || got[4] != "App" {
+		t.Fatalf("appArgs =\n%q\nwant agent option\n%q", got, want)
+	}
+	if cp := got[3]; cp != "/w/maven project with spaces/a/target/classes:/w/maven project with spaces/b/target/classes:/w/maven project with spaces/app/classes" {
+		t.Errorf("classpath = %q", cp)
+	}
+}

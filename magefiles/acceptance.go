@@ -1,0 +1,47 @@
+//go:build mage
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/magefile/mage/sh"
+
+	"github.com/buildguard/buildguard/harness/acceptance"
+)
+
+// Acceptance proves build safety: seven scenarios per lane against a live JVM (LANE=gradle|maven|all, WORK_DIR, BUILDGUARD_AGENT_JAR).
+//
+// Environment:
+//
+//	LANE                  gradle, maven or all (default all: Gradle, then Maven)
+//	WORK_DIR              a fresh directory for the run (default work/acceptance-<UTC time>)
+//	BUILDGUARD_AGENT_JAR  an agent jar to attach instead of the reference agent
+//	BUILDGUARD_NO_INSTALL set to 1 to forbid installing missing packages with apt-get
+func Acceptance(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	lanes, err := acceptance.ParseLanes(os.Getenv("LANE"))
+	if err != nil {
+		return err
+	}
+	bin, err := filepath.Abs(filepath.Join("bin", "buildguard"))
+	if err != nil {
+		return err
+	}
+	if err := sh.RunV("go", "build", "-o", bin, "./cmd/buildguard"); err != nil {
+		return fmt.Errorf("building buildguard: %w", err)
+	}
+	_, err = acceptance.Run(ctx, acceptance.Config{
+		Lanes:      lanes,
+		WorkDir:    os.Getenv("WORK_DIR"),
+		Buildguard: bin,
+		NoInstall:  os.Getenv("BUILDGUARD_NO_INSTALL") == "1",
+	})
+	return err
+}
