@@ -24,9 +24,20 @@ import (
 //	BUILDGUARD_AGENT_JAR  an agent jar to attach instead of the reference agent
 //	BUILDGUARD_NO_INSTALL set to 1 to forbid installing missing packages with apt-get
 func Acceptance(ctx context.Context) error {
+	return acceptanceRun(ctx, os.Getenv("LANE"))
+}
+
+// AcceptanceLane runs the proof for one lane: `go tool mage acceptanceLane gradle` (or maven, all).
+func AcceptanceLane(ctx context.Context, lane string) error {
+	return acceptanceRun(ctx, lane)
+}
+
+// acceptanceRun builds bin/buildguard and runs harness/acceptance for the
+// lanes named by sel.
+func acceptanceRun(ctx context.Context, sel string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	lanes, err := acceptance.ParseLanes(os.Getenv("LANE"))
+	lanes, err := acceptance.ParseLanes(sel)
 	if err != nil {
 		return err
 	}

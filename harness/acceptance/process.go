@@ -18,8 +18,14 @@ import (
 const (
 	// stepTimeout bounds every subprocess of a scenario.
 	stepTimeout = 240 * time.Second
-	// waitDelay bounds how long a killed step may keep its output pipes.
+	// waitDelay bounds how long a killed query may keep its output pipes.
 	waitDelay = 5 * time.Second
+	// cancelGrace is how long a step may take to stop after SIGTERM (on
+	// timeout or cancellation) before its group gets SIGKILL. SIGTERM first
+	// lets buildguard forward the signal to its child's own process group,
+	// which a SIGKILL of our group would not reach. It fits in mage's 5 s
+	// cleanup window after Ctrl-C.
+	cancelGrace = 3 * time.Second
 )
 
 // step is one subprocess whose combined stdout and stderr go to a log.
@@ -39,9 +45,10 @@ type stepResult struct {
 // ErrStepTimeout: a step ran past stepTimeout and was killed.
 var ErrStepTimeout = errors.New("step timed out")
 
-// run starts s in its own process group, waits at most stepTimeout, and
-// kills the whole group when it is done, times out or ctx ends, so no
-// descendant (a nested Gradle, a JVM) outlives the step. A non-zero exit is
+// run starts s in its own process group and waits at most stepTimeout.
+// When it times out or ctx ends, the group gets SIGTERM, then SIGKILL after
+// cancelGrace; when the leader is gone the group gets SIGKILL in any case,
+// so no descendant (a nested Gradle, a JVM) outlives the step. A non-zero exit is
 // a result, not an error; an error means the step could not run or did not
 // finish.
 func run(ctx context.Context, s step) (stepResult, error) {
@@ -58,8 +65,8 @@ func run(ctx context.Context, s step) (stepResult, error) {
 	cmd.Env = append(os.Environ(), s.env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = waitDelay
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = cancelGrace
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(f, "# harness: cannot start: %v\n", err)
