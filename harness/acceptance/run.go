@@ -146,6 +146,9 @@ func prepare(ctx context.Context, c *Config, t tools) (machine, error) {
 		if m.mavenFiles, err = mirrorRepository(c.MavenRepoSource, t.mavenRepo); err != nil {
 			return m, err
 		}
+		if err := checkMirror(t.mavenRepo); err != nil {
+			return m, fmt.Errorf("checking the Maven mirror: %w", err)
+		}
 		fmt.Fprintf(c.Out, "acceptance: mirrored %d files of %s into %s\n", m.mavenFiles, c.MavenRepoSource, t.mavenRepo)
 	}
 	v, err := output(ctx, c.Buildguard, "version")
