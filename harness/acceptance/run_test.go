@@ -93,3 +93,30 @@ func TestAppArgs(t *testing.T) {
 		t.Errorf("classpath = %q", cp)
 	}
 }
+
+func TestPreflightNamesTheInstallCommand(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	c := Config{
+		Lanes: []Lane{LaneGradle, LaneMaven}, Java: "java", Javac: "javac",
+		Gradle: filepath.Join(t.TempDir(), "no-gradle"), Maven: "mvn",
+		MavenRepoSource: t.TempDir(), // empty: no compiler or resources plugin
+		NoInstall:       true,
+	}
+	err := preflight(context.Background(), c, &out)
+	if !errors.Is(err, ErrPrerequisite) {
+		t.Fatalf("err = %v, want ErrPrerequisite", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"gradle", "maven-compiler-plugin 3.10.1", "maven-resources-plugin 3.3.0",
+		"install with: apt-get update && apt-get install -y gradle libmaven-compiler-plugin-java libmaven-resources-plugin-java libmaven-jar-plugin-java",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("preflight error lacks %q:\n%s", want, msg)
+		}
+	}
+	if out.Len() != 0 {
+		t.Errorf("preflight with NoInstall printed %q; it must not install", out.String())
+	}
+}
