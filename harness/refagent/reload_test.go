@@ -1,0 +1,204 @@
+package refagent_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReloadAndBuildHold drives one live JVM through real reloads: an
+// unguarded change goes live, a held build's output stays out until the
+// owner's BUILD ok, a failed build keeps it out, competing owners are refused,
+// a pause keeps changes pending, and VERIFY receipts name the exact bytes.
+func TestReloadAndBuildHold(t *testing.T) {
+	t.Parallel()
+	f := startApp(t)
+	port := f.port(t)
+	c := handshake(t, port)
+
+	var doctor struct{ SessionID string }
+	if err := json.Unmarshal([]byte(c.request("DOCTOR d1", "DOCTOR_RESULT d1 ")), &doctor); err != nil {
+		t.Fatal(err)
+	}
+
+	// valuesStay requires the next three VALUES lines the application prints
+	// from now on to equal want.
+	valuesStay := func(t *testing.T, want string) {
+		t.Helper()
+		from := f.log.mark()
+		for range 3 {
+			i := f.log.waitFor(t, from, "VALUES=…", isValues)
+			if got := f.log.since(i)[0]; got != want {
+				t.Fatalf("the application printed %s, want %s", got, want)
+			}
+			from = i + 1
+		}
+	}
+	fileSha := func(t *testing.T, dir, name string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sha(b)
+	}
+	requireApplied := func(t *testing.T, class, dir string) receipt {
+		t.Helper()
+		hash := fileSha(t, dir, class+".class")
+		r := c.pollVerify(class, hash)
+		if r.Status != "applied" || r.ObservedSha256 != hash || r.SessionID != doctor.SessionID || r.CompletedAt == "" ||
+			r.Source != filepath.Join(dir, class+".class") {
+			t.Fatalf("receipt for %s = %+v, want applied with observedSha256 %s and session %s", class, r, hash, doctor.SessionID)
+		}
+		return r
+	}
+
+	t.Run("a changed class goes live", func(t *testing.T) {
+		classes := compileJava(t, map[string]string{"A.java": valueClass("A", 2), "Lazy.java": valueClass("Lazy", 7)})
+		mark := f.log.mark()
+		f.install(t, f.outA, "Lazy.class", classes["Lazy.class"])
+		f.install(t, f.outA, "A.class", classes["A.class"])
+		f.log.waitFor(t, mark, "VALUES=2:1", equals("VALUES=2:1"))
+		for {
+			ev := c.next()
+			if ev.Level == "RELOAD" && strings.HasPrefix(ev.Message, "Reloaded A (") {
+				break
+			}
+		}
+		requireApplied(t, "A", f.outA)
+		// Lazy was never loaded: its bytes were not redefined, so no proof.
+		if r := c.pollVerify("Lazy", sha(classes["Lazy.class"])); r.Status != "unverified" {
+			t.Errorf("receipt for a class that is not loaded = %+v, want unverified", r)
+		}
+		c.send("DIAGNOSE Lazy")
+		c.await("Reference agent diagnosis for Lazy")
+		c.await("Not loaded in this JVM; a changed class file arrived")
+	})
+
+	t.Run("held build goes live only on the owner's BUILD ok", func(t *testing.T) {
+		c.send("BUILD started request=r1 owner=o1")
+		if ev := c.await("Build "); ev.Message != "Build started; holding 0 class files until BUILD ok" {
+			t.Fatalf("broadcast before the ACK = %q", ev.Message)
+		}
+		if ev := c.next(); ev.Message != "BUILD_ACK r1 started owner=o1" {
+			t.Fatalf("reply = %s", ev.raw)
+		}
+		v3 := compileJava(t, map[string]string{"A.java": valueClass("A", 3), "B.java": valueClass("B", 3)})
+		f.install(t, f.outA, "A.class", v3["A.class"])
+		f.install(t, f.outB, "B.class", v3["B.class"])
+		// The agent has seen both files and holds them...
+		c.pollStatus("paused=false pendingClasses=2 pendingActions=0 buildHold=named")
+		// ...and the application still runs the old code.
+		valuesStay(t, "VALUES=2:1")
+
+		other := handshake(t, port)
+		for cmd, want := range map[string]string{
+			"BUILD started request=r2 owner=o2": "REJECTED r2 started owner=o2",
+			"BUILD ok request=r3 owner=o2":      "REJECTED r3 ok owner=o2",
+			"BUILD ok request=r4":               "REJECTED r4 ok",
+			"BUILD failed request=r5":           "REJECTED r5 failed",
+		} {
+			if got := other.request(cmd, "BUILD_"); got != want {
+				t.Errorf("%s → BUILD_%s, want BUILD_%s", cmd, got, want)
+			}
+		}
+
+		if got := c.request("BUILD failed request=r6 owner=o1", "BUILD_"); got != "ACK r6 failed owner=o1" {
+			t.Fatalf("owner's failed → BUILD_%s", got)
+		}
+		if got := c.reloadStatus("s1"); got != "paused=false pendingClasses=2 pendingActions=0 buildHold=named" {
+			t.Fatalf("after a failed build: %q", got)
+		}
+		if r := c.verify("vf", "A", sha(v3["A.class"])); r.Status == "applied" {
+			t.Fatalf("held bytes reported applied: %+v", r)
+		}
+		valuesStay(t, "VALUES=2:1")
+
+		// Recovery by the same owner releases the held batch at once.
+		mark := f.log.mark()
+		if got := c.request("BUILD started request=r7 owner=o1", "BUILD_"); got != "ACK r7 started owner=o1" {
+			t.Fatalf("owner's restart → BUILD_%s", got)
+		}
+		if got := c.request("BUILD ok request=r8 owner=o1", "BUILD_"); got != "ACK r8 ok owner=o1" {
+			t.Fatalf("owner's ok → BUILD_%s", got)
+		}
+		f.log.waitFor(t, mark, "VALUES=3:3", equals("VALUES=3:3"))
+		for _, l := range f.log.since(mark) {
+			if isValues(l) && l != "VALUES=2:1" && l != "VALUES=3:3" {
+				t.Errorf("the held batch went live in parts: %s", l)
+			}
+		}
+		requireApplied(t, "A", f.outA)
+		requireApplied(t, "B", f.outB)
+		c.pollStatus("paused=false pendingClasses=0 pendingActions=0 buildHold=none")
+	})
+
+	t.Run("pause keeps changes pending until resume", func(t *testing.T) {
+		if got := c.request("RELOAD pause request=p1", "RELOAD_STATE p1 pause "); got != "paused=true pendingClasses=0 pendingActions=0 buildHold=none" {
+			t.Fatalf("pause → %q", got)
+		}
+		v4 := compileJava(t, map[string]string{"A.java": valueClass("A", 4)})
+		f.install(t, f.outA, "A.class", v4["A.class"])
+		c.pollStatus("paused=true pendingClasses=1 pendingActions=0 buildHold=none")
+		valuesStay(t, "VALUES=3:3")
+		mark := f.log.mark()
+		if got := c.request("RELOAD resume request=p2", "RELOAD_STATE p2 resume "); !strings.HasPrefix(got, "paused=false ") {
+			t.Fatalf("resume → %q", got)
+		}
+		f.log.waitFor(t, mark, "VALUES=4:3", equals("VALUES=4:3"))
+		requireApplied(t, "A", f.outA)
+	})
+
+	t.Run("identical bytes make no new attempt", func(t *testing.T) {
+		before := requireApplied(t, "A", f.outA)
+		a, err := os.ReadFile(filepath.Join(f.outA, "A.class"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.install(t, f.outA, "A.class", a)
+		later := time.Now().Add(time.Hour)
+		if err := os.Chtimes(filepath.Join(f.outA, "A.class"), later, later); err != nil {
+			t.Fatal(err)
+		}
+		// A later change to B goes live after the agent has looked at A again.
+		v5 := compileJava(t, map[string]string{"B.java": valueClass("B", 5)})
+		mark := f.log.mark()
+		f.install(t, f.outB, "B.class", v5["B.class"])
+		f.log.waitFor(t, mark, "VALUES=4:5", equals("VALUES=4:5"))
+		requireApplied(t, "B", f.outB)
+		if after := requireApplied(t, "A", f.outA); after.CompletedAt != before.CompletedAt {
+			t.Errorf("rewriting identical bytes made a new attempt: %s → %s", before.CompletedAt, after.CompletedAt)
+		}
+	})
+
+	t.Run("a shape change fails and asks for a restart", func(t *testing.T) {
+		v9 := compileJava(t, map[string]string{"A.java": "public class A { public int value() { return 9; } public int extra() { return 0; } }\n"})
+		f.install(t, f.outA, "A.class", v9["A.class"])
+		for {
+			ev := c.next()
+			if ev.Level == "ERROR" && strings.HasPrefix(ev.Message, "Could not reload A: the class shape changed") {
+				break
+			}
+		}
+		r := c.pollVerify("A", sha(v9["A.class"]))
+		if r.Status != "failed" || r.ObservedSha256 != sha(v9["A.class"]) || r.CompletedAt == "" {
+			t.Errorf("receipt after a refused redefinition = %+v, want failed", r)
+		}
+		valuesStay(t, "VALUES=4:5")
+		c.send("PENDING")
+		c.await("Automatic reload: ")
+		if got := c.next().Message; got != "One thing from this session needs a restart:" {
+			t.Errorf("PENDING restart header = %q", got)
+		}
+		if got := c.next().Message; got != "A: class shape changed (methods or fields added or removed)" {
+			t.Errorf("PENDING restart entry = %q", got)
+		}
+	})
+}
+
+func isValues(s string) bool { return strings.HasPrefix(s, "VALUES=") }
+
+func equals(want string) func(string) bool { return func(s string) bool { return s == want } }
