@@ -13,6 +13,7 @@ import (
 	"github.com/magefile/mage/sh"
 
 	"github.com/buildguard/buildguard/harness/acceptance"
+	"github.com/buildguard/buildguard/harness/refagent"
 )
 
 // Acceptance proves build safety: seven scenarios per lane against a live JVM (LANE=gradle|maven|all, WORK_DIR, BUILDGUARD_AGENT_JAR).
@@ -52,6 +53,7 @@ func acceptanceRun(ctx context.Context, sel string) error {
 		Lanes:      lanes,
 		WorkDir:    os.Getenv("WORK_DIR"),
 		Buildguard: bin,
+		BuildAgent: refagent.Build,
 		NoInstall:  os.Getenv("BUILDGUARD_NO_INSTALL") == "1",
 	})
 	return err
