@@ -14,6 +14,7 @@ import (
 
 	"github.com/buildguard/buildguard/harness/acceptance"
 	"github.com/buildguard/buildguard/harness/refagent"
+	"github.com/buildguard/buildguard/harness/release"
 )
 
 // Acceptance proves build safety: seven scenarios per lane against a live JVM (LANE=gradle|maven|all, WORK_DIR, BUILDGUARD_AGENT_JAR).
@@ -24,6 +25,7 @@ import (
 //	WORK_DIR              a fresh directory for the run (default work/acceptance-<UTC time>)
 //	BUILDGUARD_AGENT_JAR  an agent jar to attach instead of the reference agent
 //	BUILDGUARD_NO_INSTALL set to 1 to forbid installing missing packages with apt-get
+//	VERSION               the version linked into bin/buildguard (default: git describe)
 func Acceptance(ctx context.Context) error {
 	return acceptanceRun(ctx, os.Getenv("LANE"))
 }
@@ -46,7 +48,13 @@ func acceptanceRun(ctx context.Context, sel string) error {
 	if err != nil {
 		return err
 	}
-	if err := sh.RunV("go", "build", "-o", bin, "./cmd/buildguard"); err != nil {
+	// The binary under test carries the release version, so the evidence
+	// names what was proven.
+	v := os.Getenv("VERSION")
+	if v == "" {
+		v = release.DescribeVersion(ctx, ".")
+	}
+	if err := sh.RunV("go", "build", "-ldflags", "-X "+release.VersionVar+"="+v, "-o", bin, "./cmd/buildguard"); err != nil {
 		return fmt.Errorf("building buildguard: %w", err)
 	}
 	_, err = acceptance.Run(ctx, acceptance.Config{
