@@ -12,6 +12,9 @@
 // Everything it writes stays under one fresh work directory; evidence.json is
 // written into a lane's project root only when all seven scenarios passed.
 //
-// The full run is `go tool mage acceptance`, not part of `go test`. Product
-// code never imports this package.
+// The full run is `go tool mage acceptance` (both lanes; LANE=gradle or
+// LANE=maven, or `go tool mage acceptanceLane maven`, selects one; WORK_DIR
+// picks the fresh work dir; BUILDGUARD_AGENT_JAR attaches another agent
+// instead of harness/refagent). It is not part of `go test`. Product code
+// never imports this package.
 package acceptance
