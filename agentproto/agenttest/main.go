@@ -74,6 +74,8 @@ import (
 //	                      BUILD:failed, RELOAD, DOCTOR, VERIFY, PENDING, HEALTH,
 //	                      DIAGNOSE ("never ack", "lost finish ack")
 //	-delay-reply DUR      send every correlated reply after DUR
+//	-wrong-token LIST     replies (same spelling as -drop-reply) sent with a
+//	                      wrong request token instead of the right one
 //	-wrong-token-first    send each correlated reply once with a wrong token first
 //	-stdin                also stop when standard input reaches EOF
 func Main(args []string) int {
@@ -116,6 +118,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stderr io.Writer) 
 		dropReply   = fs.String("drop-reply", "", "")
 		delayReply  = fs.Duration("delay-reply", 0, "")
 		wrongFirst  = fs.Bool("wrong-token-first", false, "")
+		wrongToken  = fs.String("wrong-token", "", "")
 		useStdin    = fs.Bool("stdin", false, "")
 		watch       multiFlag
 	)
@@ -200,20 +203,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stderr io.Writer) 
 		cfg.Faults.RejectBuild = func(state, _ string) bool { return contains(states, state) }
 	}
 	var hooks []ReplyFunc
-	for _, spec := range splitList(*dropReply) {
-		kind, state, _ := strings.Cut(spec, ":")
-		k := Kind(strings.ToUpper(kind))
-		if !validKind(k) || state != "" && k != KindBuild {
-			return usage("unknown reply %q in -drop-reply", spec)
-		}
-		if k == KindBuild {
-			if state == "" {
-				hooks = append(hooks, ForBuild(DropReply))
-			} else {
-				hooks = append(hooks, ForBuild(DropReply, strings.ToLower(state)))
+	for _, fl := range []struct {
+		name, list string
+		f          ReplyFunc
+	}{{"-drop-reply", *dropReply, DropReply}, {"-wrong-token", *wrongToken, WrongToken}} {
+		for _, spec := range splitList(fl.list) {
+			h, ok := replySpec(spec, fl.f)
+			if !ok {
+				return usage("unknown reply %q in %s", spec, fl.name)
 			}
-		} else {
-			hooks = append(hooks, ForKind(DropReply, k))
+			hooks = append(hooks, h)
 		}
 	}
 	correlated := []Kind{KindBuild, KindReload, KindDoctor, KindVerify}
@@ -306,6 +305,26 @@ func WaitPortFile(ctx context.Context, path string) (int, error) {
 		case <-tick.C:
 		}
 	}
+}
+
+// replySpec applies f to the replies named by spec: a kind (BUILD, RELOAD,
+// DOCTOR, VERIFY, PENDING, HEALTH, DIAGNOSE) or BUILD:<state>.
+func replySpec(spec string, f ReplyFunc) (ReplyFunc, bool) {
+	kind, state, _ := strings.Cut(spec, ":")
+	k := Kind(strings.ToUpper(kind))
+	switch {
+	case !validKind(k) || state != "" && k != KindBuild:
+		return nil, false
+	case k != KindBuild:
+		return ForKind(f, k), true
+	case state == "":
+		return ForBuild(f), true
+	}
+	state = strings.ToLower(state)
+	if state != "started" && state != "ok" && state != "failed" {
+		return nil, false
+	}
+	return ForBuild(f, state), true
 }
 
 // set marks the named capability unwired; it reports false for an unknown name.

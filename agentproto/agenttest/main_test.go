@@ -127,11 +127,24 @@ func TestRunUsageErrors(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
 		{"-handshake", "nope"}, {"-accept", "maybe"}, {"-unwired", "brain"}, {"-reject", "start"},
-		{"-drop-reply", "FOO"}, {"-drop-reply", "DOCTOR:ok"}, {"-stage", "7"}, {"-hold", "a", "-legacy-hold"}, {"extra"}, {"-bogus"},
+		{"-drop-reply", "FOO"}, {"-drop-reply", "DOCTOR:ok"}, {"-drop-reply", "BUILD:done"}, {"-wrong-token", "X"}, {"-stage", "7"}, {"-hold", "a", "-legacy-hold"}, {"extra"}, {"-bogus"},
 	} {
 		var stderr bytes.Buffer
 		if code := run(context.Background(), args, strings.NewReader(""), &stderr); code != 2 || stderr.Len() == 0 {
 			t.Errorf("%q: exit %d, stderr %q", args, code, stderr.String())
 		}
+	}
+}
+
+func TestRunStopsOnStdinEOF(t *testing.T) {
+	t.Parallel()
+	var stderr bytes.Buffer
+	pf := filepath.Join(t.TempDir(), "agent.port")
+	if code := run(context.Background(), []string{"-stdin", "-portfile", pf, "-accept", "read-error", "-accept-delay", "1ms",
+		"-handshake", "version-2", "-unwired", "verifier,scanner", "-stage", "3", "-silent-build"}, strings.NewReader(""), &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(pf); !os.IsNotExist(err) {
+		t.Fatal("port file left behind")
 	}
 }

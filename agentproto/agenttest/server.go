@@ -95,8 +95,11 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		o(&cfg)
 	}
 	dir := t.TempDir()
-	if cfg.PortFile == "" {
+	switch cfg.PortFile {
+	case "":
 		cfg.PortFile = defaultPortFile(dir)
+	case noPortFile:
+		cfg.PortFile = ""
 	}
 	if cfg.Doctor.WorkingDirectory == "" {
 		cfg.Doctor.WorkingDirectory = dir

@@ -337,3 +337,15 @@ func TestPortFileRemovedAndRewritten(t *testing.T) {
 		t.Fatalf("rewritten port file %q", b)
 	}
 }
+
+func TestWithoutPortFile(t *testing.T) {
+	t.Parallel()
+	s := quiet(t, WithoutPortFile())
+	if s.PortFile() != "" || s.PortFileWritten() {
+		t.Fatalf("port file %q written", s.PortFile())
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir(), ".reclazz")); !os.IsNotExist(err) {
+		t.Fatal(".reclazz created")
+	}
+	dial(t, s)
+}
