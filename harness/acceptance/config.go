@@ -90,7 +90,7 @@ type Config struct {
 	// means os.Stdout.
 	Out io.Writer
 
-	// Now is the clock used for the default work dir name and wall times.
+	// Now is the clock that names the default work dir.
 	// Nil means time.Now.
 	Now func() time.Time
 }
