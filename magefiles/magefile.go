@@ -5,16 +5,59 @@
 package main
 
 import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+
 	"github.com/magefile/mage/mg"
 	"github.com/magefile/mage/sh"
 )
 
-// Test runs go vet and the whole test suite under the race detector.
+// fuzzTime is how long `mage test` runs each fuzz target beyond its seed corpus.
+const fuzzTime = "2s"
+
+// Test runs go vet, the whole test suite under the race detector, and each fuzz target briefly.
 func Test() error {
 	if err := sh.RunV("go", "vet", "./..."); err != nil {
 		return err
 	}
-	return sh.RunV("go", "test", "-race", "-count=1", "./...")
+	if err := sh.RunV("go", "test", "-race", "-count=1", "./..."); err != nil {
+		return err
+	}
+	return Fuzz()
+}
+
+// Fuzz runs every fuzz target for a short time (FUZZTIME overrides the default 2s).
+func Fuzz() error {
+	d := os.Getenv("FUZZTIME")
+	if d == "" {
+		d = fuzzTime
+	}
+	out, err := sh.Output("go", "test", "-list", "^Fuzz", "./...")
+	if err != nil {
+		return err
+	}
+	// go test -list prints the names, then "ok  <package> …" for each package.
+	var names []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "Fuzz"):
+			names = append(names, line)
+		case strings.HasPrefix(line, "ok "):
+			fields := strings.Fields(line)
+			for _, n := range names {
+				fmt.Printf("fuzz %s %s for %s\n", fields[1], n, d)
+				if err := sh.Run("go", "test", "-run", "^$", "-fuzz", "^"+n+"$", "-fuzztime", d, fields[1]); err != nil {
+					return err
+				}
+			}
+			names = nil
+		}
+	}
+	return sc.Err()
 }
 
 // Lint checks formatting, vet and that go.mod/go.sum are tidy.

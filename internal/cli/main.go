@@ -32,6 +32,9 @@ func run(args []string, stdout, stderr io.Writer) ExitCode {
 		fmt.Fprint(stderr, usage)
 		return ExitUsage
 	}
+	if isWrapForm(args) {
+		return runWrap(args, stdout, stderr)
+	}
 	switch args[0] {
 	case "--help", "-h", "help":
 		fmt.Fprint(stderr, usage)
@@ -47,6 +50,12 @@ func run(args []string, stdout, stderr io.Writer) ExitCode {
 		}
 		fmt.Fprintln(stdout, Version)
 		return ExitOK
+	}
+	if _, ok := toolCommands[args[0]]; ok {
+		return runTool(args[0], args[1:], stdout, stderr)
+	}
+	if args[0] == "init" {
+		return runInit(args[1:], stderr)
 	}
 	fmt.Fprintf(stderr, "buildguard: unknown command %q\n%s", args[0], usage)
 	return ExitUsage

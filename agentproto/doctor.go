@@ -1,0 +1,188 @@
+package agentproto
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// The DOCTOR statuses.
+const (
+	DoctorObserved    = "observed"
+	DoctorUnavailable = "unavailable"
+)
+
+// Bounds of DOCTOR evidence (agent-protocol.md §7).
+const (
+	maxDoctorString  = 512
+	maxWatchedSample = 8
+	maxWatchedPath   = 256
+)
+
+// Doctor is validated DOCTOR evidence: a point-in-time description of the
+// agent's JVM, session, watches and capabilities. It proves no reload.
+type Doctor struct {
+	RequestID string
+	// Status is DoctorObserved, or DoctorUnavailable when the agent could not
+	// give bounded evidence (then only RequestID, Status and Detail are set).
+	Status           string
+	Detail           string
+	SessionID        string
+	AgentVersion     string
+	PID              string
+	JavaVersion      string
+	VMName           string
+	WorkingDirectory string
+	// WatcherState is starting, watching, stopped or unavailable.
+	WatcherState string
+	// BuildHold is none, named, legacy or unavailable.
+	BuildHold                 string
+	WatchedDirectoryCount     int
+	UnwatchableDirectoryCount int
+	WatchSampleTruncated      bool
+	WatchedDirectories        []string
+	BuildOwnershipSupported   bool
+	VerifySupported           bool
+	ScanSupported             bool
+	// Raw is the agent's object as received (extra fields included); for
+	// unavailable evidence, only requestId, status and detail.
+	Raw Object
+}
+
+var (
+	pidRE   = regexp.MustCompile(`^[1-9][0-9]*$`)
+	countRE = regexp.MustCompile(`^[0-9]{1,9}$`)
+)
+
+func parseDoctor(token, payload string) (*Doctor, error) {
+	d, err := decodeDoctor(token, payload)
+	if err != nil {
+		return nil, &wireError{msg: ErrInvalidResponse.Error(), errs: []error{ErrInvalidResponse, fmt.Errorf("DOCTOR_RESULT: %w", err)}}
+	}
+	return d, nil
+}
+
+func decodeDoctor(token, payload string) (*Doctor, error) {
+	obj, err := ParseObject([]byte(payload))
+	if err != nil {
+		return nil, err
+	}
+	str := func(key string, max int) (string, error) {
+		s, ok := obj.String(key)
+		if !ok {
+			return "", fmt.Errorf("%q is not a string", key)
+		}
+		if UTF16Len(s) > max {
+			return "", fmt.Errorf("%q exceeds %d characters", key, max)
+		}
+		return s, nil
+	}
+	d := &Doctor{}
+	if d.RequestID, err = str("requestId", maxDoctorString); err != nil {
+		return nil, err
+	}
+	if d.RequestID != token {
+		return nil, errors.New("uncorrelated requestId")
+	}
+	if d.Status, err = str("status", maxDoctorString); err != nil {
+		return nil, err
+	}
+	if d.Detail, err = str("detail", maxDoctorString); err != nil {
+		return nil, err
+	}
+	switch d.Status {
+	case DoctorUnavailable:
+		d.Raw = Object{}
+		for _, k := range []string{"requestId", "status", "detail"} {
+			v, _ := obj.Get(k)
+			d.Raw = d.Raw.Set(k, v)
+		}
+		return d, nil
+	case DoctorObserved:
+	default:
+		return nil, fmt.Errorf("unknown status %q", d.Status)
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{
+		{"sessionId", &d.SessionID}, {"agentVersion", &d.AgentVersion}, {"pid", &d.PID},
+		{"javaVersion", &d.JavaVersion}, {"vmName", &d.VMName}, {"workingDirectory", &d.WorkingDirectory},
+		{"watcherState", &d.WatcherState}, {"buildHold", &d.BuildHold},
+	} {
+		if *f.dst, err = str(f.key, maxDoctorString); err != nil {
+			return nil, err
+		}
+	}
+	if !pidRE.MatchString(d.PID) {
+		return nil, fmt.Errorf("pid %q is not a positive decimal", d.PID)
+	}
+	if !oneOf(d.WatcherState, "starting", "watching", "stopped", "unavailable") {
+		return nil, fmt.Errorf("unknown watcherState %q", d.WatcherState)
+	}
+	if !oneOf(d.BuildHold, "none", "named", "legacy", "unavailable") {
+		return nil, fmt.Errorf("unknown buildHold %q", d.BuildHold)
+	}
+	var reloadConfirmed bool
+	for _, f := range []struct {
+		key string
+		dst *bool
+	}{
+		{"watchSampleTruncated", &d.WatchSampleTruncated}, {"buildOwnershipSupported", &d.BuildOwnershipSupported},
+		{"verifySupported", &d.VerifySupported}, {"scanSupported", &d.ScanSupported}, {"reloadConfirmed", &reloadConfirmed},
+	} {
+		v, ok := obj.Bool(f.key)
+		if !ok {
+			return nil, fmt.Errorf("%q is not a boolean", f.key)
+		}
+		*f.dst = v
+	}
+	if reloadConfirmed {
+		return nil, errors.New("reloadConfirmed must be false")
+	}
+	if d.VerifySupported && strings.TrimSpace(d.SessionID) == "" {
+		return nil, errors.New("verifySupported with a blank sessionId")
+	}
+	for _, f := range []struct {
+		key string
+		dst *int
+	}{
+		{"watchedDirectoryCount", &d.WatchedDirectoryCount}, {"unwatchableDirectoryCount", &d.UnwatchableDirectoryCount},
+	} {
+		raw, _ := obj.Get(f.key)
+		if !countRE.Match(raw) {
+			return nil, fmt.Errorf("%q is not a count", f.key)
+		}
+		*f.dst, _ = strconv.Atoi(string(raw))
+	}
+	raw, _ := obj.Get("watchedDirectories")
+	if err := json.Unmarshal(raw, &d.WatchedDirectories); err != nil || len(raw) == 0 || raw[0] != '[' {
+		return nil, errors.New(`"watchedDirectories" is not an array of strings`)
+	}
+	if len(d.WatchedDirectories) > maxWatchedSample {
+		return nil, fmt.Errorf("more than %d watched directories in the sample", maxWatchedSample)
+	}
+	for _, p := range d.WatchedDirectories {
+		if strings.TrimSpace(p) == "" || UTF16Len(p) > maxWatchedPath {
+			return nil, errors.New("a watched directory is blank or too long")
+		}
+	}
+	sample := len(d.WatchedDirectories)
+	if d.WatchedDirectoryCount < sample || (d.WatchedDirectoryCount > sample) != d.WatchSampleTruncated {
+		return nil, errors.New("watchedDirectoryCount, sample and watchSampleTruncated disagree")
+	}
+	d.Raw = obj
+	return d, nil
+}
+
+func oneOf(s string, set ...string) bool {
+	for _, v := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}

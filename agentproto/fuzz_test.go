@@ -1,0 +1,116 @@
+package agentproto
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+)
+
+// The parsers face whatever an agent (or something that is not one) sends:
+// they must never panic, and must never accept what the rules reject.
+
+func FuzzParseHandshake(f *testing.F) {
+	f.Add([]byte(connected))
+	f.Add([]byte(`{"level":"CONNECTED","version":1.0,"agent":"a"}`))
+	f.Add([]byte(`{"level":"CONNECTED","version":"1","agent":" "}`))
+	f.Add([]byte("\ufeff{}"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		agent, err := parseHandshake(line)
+		if err == nil && strings.TrimSpace(agent) == "" {
+			t.Fatalf("accepted a blank agent from %q", line)
+		}
+	})
+}
+
+func FuzzParseDoctor(f *testing.F) {
+	f.Add(doctorJSON("t", nil))
+	f.Add(doctorJSON("t", func(m map[string]string) { m["watchedDirectoryCount"] = "9"; m["watchSampleTruncated"] = "true" }))
+	f.Add(`{"requestId":"t","status":"unavailable","detail":"x"}`)
+	f.Fuzz(func(t *testing.T, payload string) {
+		d, err := parseDoctor("t", payload)
+		if err != nil {
+			return
+		}
+		if d.RequestID != "t" || d.Status == DoctorObserved && (len(d.WatchedDirectories) > 8 || d.WatchedDirectoryCount < len(d.WatchedDirectories) || !pidRE.MatchString(d.PID)) {
+			t.Fatalf("accepted invalid evidence %q", payload)
+		}
+		if _, err := d.Raw.MarshalJSON(); err != nil {
+			t.Fatalf("accepted evidence does not re-encode: %v", err)
+		}
+	})
+}
+
+func FuzzParseReceipt(f *testing.F) {
+	f.Add(receiptJSON("t", "applied", sha, "2026-09-08T09:12:44.371Z"))
+	f.Add(receiptJSON("t", "mismatch", strings.Repeat("0", 64), ""))
+	f.Fuzz(func(t *testing.T, payload string) {
+		r, err := parseReceipt("t", "com.acme.A", sha, payload)
+		if err == nil && r.Status == ReceiptApplied && r.ObservedSHA256 != sha {
+			t.Fatalf("accepted an applied receipt for other bytes: %q", payload)
+		}
+	})
+}
+
+func FuzzParseReloadState(f *testing.F) {
+	f.Add("pause", "paused=true pendingClasses=0 pendingActions=0 buildHold=none")
+	f.Add("resume", "paused=false pendingClasses=2147483648 pendingActions=0 buildHold=none")
+	f.Fuzz(func(t *testing.T, action, rest string) {
+		st, err := parseReloadState(action, rest)
+		if err == nil && (st.PendingClasses < 0 || st.PendingActions < 0 || action == ReloadPause && !st.Paused) {
+			t.Fatalf("accepted %q for %q", rest, action)
+		}
+	})
+}
+
+// FuzzReadLine feeds arbitrary bytes through the line codec: every line it
+// returns is below the size cap and holds no newline.
+func FuzzReadLine(f *testing.F) {
+	f.Add([]byte(connected + "\r\n" + info("a") + "\n"))
+	f.Add(bytes.Repeat([]byte("x"), 3*MaxReplyChars+10))
+	f.Add([]byte("a\rb\n\n\xff\xfe\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, b := net.Pipe()
+		defer a.Close()
+		go func() { b.Write(data); b.Close() }()
+		c := &Conn{nc: a, br: bufio.NewReaderSize(a, 4096)}
+		for {
+			line, err := c.readLine()
+			if err != nil {
+				return
+			}
+			if UTF16Len(string(line)) >= MaxReplyChars || bytes.IndexByte(line, '\n') >= 0 {
+				t.Fatalf("readLine returned an invalid line of %d bytes", len(line))
+			}
+		}
+	})
+}
+
+// FuzzParseObject checks the member scanner against encoding/json: the same
+// inputs are objects, with the same members.
+func FuzzParseObject(f *testing.F) {
+	f.Add([]byte(`{"a":1,"b":[{"c":"}"}],"d":"\"x\\","e":null}`))
+	f.Add([]byte(` {"k\u00e9y":true , "n":-1.5e3 } `))
+	f.Add([]byte(`{"a":1}{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		obj, err := ParseObject(data)
+		var ref map[string]json.RawMessage
+		refErr := json.Unmarshal(data, &ref)
+		if (err == nil) != (refErr == nil && ref != nil) {
+			t.Fatalf("ParseObject err=%v, encoding/json err=%v for %q", err, refErr, data)
+		}
+		if err != nil {
+			return
+		}
+		for _, m := range obj {
+			if !bytes.Equal(bytes.TrimSpace(ref[m.Key]), m.Value) {
+				t.Fatalf("member %q = %s, encoding/json says %s", m.Key, m.Value, ref[m.Key])
+			}
+		}
+		if len(obj) != len(ref) {
+			t.Fatalf("%d members, encoding/json found %d", len(obj), len(ref))
+		}
+	})
+}

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func runInitIn(t *testing.T, dir string) (ExitCode, string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	code := run([]string{"init", "--mcp", "--project-dir", dir}, &bytes.Buffer{}, &stderr)
+	return code, stderr.String()
+}
+
+func TestInitMCPCreatesAndIsIdempotent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if code, msg := runInitIn(t, dir); code != ExitOK {
+		t.Fatalf("init = %d: %s", code, msg)
+	}
+	path := filepath.Join(dir, ".mcp.json")
+	first, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(first, &doc); err != nil {
+		t.Fatal(err)
+	}
+	e := doc.MCPServers["buildguard"]
+	if !filepath.IsAbs(e.Command) || !cmp.Equal(e.Args, []string{"mcp", "--project-dir", dir}) {
+		t.Errorf("entry = %+v", e)
+	}
+	fi1, _ := os.Stat(path)
+	code, msg := runInitIn(t, dir)
+	second, _ := os.ReadFile(path)
+	fi2, _ := os.Stat(path)
+	if code != ExitOK || !bytes.Equal(first, second) || !fi1.ModTime().Equal(fi2.ModTime()) || !strings.Contains(msg, "nothing changed") {
+		t.Errorf("second run changed the file or failed: %d %q", code, msg)
+	}
+}
+
+func TestInitMCPKeepsOtherEntries(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".mcp.json")
+	old := `{"z":1,"mcpServers":{"other":{"command":"x","args":[]},"buildguard":{"command":"/old"}},"a":[true]}`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, msg := runInitIn(t, dir); code != ExitOK {
+		t.Fatalf("init = %d: %s", code, msg)
+	}
+	data, _ := os.ReadFile(path)
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	servers := got["mcpServers"].(map[string]any)
+	if got["z"] != 1.0 || !cmp.Equal(got["a"], []any{true}) || servers["other"] == nil || servers["buildguard"].(map[string]any)["command"] == "/old" {
+		t.Errorf("merged file = %s", data)
+	}
+	if strings.Index(string(data), `"z"`) > strings.Index(string(data), `"a"`) {
+		t.Errorf("key order not kept: %s", data)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode = %v, want the existing 0600", fi.Mode().Perm())
+	}
+}
+
+func TestInitMCPLeavesInvalidFilesUntouched(t *testing.T) {
+	t.Parallel()
+	for name, content := range map[string]string{
+		"array": `[1,2]`, "string": `"x"`, "broken": `{"mcpServers":`, "servers not object": `{"mcpServers":[]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, ".mcp.json")
+			os.WriteFile(path, []byte(content), 0o644)
+			code, msg := runInitIn(t, dir)
+			data, _ := os.ReadFile(path)
+			if code != ExitUsage || string(data) != content || !strings.Contains(msg, "left unchanged") {
+				t.Errorf("init = %d %q, file now %q", code, msg, data)
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 {
+				t.Errorf("stray files left: %v", entries)
+			}
+		})
+	}
+}
+
+func TestInitUsage(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"init"}, {"init", "--mcp", "--bogus"}, {"init", "--mcp", "--project-dir", "/nonexistent/x"}} {
+		if code := run(args, &bytes.Buffer{}, &bytes.Buffer{}); code != ExitUsage {
+			t.Errorf("%q = %d, want 2", args, code)
+		}
+	}
+	var stderr, stdout bytes.Buffer
+	if code := run([]string{"init", "--help"}, &stdout, &stderr); code != ExitOK || stdout.Len() != 0 || !strings.HasPrefix(stderr.String(), "Usage:") {
+		t.Errorf("init --help = %d %q %q", code, stdout.String(), stderr.String())
+	}
+}
