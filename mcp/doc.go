@@ -17,11 +17,18 @@
 //     at a time, turns notifications/cancelled into SDK cancellation and
 //     suppresses the cancelled answer, drains in-flight work before reporting
 //     EOF, and writes every answer as one compact line under one lock.
-//   - Receiving middleware answers initialize with the D5 version policy,
+//   - The session is connected in an already-initialized 2024-11-05 state, so
+//     the SDK serves ping, tools/list and tools/call before initialize (in the
+//     legacy shape, D5) instead of refusing them; the 2026-07-28 sessionless
+//     _meta version is stripped from requests for the same reason.
+//   - Receiving middleware answers initialize with the D5 version policy
+//     (and refuses a second successful one with -32600),
 //     recovers panics as -32603, renders tools/list in the session's shape
 //     (fixed order, outputSchema and annotations only where the version has
-//     them) and renders tools/call results (isError always present,
-//     structuredContent only from 2025-06-18 on).
+//     them; no ttlMs/cacheScope cache hints, which belong to 2026-07-28) and
+//     renders tools/call results (isError always present, structuredContent
+//     only from 2025-06-18 on, argument errors as isError results only in
+//     2025-11-25 sessions).
 //
 // It does not implement the tools themselves: a [Caller] (package tools'
 // *tools.Service in production) validates the arguments and runs the agent
