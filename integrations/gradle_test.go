@@ -4,8 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -88,7 +91,10 @@ func newGradleFixture(t *testing.T, daemon bool) *gradleFixture {
 			t.Fatal(err)
 		}
 		f.env = baseEnv("GRADLE_USER_HOME=" + home)
-		t.Cleanup(func() { run(t, root, f.env, "gradle", "--stop") })
+		t.Cleanup(func() {
+			run(t, root, f.env, "gradle", "--stop")
+			waitForDaemonExit(t, home)
+		})
 	} else {
 		// The outer build runs in the client JVM (--no-daemon with default JVM
 		// arguments), so GRADLE_OPTS sets its temp dir.
@@ -323,4 +329,47 @@ func TestGradleInitScriptInDaemon(t *testing.T) {
 	if left := f.leftoverCaches(t); len(left) != 0 {
 		t.Errorf("temporary project cache dirs left behind: %q", left)
 	}
+}
+
+// daemonExitTimeout bounds the wait for a stopped Gradle daemon to go away.
+const daemonExitTimeout = 30 * time.Second
+
+// waitForDaemonExit waits until every daemon that ran under the Gradle user
+// home has exited, so that removing the temp dirs does not race its last
+// writes. `gradle --stop` returns before the daemon process is gone. The daemon
+// is not our child, so its exit is observed by polling /proc; a daemon still
+// there after daemonExitTimeout is killed.
+func waitForDaemonExit(t *testing.T, home string) {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(home, "daemon", "*", "daemon-*.out.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range logs {
+		pid, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(l), "daemon-"), ".out.log"))
+		if err != nil {
+			t.Errorf("daemon log %s does not name a pid", l)
+			continue
+		}
+		deadline := time.Now().Add(daemonExitTimeout)
+		for processAlive(pid) {
+			if time.Now().After(deadline) {
+				t.Errorf("gradle daemon %d still running %s after --stop; killing it", pid, daemonExitTimeout)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// processAlive reports whether pid is a running (not zombie) process.
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name: "pid (comm) S ...".
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
