@@ -1,7 +1,10 @@
 package integrations
 
 import (
+	"bytes"
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -216,11 +219,10 @@ func TestGradleInitScript(t *testing.T) {
 			t.Errorf("the child build did not compile A.class: %v", err)
 		}
 	})
-	if gradleExe == "" {
-		t.Fatal("the happy path failed; the next check needs its gradle home")
-	}
-
 	t.Run("up-to-date second run still runs the wrapper", func(t *testing.T) {
+		if gradleExe == "" {
+			t.Fatal("the happy path did not run or failed; this check needs its gradle home")
+		}
 		f.fake.reset(t)
 		res := f.gradle(t, f.env, f.safeBuildArgs("-Pbuildguard.owner=owner-2", "-Pbuildguard.portFile=agent.port")...)
 		if res.exit != 0 {
@@ -251,8 +253,69 @@ func TestGradleInitScript(t *testing.T) {
 		}
 	})
 
+	t.Run("JVM shutdown stops buildguard with SIGTERM", func(t *testing.T) {
+		f.fake.reset(t)
+		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+		defer cancel()
+		argv := append([]string{"--offline", "--no-daemon", "--console=plain", "--init-script", f.initScript},
+			f.safeBuildArgs("-Pbuildguard.owner=wait-term", "-Pbuildguard.port=4000")...)
+		cmd := exec.CommandContext(ctx, "gradle", argv...)
+		cmd.Dir, cmd.Env = f.root, f.env
+		// Its own process group, so that the fake can be cleaned up even if it is orphaned.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pgid := cmd.Process.Pid
+		defer func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }()
+		waited := make(chan error, 1)
+		go func() { waited <- cmd.Wait() }()
+
+		// The gradle start script execs the JVM, so the pid is the JVM's.
+		ready := waitForGlob(t, ctx, waited, filepath.Join(f.fake.recDir, "call.*.ready"))
+		if err := syscall.Kill(cmd.Process.Pid, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-waited:
+			if err == nil {
+				t.Errorf("gradle exit 0 after SIGTERM, want a failure")
+			}
+		case <-ctx.Done():
+			t.Fatalf("gradle did not exit after SIGTERM\n%s", out.String())
+		}
+		term := strings.TrimSuffix(ready, ".ready") + ".term"
+		if _, err := os.Stat(term); err != nil {
+			t.Errorf("buildguard did not receive SIGTERM when the Gradle JVM shut down: %v\n%s", err, out.String())
+		}
+	})
+
 	if left := f.leftoverCaches(t); len(left) != 0 {
 		t.Errorf("temporary project cache dirs left behind: %q", left)
+	}
+}
+
+// waitForGlob waits until a file matches pattern and returns it. It fails the
+// test when ctx ends or the process behind exited ends first.
+func waitForGlob(t *testing.T, ctx context.Context, exited <-chan error, pattern string) string {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if m, err := filepath.Glob(pattern); err != nil {
+			t.Fatal(err)
+		} else if len(m) > 0 {
+			return m[0]
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no file matching %s before the deadline", pattern)
+		case err := <-exited:
+			t.Fatalf("the process exited (%v) before a file matched %s", err, pattern)
+		case <-tick.C:
+		}
 	}
 }
 
