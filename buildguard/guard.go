@@ -193,6 +193,7 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 
 	code, sig, werr := g.supervise(ctx, r, sigs)
 	r.Close() // restores the terminal before anything more is printed
+	g.log.Debug("build exited", "code", code)
 	if werr != nil {
 		g.log.Error("waiting for the build failed", "error", werr)
 	}
