@@ -216,9 +216,9 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	}
 	switch {
 	case sig != nil:
-		return code, &InterruptedError{Signal: sig, Err: unsafe}
+		return code, &InterruptedError{Signal: sig, Ran: true, Err: unsafe}
 	case ctx.Err() != nil:
-		return code, &InterruptedError{Err: errors.Join(ctx.Err(), unsafe)}
+		return code, &InterruptedError{Ran: true, Err: errors.Join(ctx.Err(), unsafe)}
 	case unsafe != nil:
 		return 1, unsafe
 	}

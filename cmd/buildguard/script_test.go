@@ -129,12 +129,12 @@ func readPid(ts *testscript.TestScript, file string) int {
 	return pid
 }
 
-// signal INT|TERM|HUP PIDFILE: sends the signal to the process in PIDFILE.
+// signal INT|TERM|HUP|KILL PIDFILE: sends the signal to the process in PIDFILE.
 func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: signal INT|TERM|HUP PIDFILE")
+		ts.Fatalf("usage: signal INT|TERM|HUP|KILL PIDFILE")
 	}
-	sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP}[args[0]]
+	sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP, "KILL": syscall.SIGKILL}[args[0]]
 	if sig == 0 {
 		ts.Fatalf("signal: unknown signal %s", args[0])
 	}
@@ -200,6 +200,9 @@ func expectCodeMain() {
 	switch {
 	case errors.As(err, &ee):
 		got = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			got = 128 + int(ws.Signal())
+		}
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "expectcode:", err)
 		os.Exit(1)

@@ -177,9 +177,12 @@ func wrapExit(code int, err error, stderr io.Writer) ExitCode {
 		fmt.Fprintf(stderr, "%sbuildguard: %s\n", wrapUsage, strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 		return ExitUsage
 	case errors.As(err, &ie):
-		if ie.Err != nil {
+		switch {
+		case ie.Err != nil:
 			fmt.Fprintf(stderr, "buildguard: %v\n", ie.Err)
-		} else {
+		case !ie.Ran:
+			fmt.Fprintf(stderr, "buildguard: build interrupted (%v) before the command started; it did not run\n", ie.Signal)
+		default:
 			fmt.Fprintf(stderr, "buildguard: build interrupted (%v); BUILD failed was acknowledged, the output stays held for this owner\n", ie.Signal)
 		}
 		return ExitCode(ie.ExitCode())
