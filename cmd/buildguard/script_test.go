@@ -216,7 +216,8 @@ func expectCodeMain() {
 
 // fakeAgentMain is `fakeagent -portfile PATH [-log FILE] [-fault LIST] [-hold OWNER]`:
 // the fake agent of package agenttest as a process, serving until SIGINT or
-// SIGTERM. Every received command line is appended to -log. Faults
+// SIGTERM, then printing the number of connections it accepted. Every
+// received command line is appended to -log. Faults
 // (comma-separated): reject-started, drop-started, stale-started,
 // disconnect-started, drop-ok, drop-failed, silent-handshake.
 func fakeAgentMain() {
@@ -278,4 +279,6 @@ func fakeAgentMain() {
 	}
 	<-ctx.Done()
 	s.Close()
+	// Scripts stop the agent with `kill -INT` and check how many clients it had.
+	fmt.Printf("accepted=%d\n", s.Accepted())
 }
