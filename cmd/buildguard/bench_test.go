@@ -31,46 +31,44 @@ func buildBinary(b *testing.B) string {
 	return bin
 }
 
-// reportMedian reports the median of the per-run durations as median-ms.
-func reportMedian(b *testing.B, d []time.Duration) {
-	if len(d) == 0 {
-		return
-	}
+func median(d []time.Duration) time.Duration {
+	d = slices.Clone(d)
 	slices.Sort(d)
-	b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "median-ms")
+	return d[len(d)/2]
 }
 
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
 // BenchmarkOverhead compares `buildguard -- true` against the fake agent
-// with a bare `true`: the median difference is the wrapper's overhead.
+// with a bare `true`. The two alternate within each iteration, so both see
+// the same machine load; it reports the median of each and the median of
+// the per-iteration differences (overhead-ms).
 func BenchmarkOverhead(b *testing.B) {
 	bin := buildBinary(b)
 	agent := agenttest.NewServer(b, agenttest.WithHeartbeat(-1))
-	for _, bc := range []struct {
-		name string
-		argv []string
-	}{
-		{"direct", []string{"true"}},
-		{"wrapped", []string{bin, "--port-file", agent.PortFile(), "--owner", "bench", "--", "true"}},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			var runs []time.Duration
-			for b.Loop() {
-				start := time.Now()
-				cmd := exec.Command(bc.argv[0], bc.argv[1:]...)
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("%v: %v\n%s", bc.argv, err, out)
-				}
-				runs = append(runs, time.Since(start))
-			}
-			reportMedian(b, runs)
-		})
+	run := func(argv ...string) time.Duration {
+		start := time.Now()
+		if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+			b.Fatalf("%v: %v\n%s", argv, err, out)
+		}
+		return time.Since(start)
 	}
+	var direct, wrapped, diff []time.Duration
+	for b.Loop() {
+		d := run("true")
+		w := run(bin, "--port-file", agent.PortFile(), "--owner", "bench", "--", "true")
+		direct, wrapped, diff = append(direct, d), append(wrapped, w), append(diff, w-d)
+	}
+	b.ReportMetric(ms(median(direct)), "direct-ms")
+	b.ReportMetric(ms(median(wrapped)), "wrapped-ms")
+	b.ReportMetric(ms(median(diff)), "overhead-ms")
 }
 
-// BenchmarkPassthrough measures the throughput of a child writing 256 MiB to
-// stdout, directly and through the wrapper: with pipes (the wrapper hands
-// over its stdout), with pipes and a transcript (the wrapper copies), and
-// under a pty (the wrapper copies from its pty to the user's terminal).
+// BenchmarkPassthrough measures a child writing 256 MiB to stdout, directly
+// and through the wrapper, alternating within each iteration: with pipes
+// (the wrapper hands over its stdout), with pipes and a transcript (the
+// wrapper copies), and under a pty (the wrapper copies from its pty to the
+// user's terminal). It reports both throughputs and their ratio.
 func BenchmarkPassthrough(b *testing.B) {
 	bin := buildBinary(b)
 	agent := agenttest.NewServer(b, agenttest.WithHeartbeat(-1))
@@ -80,31 +78,40 @@ func BenchmarkPassthrough(b *testing.B) {
 		return append(append(argv, "--"), child...)
 	}
 	transcript := filepath.Join(b.TempDir(), "transcript")
-	cases := []struct {
-		name string
-		argv []string
-		pty  bool
+	for _, bc := range []struct {
+		name    string
+		wrapped []string
+		pty     bool
 	}{
-		{"pipe-direct", child, false},
-		{"pipe-wrapped", wrap(), false},
-		{"pipe-transcript", wrap("--transcript", transcript), false},
-		{"pty-direct", child, true},
-		{"pty-wrapped", wrap(), true},
-	}
-	for _, bc := range cases {
+		{"pipe", wrap(), false},
+		{"transcript", wrap("--transcript", transcript), false},
+		{"pty", wrap(), true},
+	} {
 		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(passthroughBytes)
-			for b.Loop() {
+			run := func(argv []string) time.Duration {
+				start := time.Now()
 				var n int64
 				if bc.pty {
-					n = runUnderPTY(b, bc.argv)
+					n = runUnderPTY(b, argv)
 				} else {
-					n = runPiped(b, bc.argv)
+					n = runPiped(b, argv)
 				}
 				if n < passthroughBytes {
 					b.Fatalf("read %d bytes, want at least %d", n, passthroughBytes)
 				}
+				return time.Since(start)
 			}
+			var direct, wrapped time.Duration
+			for b.Loop() {
+				direct += run(child)
+				wrapped += run(bc.wrapped)
+			}
+			mbps := func(total time.Duration) float64 {
+				return float64(passthroughBytes) * float64(b.N) / total.Seconds() / 1e6
+			}
+			b.ReportMetric(mbps(direct), "direct-MB/s")
+			b.ReportMetric(mbps(wrapped), "wrapped-MB/s")
+			b.ReportMetric(direct.Seconds()/wrapped.Seconds(), "ratio")
 		})
 	}
 }
