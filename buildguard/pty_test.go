@@ -184,3 +184,27 @@ func TestRunUnderTerminalInterruptedRestoresTerminal(t *testing.T) {
 		t.Errorf("agent got %s, want started,failed", got)
 	}
 }
+
+// A terminal on stdin is not handed to a child in a background process group
+// (it would be stopped by SIGTTIN when reading): it reads /dev/null.
+func TestExecRunnerTerminalStdinBecomesDevNull(t *testing.T) {
+	t.Parallel()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	var stdout bytes.Buffer
+	r := NewExecRunner(Command{Argv: []string{"readlink", "/proc/self/fd/0"}, Stdin: tty, Stdout: &stdout})
+	defer r.Close()
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := r.Wait(); err != nil || code != 0 {
+		t.Fatalf("Wait = %d, %v", code, err)
+	}
+	if got := strings.TrimSpace(stdout.String()); got != "/dev/null" {
+		t.Errorf("child stdin is %q, want /dev/null", got)
+	}
+}
