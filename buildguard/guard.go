@@ -227,12 +227,16 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 
 // signals returns the channel Run reacts to and a function that stops it.
 func (g *Guard) signals() (<-chan os.Signal, func()) {
+	quiet := make(chan os.Signal, 1)
+	if len(quietSignals) > 0 {
+		signal.Notify(quiet, quietSignals...)
+	}
 	if g.cfg.Signals != nil {
-		return g.cfg.Signals, func() {}
+		return g.cfg.Signals, func() { signal.Stop(quiet) }
 	}
 	ch := make(chan os.Signal, 8)
 	signal.Notify(ch, notifySignals...)
-	return ch, func() { signal.Stop(ch) }
+	return ch, func() { signal.Stop(ch); signal.Stop(quiet) }
 }
 
 // acquire connects and takes the hold. A signal (or ctx) before the hold is
@@ -249,7 +253,7 @@ func (g *Guard) acquire(ctx context.Context, sigs <-chan os.Signal) (Agent, os.S
 		for {
 			select {
 			case s := <-sigs:
-				if isResize(s) {
+				if !isInterrupt(s) {
 					continue
 				}
 				got = s
@@ -365,6 +369,8 @@ func (g *Guard) supervise(ctx context.Context, r Runner, sigs <-chan os.Signal) 
 				if err := r.Resize(); err != nil {
 					g.log.Debug("resizing the build's terminal failed", "error", err)
 				}
+			}
+			if !isInterrupt(s) {
 				continue
 			}
 			g.log.Info("forwarding signal to the build", "signal", s)

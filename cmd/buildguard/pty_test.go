@@ -5,7 +5,9 @@ package main
 import (
 	"bytes"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,5 +72,41 @@ func TestWrapUnderTerminal(t *testing.T) {
 	cmds := strings.Join(agent.Commands(), "\n")
 	if !strings.Contains(cmds, "BUILD started ") || !strings.Contains(cmds, "BUILD ok ") {
 		t.Errorf("agent received %q, want started and ok", cmds)
+	}
+}
+
+// TestWrapSurvivesClosedStdout: when the reader of the wrapper's stdout goes
+// away while the wrapper copies the build's output (transcript mode), the
+// wrapper is not killed by SIGPIPE; the build finishes and is reported.
+func TestWrapSurvivesClosedStdout(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("buildguard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := agenttest.NewServer(t)
+	dir := t.TempDir()
+	script := `i=0; while [ $i -lt 3000 ]; do echo "line $i"; i=$((i+1)); done; touch done`
+	cmd := exec.Command(bin, "--port-file", agent.PortFile(), "--owner", "pipe-owner",
+		"--transcript", filepath.Join(dir, "transcript"), "--", "sh", "-c", script)
+	cmd.Dir = dir
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out.Close() // nobody reads the wrapper's stdout any more
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("buildguard: %v (want exit 0)\n%s", err, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "done")); err != nil {
+		t.Errorf("the build did not finish: %v", err)
+	}
+	if cmds := strings.Join(agent.Commands(), "\n"); !strings.Contains(cmds, "BUILD ok ") {
+		t.Errorf("agent received %q, want BUILD ok", cmds)
 	}
 }
