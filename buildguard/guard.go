@@ -293,7 +293,11 @@ func (g *Guard) connectAndStart(ctx context.Context) (Agent, error) {
 	cancel()
 	if err != nil {
 		g.log.Debug("connecting to the agent failed", "port", port, "error", err, "cause", agentproto.Cause(err))
-		return nil, fmt.Errorf("%w: Cannot open build session: %w", ErrRefused, err)
+		hint := ""
+		if errors.Is(err, agentproto.ErrUnreachable) || errors.Is(err, agentproto.ErrNoHandshake) {
+			hint = "; start the application with the Reclazz agent attached, or point --port/--port-file at its current port"
+		}
+		return nil, fmt.Errorf("%w: Cannot open build session: %w%s", ErrRefused, err, hint)
 	}
 	g.log.Debug("connected to the agent", "port", port)
 	sctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
