@@ -45,6 +45,7 @@ func (r *ExecRunner) Start() error {
 	cmd := exec.Command(r.c.Argv[0], r.c.Argv[1:]...)
 	cmd.Dir, cmd.Env = r.c.Dir, r.c.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 
 	stdin, err := r.input()
 	if err != nil {

@@ -1,0 +1,9 @@
+package buildguard
+
+import "syscall"
+
+// dieWithParent makes the kernel send SIGKILL to the child when the wrapper
+// dies without a chance to stop it (a SIGKILL of the wrapper): an orphaned
+// build would otherwise keep compiling into held output. Only the direct
+// child receives it; under a pty the closing terminal hangs up the rest.
+func dieWithParent(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }

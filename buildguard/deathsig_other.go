@@ -1,0 +1,9 @@
+//go:build unix && !linux
+
+package buildguard
+
+import "syscall"
+
+// dieWithParent has no portable equivalent outside Linux: there, a SIGKILL
+// of the wrapper leaves a pipe-mode child running.
+func dieWithParent(*syscall.SysProcAttr) {}
