@@ -1,0 +1,341 @@
+package conformance
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/buildguard/buildguard/agentproto"
+)
+
+// protocolCases run against every agent, in this order, on one agent.
+var protocolCases = []testCase{
+	{"handshake", testHandshake},
+	{"eof_partial_line", testEOFPartialLine},
+	{"grammar/ignored", testIgnored},
+	{"grammar/doctor", testDoctorGrammar},
+	{"grammar/reload", testReloadGrammar},
+	{"grammar/verify", testVerifyGrammar},
+	{"grammar/build", testBuildGrammar},
+	{"grammar/queries", testQueries},
+	{"replies_go_to_the_requester", testReplyRouting},
+	{"owners/free_agent", testOwnersFree},
+	{"owners/named_hold", testOwnersNamed},
+	{"owners/legacy_hold", testOwnersLegacy},
+	{"owners/survive_disconnect", testOwnersSurviveDisconnect},
+	{"owners/one_of_two_starts_wins", testOwnersRace},
+	{"failed_build_hold_and_recovery", testFailedHold},
+	{"receipts", testReceipts},
+	{"doctor", testDoctor},
+	{"pause_resume_counts", testPauseResume},
+	{"sixth_client_refused", testClientLimit},
+	{"command_length_limit", testLineLimit},
+}
+
+// testHandshake: CONNECTED is the first line, exact, and nothing follows it
+// unasked; the strict client handshake of agentproto accepts it.
+func testHandshake(t *testing.T, s *suite) {
+	c := s.dial(t) // checks the exact CONNECTED line
+	if s.opts.Release != "" && c.agent != s.opts.Release {
+		t.Errorf("CONNECTED agent = %q, want %q", c.agent, s.opts.Release)
+	}
+	quiet(t, "after CONNECTED", c.fence(t))
+
+	ctx, cancel := context.WithTimeout(context.Background(), s.wait)
+	defer cancel()
+	conn, err := agentproto.Dial(ctx, s.agent.Port())
+	if err != nil {
+		t.Fatalf("agentproto.Dial: %v", err)
+	}
+	defer conn.Close()
+	if conn.Agent() != c.agent {
+		t.Errorf("second CONNECTED agent = %q, first %q", conn.Agent(), c.agent)
+	}
+	d, err := conn.Doctor(ctx)
+	if err != nil {
+		t.Fatalf("DOCTOR: %v", err)
+	}
+	if d.AgentVersion != c.agent {
+		t.Errorf("DOCTOR agentVersion = %q, CONNECTED agent = %q", d.AgentVersion, c.agent)
+	}
+}
+
+// testEOFPartialLine: a last line without "\n" before the client's EOF is
+// still processed as a command (§1.4), and the agent then closes.
+func testEOFPartialLine(t *testing.T, s *suite) {
+	watcher := s.dial(t)
+	c := s.dial(t)
+	c.sendRaw(t, "BUILD started")
+	if err := c.nc.(interface{ CloseWrite() error }).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	c.expectEOF(t)
+	if _, before := watcher.await(t, "Build started; holding "); len(before) > 0 {
+		t.Logf("lines before the broadcast: %s", joinEvents(before))
+	}
+	s.holdIs(t, watcher, "legacy")
+	watcher.mustBuild(t, "ok", "", true)
+	s.holdIs(t, watcher, "none")
+}
+
+const zeroSHA = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// testIgnored sends malformed commands of every kind; each must be ignored
+// silently (no line, connection open) and change nothing. A RELOAD status
+// after each line is the fence and shows nothing changed.
+func testIgnored(t *testing.T, s *suite) {
+	c := s.dial(t)
+	sha := strings.Repeat("a", 64)
+	long := strings.Repeat("x", 65)
+	lines := []string{
+		"", "   ", "\t", "bogus", "PING", "HELLO world", "{\"command\":\"DOCTOR\"}",
+		// DOCTOR takes the whole rest of the line as its token (§4.9).
+		"DOCTOR", "DOCTOR ", "DOCTOR  tok", "DOCTOR a b", "DOCTOR x/y", "DOCTOR " + long, "doctor tok", "Doctor tok",
+		"DOCTORtok", "DOCTOR\ttok", "DOCTOR tök",
+		// RELOAD: case-sensitive, exactly three parts, request=<tok> (§4.8).
+		"RELOAD PAUSE request=x", "reload pause request=x", "Reload pause request=x", "RELOAD pause",
+		"RELOAD pause request=", "RELOAD pause request=a/b", "RELOAD pause request=x extra", "RELOAD pause req=x",
+		"RELOAD\tpause request=x", "RELOAD pause Request=x", "RELOAD halt request=x", "RELOAD pause request=" + long,
+		"RELOAD", "RELOADpause request=x", "RELOAD pause owner=x",
+		// VERIFY: case-sensitive, four parts, token, binary name, lower-case hash (§4.10).
+		"VERIFY v A", "VERIFY v A " + sha + " extra", "VERIFY v A " + strings.ToUpper(sha), "VERIFY v A " + sha[:63],
+		"VERIFY v A " + sha + "a", "VERIFY v 1A " + sha, "VERIFY v a..b " + sha, "VERIFY v .A " + sha, "VERIFY v A. " + sha,
+		"VERIFY v/x A " + sha, "VERIFY " + long + " A " + sha, "verify v A " + sha, "VERIFY v A-B " + sha,
+		"VERIFY v a/b " + sha, "VERIFY v " + strings.Repeat("a", 257) + " " + sha, "VERIFY\tv A " + sha,
+		"VERIFY v A\u200b " + sha,
+		// BUILD: keyword + literal space, at most three parts, options exactly once, owner needs request (§4.7).
+		"BUILD\tstarted request=x", "BUILD started request=x owner=o extra", "BUILD started request=x extra=1",
+		"BUILD started owner=o", "BUILD failed owner=o", "BUILD ok owner=o", "BUILD sideways request=x", "BUILD sideways",
+		"BUILD started request=", "BUILD started request=a/b", "BUILD started request=a request=b",
+		"BUILD started owner=a owner=b", "BUILD started Request=x", "BUILD started REQUEST=x", "BUILD started OWNER=o request=x",
+		"BUILDstarted", "BUILD", "BUILD started request=x owner=", "BUILD started request=x owner=" + long,
+		"BUILD started request=" + long, "BUILD started request=x=y", "BUILD started=x", "BUILD started request=x owner=o request=y",
+		"BUILD request=x started",
+		// PENDING, SCAN and HEALTH must equal the keyword (§4.1).
+		"PENDING now", "PENDINGS", "HEALTH check", "HEALTHY", "SCAN now", "SCANS", "PEND ING",
+	}
+	for _, line := range lines {
+		c.send(t, line)
+		tok := agentproto.NewToken()
+		snapshot, before := c.request(t, "RELOAD status request="+tok, "RELOAD_STATE "+tok+" status ")
+		quiet(t, "ignored command "+quote(line), before)
+		if st := parseState(t, snapshot); st.Paused || st.Hold != "none" {
+			t.Fatalf("ignored command %s changed the agent: %v", quote(line), st)
+		}
+	}
+}
+
+// quote shows a command line with its control characters.
+func quote(s string) string {
+	if len(s) > 80 {
+		return strings.TrimSuffix(strings.TrimPrefix(strings.ReplaceAll(s[:80], "\t", `\t`), " "), " ") + "…"
+	}
+	return "\"" + strings.ReplaceAll(s, "\t", `\t`) + "\""
+}
+
+// testDoctorGrammar: the accepted DOCTOR forms, with strip() and '\r'
+// dropped anywhere.
+func testDoctorGrammar(t *testing.T, s *suite) {
+	c := s.dial(t)
+	tok64 := strings.Repeat("Z", 64)
+	for _, tc := range []struct{ line, tok string }{
+		{"DOCTOR d1", "d1"},
+		{"DOCTOR a-B_9", "a-B_9"},
+		{"DOCTOR " + tok64, tok64},
+		{"  DOCTOR d2 \t", "d2"},
+		{"DOC\rTOR d3", "d3"},
+		{"DOCTOR d4\r", "d4"},
+		{"\rDOCTOR\r d5\r", "d5"},
+	} {
+		rest, before := c.request(t, tc.line, "DOCTOR_RESULT "+tc.tok+" ")
+		quiet(t, "before the DOCTOR reply to "+quote(tc.line), before)
+		if !strings.HasPrefix(rest, `{"requestId":"`+tc.tok+`",`) {
+			t.Errorf("DOCTOR %s reply payload = %s", tc.tok, rest)
+		}
+	}
+}
+
+// testReloadGrammar: RELOAD splits on runs of whitespace; the reply echoes the
+// token and action.
+func testReloadGrammar(t *testing.T, s *suite) {
+	c := s.dial(t)
+	for _, tc := range []struct{ line, tok string }{
+		{"RELOAD status request=r1", "r1"},
+		{"RELOAD  status   request=r2", "r2"},
+		{"RELOAD status\trequest=r3", "r3"},
+		{"  RELOAD status request=r4  ", "r4"},
+	} {
+		rest, before := c.request(t, tc.line, "RELOAD_STATE "+tc.tok+" status ")
+		quiet(t, "before the reply to "+quote(tc.line), before)
+		if st := parseState(t, rest); st.Paused || st.Hold != "none" {
+			t.Errorf("RELOAD status on an idle agent = %v", st)
+		}
+	}
+}
+
+// testVerifyGrammar: accepted VERIFY forms, including '$' and Unicode
+// letters in class names and whitespace runs between parts.
+func testVerifyGrammar(t *testing.T, s *suite) {
+	c := s.dial(t)
+	sha := strings.Repeat("b", 64)
+	for _, tc := range []struct{ line, tok, class string }{
+		{"VERIFY v1 conformance.NeverReloaded " + sha, "v1", "conformance.NeverReloaded"},
+		{"VERIFY v2 com.acme.Order$Line " + sha, "v2", "com.acme.Order$Line"},
+		{"VERIFY  v3\tconformance.X   " + sha, "v3", "conformance.X"},
+		{"VERIFY v4 café.Ünïcode " + sha, "v4", "café.Ünïcode"},
+		{"VERIFY v5 _x.$y " + sha, "v5", "_x.$y"},
+	} {
+		rest, before := c.request(t, tc.line, "VERIFY_RESULT "+tc.tok+" ")
+		quiet(t, "before the reply to "+quote(tc.line), before)
+		want := `{"requestId":"` + tc.tok + `","sessionId":"`
+		if !strings.HasPrefix(rest, want) {
+			t.Errorf("VERIFY %s payload = %s, want it to start with %s", tc.tok, rest, want)
+		}
+		if !strings.Contains(rest, `"status":"not_observed"`) {
+			t.Errorf("VERIFY of a never-reloaded class %s: %s, want not_observed", tc.class, rest)
+		}
+	}
+}
+
+// testBuildGrammar: BUILD is case-insensitive in keyword and state, options
+// come in any order, the reply uses the fixed order and a lower-case state.
+func testBuildGrammar(t *testing.T, s *suite) {
+	c := s.dial(t)
+	// An unowned ok on a free agent is a plain scan and is acknowledged.
+	for _, tc := range []struct{ line, want string }{
+		{"BUILD ok request=a1", "BUILD_ACK a1 ok"},
+		{"build OK request=a2", "BUILD_ACK a2 ok"},
+		{"Build Ok\trequest=a3", "BUILD_ACK a3 ok"},
+		{"  BUILD   ok    request=a4 ", "BUILD_ACK a4 ok"},
+	} {
+		msg, before := c.request(t, tc.line, "BUILD_")
+		quiet(t, "before the reply to "+quote(tc.line), before)
+		if msg = "BUILD_" + msg; msg != tc.want {
+			t.Errorf("%s: reply %q, want %q", quote(tc.line), msg, tc.want)
+		}
+	}
+	// Without request= there is no reply.
+	c.send(t, "BUILD ok")
+	quiet(t, "BUILD ok without request=", c.fence(t))
+
+	// Options in either order; the reply has the fixed order.
+	o := s.owner("grammar")
+	msg, _ := c.request(t, "BUILD STARTED owner="+o+" request=g1", "BUILD_")
+	if want := "ACK g1 started owner=" + o; msg != want {
+		t.Fatalf("reversed options: reply BUILD_%s, want BUILD_%s", msg, want)
+	}
+	s.holdIs(t, c, "named")
+	msg, _ = c.request(t, "bUiLd oK owner="+o+" request=g2", "BUILD_")
+	if want := "ACK g2 ok owner=" + o; msg != want {
+		t.Fatalf("mixed-case ok: reply BUILD_%s, want BUILD_%s", msg, want)
+	}
+	s.holdIs(t, c, "none")
+
+	// An unowned started without request= installs a legacy hold silently.
+	c.send(t, "BUILD Started")
+	before := c.fence(t)
+	if len(before) != 1 || before[0].Level != agentproto.LevelInfo || !strings.HasPrefix(before[0].Message, "Build started; holding ") {
+		t.Errorf("BUILD Started without request=: want exactly the broadcast INFO \"Build started; holding …\", got:\n%s", joinEvents(before))
+	}
+	s.holdIs(t, c, "legacy")
+	c.send(t, "build ok")
+	s.holdIs(t, c, "none")
+}
+
+// testQueries: PENDING, HEALTH and DIAGNOSE answer with broadcast INFO lines
+// (case-insensitive; DIAGNOSE needs no space); SCAN answers nothing.
+func testQueries(t *testing.T, s *suite) {
+	c := s.dial(t)
+	infos := func(what string, evs []event) []string {
+		t.Helper()
+		var msgs []string
+		for _, e := range evs {
+			if e.Level != agentproto.LevelInfo || strings.TrimSpace(e.Message) == "" {
+				t.Errorf("%s: want non-blank INFO lines only, got %s", what, e.Raw)
+			}
+			msgs = append(msgs, e.Message)
+		}
+		if len(msgs) == 0 {
+			t.Errorf("%s: no INFO line before the next reply", what)
+		}
+		return msgs
+	}
+	for _, cmd := range []string{"PENDING", "pending", " Pending "} {
+		c.send(t, cmd)
+		msgs := infos(cmd, c.fence(t))
+		if len(msgs) < 2 || !reloadStateRE.MatchString(strings.TrimPrefix(msgs[0], "Automatic reload: ")) ||
+			!strings.HasPrefix(msgs[0], "Automatic reload: ") {
+			t.Errorf("%s: want the state line \"Automatic reload: paused=… buildHold=…\" then the restart digest, got %q", quote(cmd), msgs)
+		} else if st := parseState(t, strings.TrimPrefix(msgs[0], "Automatic reload: ")); st.Paused || st.Hold != "none" {
+			t.Errorf("%s on an idle agent: %s", quote(cmd), msgs[0])
+		}
+	}
+	for _, cmd := range []string{"HEALTH", "health", "DIAGNOSE"} {
+		c.send(t, cmd)
+		infos(cmd, c.fence(t))
+	}
+	for _, tc := range []struct{ cmd, name string }{
+		{"DIAGNOSE conformance.Foo", "conformance.Foo"},
+		{"diagnosefoo", "foo"},
+		{"Diagnose\tconformance.Bar", "conformance.Bar"},
+	} {
+		c.send(t, tc.cmd)
+		msgs := infos(tc.cmd, c.fence(t))
+		if !strings.Contains(strings.Join(msgs, "\n"), tc.name) {
+			t.Errorf("%s: no line names %q: %q", quote(tc.cmd), tc.name, msgs)
+		}
+	}
+	// The user-supplied name comes back escaped (§2.3).
+	c.send(t, "DIAGNOSE a\"b\\c\u0001d")
+	found := false
+	for _, e := range c.fence(t) {
+		if strings.Contains(e.Raw, `a\"b\\c\u0001d`) && strings.Contains(e.Message, "a\"b\\c\u0001d") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf(`DIAGNOSE a"b\c<U+0001>d: no line carries the name escaped as a\"b\\c\u0001d`)
+	}
+	for _, cmd := range []string{"SCAN", "scan", " Scan "} {
+		c.send(t, cmd)
+		quiet(t, quote(cmd), c.fence(t))
+	}
+}
+
+// testReplyRouting: correlated replies go to the requester only; broadcast
+// side effects (the hold INFO, query answers) to every client, and to the
+// requester before its reply.
+func testReplyRouting(t *testing.T, s *suite) {
+	x, y := s.dial(t), s.dial(t)
+	o := s.owner("routing")
+	before := x.mustBuild(t, "started", o, true)
+	if !hasInfo(before, "Build started; holding ", " class files until BUILD ok") {
+		t.Errorf("the requester did not see the broadcast \"Build started; holding N class files until BUILD ok\" before its ACK:\n%s", joinEvents(before))
+	}
+	x.fence(t)
+	x.send(t, "HEALTH")
+	x.fence(t)
+	seen := y.fence(t)
+	if !hasInfo(seen, "Build started; holding ", " class files until BUILD ok") {
+		t.Errorf("another client did not see the broadcast \"Build started; holding …\":\n%s", joinEvents(seen))
+	}
+	for _, e := range seen {
+		if strings.HasPrefix(e.Message, "BUILD_ACK ") || strings.HasPrefix(e.Message, "DOCTOR_RESULT ") {
+			t.Errorf("another client received a correlated reply: %s", e.Raw)
+		}
+	}
+	if len(seen) < 2 {
+		t.Errorf("another client saw %d line(s), want the hold INFO and the HEALTH answer:\n%s", len(seen), joinEvents(seen))
+	}
+	x.mustBuild(t, "ok", o, true)
+	s.holdIs(t, y, "none")
+}
+
+func hasInfo(evs []event, prefix, suffix string) bool {
+	for _, e := range evs {
+		if e.Level == agentproto.LevelInfo && strings.HasPrefix(e.Message, prefix) && strings.HasSuffix(e.Message, suffix) {
+			return true
+		}
+	}
+	return false
+}
