@@ -17,6 +17,9 @@ const (
 type Agent interface {
 	// Port is the TCP port of the agent's status socket on 127.0.0.1.
 	Port() int
+	// PortFile is the absolute path of the port file the agent wrote, or ""
+	// when it was started without one.
+	PortFile() string
 	// Output is where the agent observes class files: the suite's way to make
 	// it see new bytes of ClassA and ClassB. It is never nil.
 	Output() Output

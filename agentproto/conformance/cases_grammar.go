@@ -2,6 +2,9 @@ package conformance
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,6 +14,7 @@ import (
 // protocolCases run against every agent, in this order, on one agent.
 var protocolCases = []testCase{
 	{"handshake", testHandshake},
+	{"port_file", testPortFile},
 	{"eof_partial_line", testEOFPartialLine},
 	{"grammar/ignored", testIgnored},
 	{"grammar/doctor", testDoctorGrammar},
@@ -113,6 +117,12 @@ func testIgnored(t *testing.T, s *suite) {
 		"BUILD request=x started",
 		// PENDING, SCAN and HEALTH must equal the keyword (§4.1).
 		"PENDING now", "PENDINGS", "HEALTH check", "HEALTHY", "SCAN now", "SCANS", "PEND ING",
+		// strip() trims Character.isWhitespace only: a no-break space is not
+		// whitespace, and splitting is on ASCII whitespace only.
+		"\u00a0DOCTOR tok", "DOCTOR tok\u00a0", "\u00a0BUILD started", "BUILD started\u2003request=x",
+		"RELOAD pause\u2003request=x",
+		// Invalid UTF-8 decodes to U+FFFD, which no token admits.
+		"DOCTOR \xff", "BUILD started request=\xfe",
 	}
 	for _, line := range lines {
 		c.send(t, line)
@@ -146,6 +156,11 @@ func testDoctorGrammar(t *testing.T, s *suite) {
 		{"DOC\rTOR d3", "d3"},
 		{"DOCTOR d4\r", "d4"},
 		{"\rDOCTOR\r d5\r", "d5"},
+		// strip() trims every Character.isWhitespace char (em space, ideographic
+		// space, FS..US, line separator), not only ASCII.
+		{"\u2003DOCTOR d6\u3000", "d6"},
+		{"\u001cDOCTOR d7\u001f", "d7"},
+		{"\u2028DOCTOR d8\u2029", "d8"},
 	} {
 		rest, before := c.request(t, tc.line, "DOCTOR_RESULT "+tc.tok+" ")
 		quiet(t, "before the DOCTOR reply to "+quote(tc.line), before)
@@ -207,6 +222,9 @@ func testBuildGrammar(t *testing.T, s *suite) {
 		{"build OK request=a2", "BUILD_ACK a2 ok"},
 		{"Build Ok\trequest=a3", "BUILD_ACK a3 ok"},
 		{"  BUILD   ok    request=a4 ", "BUILD_ACK a4 ok"},
+		// Java's case-insensitive match compares toUpperCase per char: a
+		// dotless i upper-cases to I.
+		{"bu\u0131ld ok request=a5", "BUILD_ACK a5 ok"},
 	} {
 		msg, before := c.request(t, tc.line, "BUILD_")
 		quiet(t, "before the reply to "+quote(tc.line), before)
@@ -260,14 +278,20 @@ func testQueries(t *testing.T, s *suite) {
 		}
 		return msgs
 	}
-	for _, cmd := range []string{"PENDING", "pending", " Pending "} {
+	for _, cmd := range []string{"PENDING", "pending", " Pending ", "pend\u0131ng"} {
 		c.send(t, cmd)
 		msgs := infos(cmd, c.fence(t))
-		if len(msgs) < 2 || !reloadStateRE.MatchString(strings.TrimPrefix(msgs[0], "Automatic reload: ")) ||
-			!strings.HasPrefix(msgs[0], "Automatic reload: ") {
-			t.Errorf("%s: want the state line \"Automatic reload: paused=… buildHold=…\" then the restart digest, got %q", quote(cmd), msgs)
-		} else if st := parseState(t, strings.TrimPrefix(msgs[0], "Automatic reload: ")); st.Paused || st.Hold != "none" {
+		state, ok := "", false
+		if len(msgs) > 0 {
+			state, ok = strings.CutPrefix(msgs[0], "Automatic reload: ")
+		}
+		switch {
+		case !ok || !reloadStateRE.MatchString(state):
+			t.Errorf("%s: want the state line \"Automatic reload: paused=… buildHold=…\" first, got %q", quote(cmd), msgs)
+		case parseState(t, state).Paused || parseState(t, state).Hold != "none":
 			t.Errorf("%s on an idle agent: %s", quote(cmd), msgs[0])
+		case !strings.Contains(strings.Join(msgs[1:], "\n"), "Nothing from this session needs a restart"):
+			t.Errorf("%s: no restart-digest line saying \"Nothing from this session needs a restart\" after only method-body changes: %q", quote(cmd), msgs)
 		}
 	}
 	for _, cmd := range []string{"HEALTH", "health", "DIAGNOSE"} {
@@ -295,6 +319,11 @@ func testQueries(t *testing.T, s *suite) {
 	}
 	if !found {
 		t.Errorf(`DIAGNOSE a"b\c<U+0001>d: no line carries the name escaped as a\"b\\c\u0001d`)
+	}
+	// Invalid UTF-8 decodes to U+FFFD and is not an error.
+	c.send(t, "DIAGNOSE z\xff")
+	if msgs := infos("DIAGNOSE z<0xff>", c.fence(t)); !strings.Contains(strings.Join(msgs, "\n"), "z\uFFFD") {
+		t.Errorf("DIAGNOSE z<0xff>: no line names z\uFFFD: %q", msgs)
 	}
 	for _, cmd := range []string{"SCAN", "scan", " Scan "} {
 		c.send(t, cmd)
@@ -338,4 +367,36 @@ func hasInfo(evs []event, prefix, suffix string) bool {
 		}
 	}
 	return false
+}
+
+// testPortFile: the port file holds the decimal port and nothing else (no
+// newline), was written atomically (no temp file left) and is rw-r--r-- (§1.2).
+func testPortFile(t *testing.T, s *suite) {
+	path := s.agent.PortFile()
+	if path == "" {
+		t.Skip("not run: this agent was started without a port file")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading the port file: %v", err)
+	}
+	if want := strconv.Itoa(s.agent.Port()); string(b) != want {
+		t.Errorf("port file holds %q, want exactly %q (no newline, nothing else)", b, want)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Type() != 0 || fi.Mode().Perm() != 0o644 {
+		t.Errorf("port file mode %v, want a regular rw-r--r-- file", fi.Mode())
+	}
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".reclazz-tmp") {
+			t.Errorf("temporary port file %s left next to the port file", e.Name())
+		}
+	}
 }

@@ -33,6 +33,7 @@ type fakeAgent struct {
 }
 
 func (f *fakeAgent) Port() int                  { return f.srv.Port() }
+func (f *fakeAgent) PortFile() string           { return f.srv.PortFile() }
 func (f *fakeAgent) Output() conformance.Output { return f.out }
 func (f *fakeAgent) App() *conformance.App      { return nil }
 func (f *fakeAgent) Close()                     { f.srv.Close() }

@@ -57,17 +57,19 @@ func valueSource(class string, v int) string {
 
 // jvmAgent is a JVM running App with an agent attached.
 type jvmAgent struct {
-	port   int
-	app    *App
-	out    *jvmOutput
-	cmd    *exec.Cmd
-	exited chan struct{}
-	once   sync.Once
+	port     int
+	portFile string
+	app      *App
+	out      *jvmOutput
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	once     sync.Once
 }
 
-func (j *jvmAgent) Port() int      { return j.port }
-func (j *jvmAgent) Output() Output { return j.out }
-func (j *jvmAgent) App() *App      { return j.app }
+func (j *jvmAgent) Port() int        { return j.port }
+func (j *jvmAgent) PortFile() string { return j.portFile }
+func (j *jvmAgent) Output() Output   { return j.out }
+func (j *jvmAgent) App() *App        { return j.app }
 
 // Close kills the JVM and waits for it to exit.
 func (j *jvmAgent) Close() {
@@ -128,7 +130,7 @@ func StartJVM(t *testing.T, cfg JVMConfig) Agent {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting java: %v", err)
 	}
-	j := &jvmAgent{app: &App{log: log, pid: cmd.Process.Pid, dir: root}, out: out, cmd: cmd, exited: make(chan struct{})}
+	j := &jvmAgent{portFile: portFile, app: &App{log: log, pid: cmd.Process.Pid, dir: root}, out: out, cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		cmd.Wait()
 		close(j.exited)
