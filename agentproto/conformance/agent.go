@@ -63,6 +63,16 @@ type Options struct {
 	// agent reaches asynchronously, one application line. 0 means 15 s. It is
 	// a bound, never an assertion about speed.
 	Wait time.Duration
+	// Heartbeat is the agent's HEARTBEAT period: the heartbeat case waits at
+	// most this long plus Wait for one. 0 means the protocol's 10 s.
+	Heartbeat time.Duration
+}
+
+func (o Options) heartbeat() time.Duration {
+	if o.Heartbeat <= 0 {
+		return 10 * time.Second
+	}
+	return o.Heartbeat
 }
 
 func (o Options) wait() time.Duration {

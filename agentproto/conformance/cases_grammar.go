@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,6 +35,7 @@ var protocolCases = []testCase{
 	{"pause_resume_counts", testPauseResume},
 	{"sixth_client_refused", testClientLimit},
 	{"command_length_limit", testLineLimit},
+	{"heartbeat", testHeartbeat},
 }
 
 // testHandshake: CONNECTED is the first line, exact, and nothing follows it
@@ -179,6 +181,7 @@ func testReloadGrammar(t *testing.T, s *suite) {
 		{"RELOAD  status   request=r2", "r2"},
 		{"RELOAD status\trequest=r3", "r3"},
 		{"  RELOAD status request=r4  ", "r4"},
+		{"RELOAD status request=" + strings.Repeat("r", 64), strings.Repeat("r", 64)},
 	} {
 		rest, before := c.request(t, tc.line, "RELOAD_STATE "+tc.tok+" status ")
 		quiet(t, "before the reply to "+quote(tc.line), before)
@@ -199,6 +202,8 @@ func testVerifyGrammar(t *testing.T, s *suite) {
 		{"VERIFY  v3\tconformance.X   " + sha, "v3", "conformance.X"},
 		{"VERIFY v4 café.Ünïcode " + sha, "v4", "café.Ünïcode"},
 		{"VERIFY v5 _x.$y " + sha, "v5", "_x.$y"},
+		{"VERIFY v6 " + strings.Repeat("c", 256) + " " + sha, "v6", strings.Repeat("c", 256)},
+		{"VERIFY " + strings.Repeat("V", 64) + " conformance.Y " + sha, strings.Repeat("V", 64), "conformance.Y"},
 	} {
 		rest, before := c.request(t, tc.line, "VERIFY_RESULT "+tc.tok+" ")
 		quiet(t, "before the reply to "+quote(tc.line), before)
@@ -225,6 +230,7 @@ func testBuildGrammar(t *testing.T, s *suite) {
 		// Java's case-insensitive match compares toUpperCase per char: a
 		// dotless i upper-cases to I.
 		{"bu\u0131ld ok request=a5", "BUILD_ACK a5 ok"},
+		{"BUILD ok request=" + strings.Repeat("q", 64), "BUILD_ACK " + strings.Repeat("q", 64) + " ok"},
 	} {
 		msg, before := c.request(t, tc.line, "BUILD_")
 		quiet(t, "before the reply to "+quote(tc.line), before)
@@ -342,6 +348,9 @@ func testReplyRouting(t *testing.T, s *suite) {
 		t.Errorf("the requester did not see the broadcast \"Build started; holding N class files until BUILD ok\" before its ACK:\n%s", joinEvents(before))
 	}
 	x.fence(t)
+	x.state(t)
+	x.verify(t, "conformance.NeverReloaded", zeroSHA)
+	x.mustBuild(t, "started", s.owner("other"), false)
 	x.send(t, "HEALTH")
 	x.fence(t)
 	seen := y.fence(t)
@@ -349,7 +358,7 @@ func testReplyRouting(t *testing.T, s *suite) {
 		t.Errorf("another client did not see the broadcast \"Build started; holding …\":\n%s", joinEvents(seen))
 	}
 	for _, e := range seen {
-		if strings.HasPrefix(e.Message, "BUILD_ACK ") || strings.HasPrefix(e.Message, "DOCTOR_RESULT ") {
+		if hasAnyPrefix(e.Message, "BUILD_ACK ", "BUILD_REJECTED ", "DOCTOR_RESULT ", "RELOAD_STATE ", "VERIFY_RESULT ") {
 			t.Errorf("another client received a correlated reply: %s", e.Raw)
 		}
 	}
@@ -358,6 +367,15 @@ func testReplyRouting(t *testing.T, s *suite) {
 	}
 	x.mustBuild(t, "ok", o, true)
 	s.holdIs(t, y, "none")
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasInfo(evs []event, prefix, suffix string) bool {
@@ -398,5 +416,25 @@ func testPortFile(t *testing.T, s *suite) {
 		if strings.HasSuffix(e.Name(), ".reclazz-tmp") {
 			t.Errorf("temporary port file %s left next to the port file", e.Name())
 		}
+	}
+}
+
+var heartbeatRE = regexp.MustCompile(`^\{"level":"HEARTBEAT","message":"","timestamp":"[^"]+"\}$`)
+
+// testHeartbeat: an idle client receives the exact HEARTBEAT line within one
+// period (§3.2).
+func testHeartbeat(t *testing.T, s *suite) {
+	c := s.dial(t)
+	c.wait = s.opts.heartbeat() + s.wait
+	for {
+		ev := c.mustNext(t)
+		if ev.Level != agentproto.LevelHeartbeat {
+			t.Errorf("an idle client received %s", ev.Raw)
+			continue
+		}
+		if !heartbeatRE.MatchString(ev.Raw) {
+			t.Errorf("HEARTBEAT line %s, want exactly {\"level\":\"HEARTBEAT\",\"message\":\"\",\"timestamp\":\"…\"}", ev.Raw)
+		}
+		return
 	}
 }

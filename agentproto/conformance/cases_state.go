@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -184,11 +185,13 @@ func testDoctor(t *testing.T, s *suite) {
 	if len(sample) > 8 {
 		t.Errorf("DOCTOR watchedDirectories has %d entries, bound 8", len(sample))
 	}
+	var dirs []string
 	for _, e := range sample {
 		var p string
-		if err := json.Unmarshal(e, &p); err != nil || strings.TrimSpace(p) == "" || agentproto.UTF16Len(p) > 256 {
-			t.Errorf("DOCTOR watchedDirectories entry %s is not a non-blank string of at most 256 chars", e)
+		if err := json.Unmarshal(e, &p); err != nil || strings.TrimSpace(p) == "" || agentproto.UTF16Len(p) > 256 || !filepath.IsAbs(p) {
+			t.Errorf("DOCTOR watchedDirectories entry %s is not an absolute path of at most 256 chars", e)
 		}
+		dirs = append(dirs, p)
 	}
 	if watched < len(sample) || (watched > len(sample)) != truncated {
 		t.Errorf("DOCTOR watchedDirectoryCount=%d, sample of %d, watchSampleTruncated=%t: want count ≥ sample and truncated iff count > sample", watched, len(sample), truncated)
@@ -210,6 +213,11 @@ func testDoctor(t *testing.T, s *suite) {
 		}
 		if wd != app.Dir() {
 			t.Errorf("DOCTOR workingDirectory = %q, the JVM runs in %q", wd, app.Dir())
+		}
+		for _, dir := range app.OutputDirs() {
+			if !truncated && !slices.Contains(dirs, dir) {
+				t.Errorf("DOCTOR watchedDirectories %q lacks the class output directory %q", dirs, dir)
+			}
 		}
 	}
 

@@ -21,11 +21,14 @@ import (
 func TestFakeAgent(t *testing.T) {
 	t.Parallel()
 	conformance.Run(t, func(t *testing.T) conformance.Agent {
-		// Heartbeats and hold warnings would be noise between fenced commands.
-		srv := agenttest.NewServer(t, agenttest.WithHeartbeat(-1))
+		// Frequent heartbeats: every case must tolerate them between replies.
+		srv := agenttest.NewServer(t, agenttest.WithHeartbeat(fakeHeartbeat))
 		return &fakeAgent{srv: srv, out: &fakeOutput{srv: srv, dir: t.TempDir()}}
-	}, conformance.Options{Release: agenttest.DefaultAgent})
+	}, conformance.Options{Release: agenttest.DefaultAgent, Heartbeat: fakeHeartbeat})
 }
+
+// fakeHeartbeat is the fake's HEARTBEAT period.
+const fakeHeartbeat = 50 * time.Millisecond
 
 type fakeAgent struct {
 	srv *agenttest.Server

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -130,7 +131,7 @@ func StartJVM(t *testing.T, cfg JVMConfig) Agent {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting java: %v", err)
 	}
-	j := &jvmAgent{portFile: portFile, app: &App{log: log, pid: cmd.Process.Pid, dir: root}, out: out, cmd: cmd, exited: make(chan struct{})}
+	j := &jvmAgent{portFile: portFile, app: &App{log: log, pid: cmd.Process.Pid, dir: root, outDirs: dirs}, out: out, cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		cmd.Wait()
 		close(j.exited)
@@ -222,10 +223,15 @@ func fileSHA256(t testing.TB, path string) string {
 // App is the live JVM application: it prints VALUES=<a>:<b> every 25 ms,
 // where a and b are what ClassA and ClassB currently return.
 type App struct {
-	log *lineLog
-	pid int
-	dir string
+	log     *lineLog
+	pid     int
+	dir     string
+	outDirs []string
 }
+
+// OutputDirs are the class output directories of ClassA and ClassB, which
+// the agent watches.
+func (a *App) OutputDirs() []string { return slices.Clone(a.outDirs) }
 
 // PID is the JVM's process id (DOCTOR pid must name it).
 func (a *App) PID() int { return a.pid }
