@@ -102,7 +102,7 @@ func TestBrokenAgentHelper(t *testing.T) {
 	}
 	b := brokenAgents[int(sel[0]-'a')]
 	conformance.Run(t, func(t *testing.T) conformance.Agent {
-		srv := agenttest.NewServer(t, append([]agenttest.Option{agenttest.WithHeartbeat(-1)}, b.opts...)...)
+		srv := agenttest.NewServer(t, append([]agenttest.Option{agenttest.WithHeartbeat(fakeHeartbeat)}, b.opts...)...)
 		return &fakeAgent{srv: srv, out: &fakeOutput{srv: srv, dir: t.TempDir()}}
-	}, conformance.Options{Wait: 2 * time.Second})
+	}, conformance.Options{Wait: 5 * time.Second, Heartbeat: fakeHeartbeat})
 }
