@@ -122,7 +122,7 @@ func testIgnored(t *testing.T, s *suite) {
 		// strip() trims Character.isWhitespace only: a no-break space is not
 		// whitespace, and splitting is on ASCII whitespace only.
 		"\u00a0DOCTOR tok", "DOCTOR tok\u00a0", "\u00a0BUILD started", "BUILD started\u2003request=x",
-		"RELOAD pause\u2003request=x",
+		"RELOAD pause\u2003request=x", "RELOAD \u2003pause request=x", "VERIFY \u2003v A " + sha, "DOCTOR \u2003tok",
 		// Invalid UTF-8 decodes to U+FFFD, which no token admits.
 		"DOCTOR \xff", "BUILD started request=\xfe",
 	}
@@ -231,6 +231,9 @@ func testBuildGrammar(t *testing.T, s *suite) {
 		// dotless i upper-cases to I.
 		{"bu\u0131ld ok request=a5", "BUILD_ACK a5 ok"},
 		{"BUILD ok request=" + strings.Repeat("q", 64), "BUILD_ACK " + strings.Repeat("q", 64) + " ok"},
+		// BUILD strips the remainder after the keyword (Unicode whitespace)
+		// before splitting it.
+		{"BUILD \u2003ok request=a6", "BUILD_ACK a6 ok"},
 	} {
 		msg, before := c.request(t, tc.line, "BUILD_")
 		quiet(t, "before the reply to "+quote(tc.line), before)

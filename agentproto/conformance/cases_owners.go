@@ -159,7 +159,10 @@ func testFailedHold(t *testing.T, s *suite) {
 	c.mustBuild(t, "started", ivan, true)
 	broken := out.Write(t, ClassA, s.next())
 	s.pollState(t, c, "pendingClasses=1 (the held class file observed)", func(st reloadState) bool { return st.PendingClasses == 1 })
-	c.mustBuild(t, "failed", ivan, true)
+	before := c.mustBuild(t, "failed", ivan, true)
+	if !hasInfo(before, "Build failed; holding 1 class files until BUILD ok", "") {
+		t.Errorf("the owner's failed with one held class: no broadcast \"Build failed; holding 1 class files until BUILD ok\":\n%s", joinEvents(before))
+	}
 	st := c.state(t)
 	if st.Hold != "named" || st.PendingClasses != 1 {
 		t.Fatalf("after the owner's failed: %v, want buildHold=named with the class still pending", st)

@@ -269,7 +269,12 @@ func testPauseResume(t *testing.T, s *suite) {
 	a1 := out.Write(t, ClassA, s.next())
 	s.pollState(t, c, "pendingClasses=1 while paused", func(st reloadState) bool { return st.PendingClasses == 1 })
 	b1 := out.Write(t, ClassB, s.next())
-	s.pollState(t, c, "pendingClasses=2 while paused", func(st reloadState) bool { return st.PendingClasses == 2 })
+	two := s.pollState(t, c, "pendingClasses=2 while paused", func(st reloadState) bool { return st.PendingClasses == 2 })
+	// PENDING's state line is the same snapshot.
+	c.send(t, "PENDING")
+	if evs := c.fence(t); len(evs) == 0 || evs[0].Message != "Automatic reload: "+two.String() {
+		t.Errorf("PENDING while paused with two classes: first line %v, want %q", evs, "Automatic reload: "+two.String())
+	}
 	notApplied(t, c, a1)
 	notApplied(t, c, b1)
 	// A newer version of a pending class replaces it (coalesced per path).

@@ -100,7 +100,7 @@ func StartJVM(t *testing.T, cfg JVMConfig) Agent {
 	out := &jvmOutput{
 		javac:  startCompiler(t, t.TempDir()),
 		src:    filepath.Join(root, "src"),
-		outDir: map[string]string{ClassA: filepath.Join(root, "a", "classes out"), ClassB: filepath.Join(root, "b", "classes out")},
+		outDir: map[string]string{ClassA: filepath.Join(root, "a", "classes out"), ClassB: longDir(filepath.Join(root, "b"))},
 	}
 	appDir := filepath.Join(root, "app classes")
 	for _, d := range []string{out.src, out.outDir[ClassA], out.outDir[ClassB], appDir} {
@@ -172,6 +172,18 @@ func StartJVM(t *testing.T, cfg JVMConfig) Agent {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return j
+}
+
+// longDir returns a directory below base whose path is about 215 chars
+// long: ClassB's class file path then exceeds the 200 chars a receipt's
+// source keeps, while the directory stays within DOCTOR's 256-char sample
+// bound.
+func longDir(base string) string {
+	dir := filepath.Join(base, "classes out")
+	for len(dir) < 215 {
+		dir = filepath.Join(dir, "nested output")
+	}
+	return dir
 }
 
 // requireTool fails (never skips) when a JDK tool is missing.
