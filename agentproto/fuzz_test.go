@@ -3,6 +3,7 @@ package agentproto
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"net"
 	"strings"
 	"testing"
@@ -83,6 +84,33 @@ func FuzzReadLine(f *testing.F) {
 			if UTF16Len(string(line)) >= MaxReplyChars || bytes.IndexByte(line, '\n') >= 0 {
 				t.Fatalf("readLine returned an invalid line of %d bytes", len(line))
 			}
+		}
+	})
+}
+
+// FuzzParseObject checks the member scanner against encoding/json: the same
+// inputs are objects, with the same members.
+func FuzzParseObject(f *testing.F) {
+	f.Add([]byte(`{"a":1,"b":[{"c":"}"}],"d":"\"x\\","e":null}`))
+	f.Add([]byte(` {"k\u00e9y":true , "n":-1.5e3 } `))
+	f.Add([]byte(`{"a":1}{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		obj, err := ParseObject(data)
+		var ref map[string]json.RawMessage
+		refErr := json.Unmarshal(data, &ref)
+		if (err == nil) != (refErr == nil && ref != nil) {
+			t.Fatalf("ParseObject err=%v, encoding/json err=%v for %q", err, refErr, data)
+		}
+		if err != nil {
+			return
+		}
+		for _, m := range obj {
+			if !bytes.Equal(bytes.TrimSpace(ref[m.Key]), m.Value) {
+				t.Fatalf("member %q = %s, encoding/json says %s", m.Key, m.Value, ref[m.Key])
+			}
+		}
+		if len(obj) != len(ref) {
+			t.Fatalf("%d members, encoding/json found %d", len(obj), len(ref))
 		}
 	})
 }

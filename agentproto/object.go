@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"strings"
+	"unicode/utf8"
 )
 
 // Object is a JSON object that keeps its members in the order they were
@@ -20,39 +21,96 @@ type Member struct {
 }
 
 // ParseObject decodes data, which must be exactly one JSON object (strict
-// JSON, nothing but whitespace after it).
+// JSON, nothing but whitespace around it). Member values are sub-slices of
+// data; the caller must not modify data afterwards.
 func ParseObject(data []byte) (Object, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("decoding JSON object: %w", err)
+	if !json.Valid(data) {
+		return nil, errors.New("decoding JSON object: not valid JSON")
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	// data is valid JSON from here on, so the scan below only has to find
+	// the extent of each member; it never has to reject anything but a
+	// non-object.
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
 		return nil, errors.New("decoding JSON object: not an object")
 	}
 	obj := Object{}
-	for dec.More() {
-		tok, err := dec.Token()
+	i = skipSpace(data, i+1)
+	for data[i] != '}' {
+		end := stringEnd(data, i)
+		key, err := unquote(data[i:end])
 		if err != nil {
 			return nil, fmt.Errorf("decoding JSON object: %w", err)
 		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, errors.New("decoding JSON object: member name is not a string")
+		i = skipSpace(data, end)
+		i = skipSpace(data, i+1) // ':'
+		vEnd := valueEnd(data, i)
+		obj = obj.Set(key, json.RawMessage(data[i:vEnd]))
+		i = skipSpace(data, vEnd)
+		if data[i] == ',' {
+			i = skipSpace(data, i+1)
 		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("decoding JSON object member %q: %w", key, err)
-		}
-		obj = obj.Set(key, v)
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("decoding JSON object: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("decoding JSON object: trailing data after the object")
 	}
 	return obj, nil
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the JSON string starting at i.
+func stringEnd(data []byte, i int) int {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(data)
+}
+
+// valueEnd returns the index just past the JSON value starting at i.
+func valueEnd(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return stringEnd(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				j = stringEnd(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(data)
+	}
+	j := i
+	for j < len(data) && !strings.ContainsRune(",}] \t\n\r", rune(data[j])) {
+		j++
+	}
+	return j
+}
+
+// unquote decodes a JSON string literal, without allocation beyond the
+// result when it holds no escapes.
+func unquote(lit []byte) (string, error) {
+	if bytes.IndexByte(lit, '\\') < 0 && utf8.Valid(lit) {
+		return string(lit[1 : len(lit)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(lit, &s)
+	return s, err
 }
 
 // Get returns the raw value of key.
@@ -71,11 +129,8 @@ func (o Object) String(key string) (string, bool) {
 	if !ok || len(raw) == 0 || raw[0] != '"' {
 		return "", false
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
+	s, err := unquote(raw)
+	return s, err == nil
 }
 
 // Bool returns the value of key when it is a JSON boolean.

@@ -180,6 +180,12 @@ func WithPort(port int) Option { return func(c *Config) { c.Port = port } }
 // <t.TempDir()>/.reclazz/agent.port.
 func WithPortFile(path string) Option { return func(c *Config) { c.PortFile = path } }
 
+// WithoutPortFile writes no port file (clients must be given the port).
+func WithoutPortFile() Option { return func(c *Config) { c.PortFile = noPortFile } }
+
+// noPortFile marks WithoutPortFile for NewServer; it is never a real path.
+const noPortFile = "\x00none"
+
 // WithAgent sets the release string of CONNECTED and DOCTOR.
 func WithAgent(release string) Option { return func(c *Config) { c.Agent = release } }
 
@@ -224,3 +230,6 @@ func WithSessionID(id string) Option { return func(c *Config) { c.SessionID = id
 
 // defaultPortFile is where NewServer writes the port file under base.
 func defaultPortFile(base string) string { return filepath.Join(base, ".reclazz", "agent.port") }
+
+// WithConfigFunc edits the configuration in place.
+func WithConfigFunc(f func(*Config)) Option { return Option(f) }

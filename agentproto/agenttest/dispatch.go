@@ -231,6 +231,12 @@ func (s *Server) handleHealth(c *conn, l string, f Faults) {
 		return
 	}
 	s.mu.Lock()
+	if len(s.health) > 0 {
+		lines := append([]string(nil), s.health...)
+		s.mu.Unlock()
+		s.queryReply(c, f, KindHealth, l, lines)
+		return
+	}
 	lines := []string{fmt.Sprintf("Reclazz %s, up %d minutes.", s.cfg.Agent, int(time.Since(s.startedAt).Minutes()))}
 	if s.reloads == 0 {
 		lines = append(lines, "Nothing has reloaded yet this session.")
@@ -272,8 +278,13 @@ func (s *Server) handleDiagnose(c *conn, l string, f Faults) {
 		return
 	}
 	name := javaStrip(string([]rune(l)[len("DIAGNOSE"):]))
+	s.mu.Lock()
+	custom := s.diagnose
+	s.mu.Unlock()
 	var lines []string
-	if name == "" {
+	if custom != nil {
+		lines = custom(name)
+	} else if name == "" {
 		lines = []string{"Give a class name, for example DIAGNOSE com.acme.OrderService"}
 	} else {
 		lines = append(lines, "Reclazz diagnosis for "+name)
@@ -368,7 +379,9 @@ func (s *Server) reply(c *conn, f Faults, r *Reply) {
 		}
 	}
 	if r.Delay > 0 {
-		time.AfterFunc(r.Delay, send)
+		s.connMu.Lock()
+		s.timers = append(s.timers, time.AfterFunc(r.Delay, send))
+		s.connMu.Unlock()
 		return
 	}
 	send()

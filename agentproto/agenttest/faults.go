@@ -397,3 +397,13 @@ func (k Kind) resultPrefix() string {
 	}
 	return string(k)
 }
+
+// RequesterOnly sends a broadcast query line (PENDING/HEALTH/DIAGNOSE) only to
+// the requesting connection.
+func RequesterOnly(r *Reply) { r.Broadcast = false }
+
+// Rewrite replaces the reply message with f(message), e.g. to answer with the
+// wrong state, action or owner, or a RELOAD_STATE that contradicts its action.
+func Rewrite(f func(message string) string) ReplyFunc {
+	return func(r *Reply) { r.Message = f(r.Message) }
+}

@@ -46,6 +46,7 @@ type Server struct {
 	accepted int
 	commands []Command
 	changed  chan struct{}
+	timers   []*time.Timer // delayed replies, stopped by Close
 
 	// mu guards the agent state below.
 	mu         sync.Mutex
@@ -67,6 +68,8 @@ type Server struct {
 	accepting  int
 	startedAt  time.Time
 	faults     Faults
+	health     []string
+	diagnose   func(name string) []string
 	acceptance func(ctx context.Context, owner string) Outcome
 
 	// taskMu guards the reload-thread queue; it may be taken under mu.
@@ -92,8 +95,11 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		o(&cfg)
 	}
 	dir := t.TempDir()
-	if cfg.PortFile == "" {
+	switch cfg.PortFile {
+	case "":
 		cfg.PortFile = defaultPortFile(dir)
+	case noPortFile:
+		cfg.PortFile = ""
 	}
 	if cfg.Doctor.WorkingDirectory == "" {
 		cfg.Doctor.WorkingDirectory = dir
@@ -227,6 +233,9 @@ func (s *Server) Close() {
 		s.ln.Close()
 		s.connMu.Lock()
 		conns := append([]*conn(nil), s.all...)
+		for _, tm := range s.timers {
+			tm.Stop()
+		}
 		s.connMu.Unlock()
 		for _, c := range conns {
 			c.close(false)
@@ -249,6 +258,28 @@ func (s *Server) Close() {
 func (s *Server) Stop(leavePortFile bool) {
 	s.leavePortFile.Store(leavePortFile)
 	s.Close()
+}
+
+// WritePortFile (re)writes the port file with the agent's port, e.g. after a
+// test deleted or replaced it.
+func (s *Server) WritePortFile() error {
+	if s.portFile == "" {
+		return errors.New("no port file configured")
+	}
+	return s.writePortFile()
+}
+
+// RemovePortFile deletes the port file while the agent keeps serving (a port
+// file deleted mid-session, or one the other JVM's stop removed).
+func (s *Server) RemovePortFile() error {
+	if s.portFile == "" {
+		return nil
+	}
+	s.portWritten.Store(false)
+	if err := os.Remove(s.portFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing port file: %w", err)
+	}
+	return nil
 }
 
 // Port is the TCP port the agent listens on.
@@ -670,6 +701,22 @@ func (s *Server) RegenerateSession() string {
 	s.session = agentproto.NewToken()
 	s.ledger = ledger{}
 	return s.session
+}
+
+// SetHealthLines replaces the HEALTH answer with these INFO lines; no lines
+// restores the generated report.
+func (s *Server) SetHealthLines(lines ...string) {
+	s.mu.Lock()
+	s.health = append([]string(nil), lines...)
+	s.mu.Unlock()
+}
+
+// SetDiagnose replaces the diagnoser: f returns the INFO lines for a name
+// (already stripped; "" when none was given). nil restores the default.
+func (s *Server) SetDiagnose(f func(name string) []string) {
+	s.mu.Lock()
+	s.diagnose = f
+	s.mu.Unlock()
 }
 
 // SetRestartLedger replaces the restart-ledger digest lines PENDING reports.

@@ -317,3 +317,35 @@ func decodeJSON(t *testing.T, msg, prefix string) map[string]any {
 	}
 	return m
 }
+
+func TestPortFileRemovedAndRewritten(t *testing.T) {
+	t.Parallel()
+	s := quiet(t)
+	c := dial(t, s)
+	if err := s.RemovePortFile(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.PortFile()); !os.IsNotExist(err) {
+		t.Fatal("port file still present")
+	}
+	c.probe() // still serving
+	os.WriteFile(s.PortFile(), []byte(" 1 \n"), 0o644)
+	if err := s.WritePortFile(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(s.PortFile()); string(b) != strconv.Itoa(s.Port()) {
+		t.Fatalf("rewritten port file %q", b)
+	}
+}
+
+func TestWithoutPortFile(t *testing.T) {
+	t.Parallel()
+	s := quiet(t, WithoutPortFile())
+	if s.PortFile() != "" || s.PortFileWritten() {
+		t.Fatalf("port file %q written", s.PortFile())
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir(), ".reclazz")); !os.IsNotExist(err) {
+		t.Fatal(".reclazz created")
+	}
+	dial(t, s)
+}

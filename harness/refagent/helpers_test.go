@@ -212,6 +212,23 @@ type fixture struct {
 // harness does (paths with spaces), and waits for VALUES=1:1 and the watcher.
 func startApp(t *testing.T) *fixture {
 	t.Helper()
+	return startAppWith(t, appConfig{startupDelaySec: 1, awaitWatching: true})
+}
+
+// appConfig varies startApp.
+type appConfig struct {
+	// prepare runs just before the JVM starts.
+	prepare func(*fixture)
+	// startupDelaySec is the agent's watcher delay.
+	startupDelaySec int
+	// awaitWatching makes start-up wait for the agent's "] Watching " line.
+	awaitWatching bool
+	// workDir, when set, is the JVM's working directory instead of the root.
+	workDir string
+}
+
+func startAppWith(t *testing.T, cfg appConfig) *fixture {
+	t.Helper()
 	jar := agentJar(t)
 	java := requireTool(t, "java")
 	root := filepath.Join(t.TempDir(), "project with spaces")
@@ -234,10 +251,24 @@ func startApp(t *testing.T) *fixture {
 	f.install(t, f.outB, "B.class", classes["B.class"])
 	f.install(t, f.appDir, "App.class", classes["App.class"])
 
-	agentArgs := "watchDirs=" + f.outA + ";" + f.outB + ",startupDelaySec=1,debounceMs=100,portFile=" + f.portFile
+	if cfg.prepare != nil {
+		cfg.prepare(f)
+	}
+	flag, err := refagent.AgentFlag(jar, refagent.Options{
+		WatchDirs:       []string{f.outA, f.outB},
+		PortFile:        f.portFile,
+		StartupDelaySec: cfg.startupDelaySec,
+		DebounceMs:      100,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cp := strings.Join([]string{f.outA, f.outB, f.appDir}, string(os.PathListSeparator))
-	f.cmd = exec.Command(java, "-javaagent:"+jar+"="+agentArgs, "-cp", cp, "App")
+	f.cmd = exec.Command(java, flag, "-cp", cp, "App")
 	f.cmd.Dir = root
+	if cfg.workDir != "" {
+		f.cmd.Dir = cfg.workDir
+	}
 	f.cmd.Stdout = f.log
 	f.cmd.Stderr = f.log
 	if err := f.cmd.Start(); err != nil {
@@ -256,7 +287,9 @@ func startApp(t *testing.T) *fixture {
 		}
 	})
 	f.log.waitFor(t, 0, "VALUES=1:1", func(s string) bool { return s == "VALUES=1:1" })
-	f.log.waitFor(t, 0, "with '] Watching '", func(s string) bool { return strings.Contains(s, "] Watching ") })
+	if cfg.awaitWatching {
+		f.log.waitFor(t, 0, "with '] Watching '", func(s string) bool { return strings.Contains(s, "] Watching ") })
+	}
 	return f
 }
 
@@ -280,6 +313,9 @@ func (f *fixture) port(t *testing.T) string {
 	}
 	if !regexp.MustCompile(`^[1-9][0-9]{0,4}$`).Match(b) {
 		t.Fatalf("port file content = %q, want digits without newline", b)
+	}
+	if fi, err := os.Stat(f.portFile); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("port file mode = %v, %v; want rw-r--r--", fi.Mode(), err)
 	}
 	return string(b)
 }

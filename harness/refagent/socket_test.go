@@ -1,6 +1,7 @@
 package refagent_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -112,7 +113,49 @@ func TestStatusSocket(t *testing.T) {
 		// Once one client has gone, a new one is welcome again.
 		four[0].conn.CloseWrite()
 		four[0].awaitEOF()
-		handshake(t, port)
+		again := handshake(t, port)
+		for _, x := range append(four[1:], again) {
+			x.conn.CloseWrite()
+			x.awaitEOF()
+		}
+	})
+
+	t.Run("a client that does not read loses lines, others are warned", func(t *testing.T) {
+		slow := handshake(t, port)
+		slow.conn.SetReadBuffer(4096)
+		fast := handshake(t, port)
+		warned := make(chan string, 1)
+		go func() {
+			r := bufio.NewReader(fast.conn)
+			for {
+				line, err := r.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if strings.Contains(line, "Status client is not keeping up") {
+					select {
+					case warned <- strings.TrimSpace(line):
+					default:
+					}
+				}
+			}
+		}()
+		cmd := "DIAGNOSE " + strings.Repeat("x", 400) + "\n"
+		chunk := strings.Repeat(cmd, 200)
+		for i := 0; ; i++ {
+			select {
+			case line := <-warned:
+				if !strings.Contains(line, `"level":"WARN","message":"Status client is not keeping up — dropped 1 event. Reload is unaffected."`) {
+					t.Errorf("back-pressure warning = %s", line)
+				}
+				return
+			default:
+			}
+			if i == 100 {
+				t.Fatal("20000 broadcasts to a client that never reads produced no back-pressure warning")
+			}
+			fast.sendRaw(chunk)
+		}
 	})
 
 	t.Run("heartbeat", func(t *testing.T) {

@@ -32,10 +32,15 @@ func run(args []string, stdout, stderr io.Writer) ExitCode {
 		fmt.Fprint(stderr, usage)
 		return ExitUsage
 	}
+	if isWrapForm(args) {
+		return runWrap(args, stdout, stderr)
+	}
 	switch args[0] {
 	case "--help", "-h", "help":
 		fmt.Fprint(stderr, usage)
 		return ExitOK
+	case "mcp":
+		return runMCP(args[1:], os.Stdin, stdout, stderr)
 	case "version":
 		if len(args) > 1 {
 			if args[1] == "--help" {

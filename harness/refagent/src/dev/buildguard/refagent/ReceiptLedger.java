@@ -24,6 +24,9 @@ final class ReceiptLedger {
     static final class Receipt {
         final String className;
         final String sha256;
+        /** Full path the bytes came from; identifies the receipt's source. */
+        final String sourcePath;
+        /** The path cut to its first 200 chars, as VERIFY reports it. */
         final String source;
         String status = RUNNING;
         String detail = "Reload batch has not completed";
@@ -32,6 +35,7 @@ final class ReceiptLedger {
         Receipt(String className, String sha256, String source) {
             this.className = className;
             this.sha256 = sha256;
+            this.sourcePath = source;
             this.source = cut(source);
         }
     }
@@ -42,7 +46,7 @@ final class ReceiptLedger {
     /** Records a running attempt, replacing the class's receipt and any from the same source. */
     synchronized Receipt start(String className, String sha256, String source) {
         Receipt r = new Receipt(className, sha256, source);
-        latest.values().removeIf(old -> old.source.equals(r.source));
+        latest.values().removeIf(old -> old.sourcePath.equals(r.sourcePath));
         latest.remove(className);
         latest.put(className, r);
         Iterator<Map.Entry<String, Receipt>> it = latest.entrySet().iterator();

@@ -1,0 +1,66 @@
+package buildguard
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// The outcomes of a guarded build other than a confirmed finish. Each error
+// Guard.Run returns wraps exactly one of them (or is an *InterruptedError);
+// the command line maps them to its exit codes and prints their text.
+var (
+	// ErrInvalidOwner means an owner token does not match
+	// ^[A-Za-z0-9_-]{1,64}$. Nothing was connected.
+	ErrInvalidOwner = errors.New("invalid owner token")
+	// ErrRefused means the build was refused before its command started: the
+	// agent could not be found or reached, the handshake failed, or
+	// `BUILD started` was rejected or not acknowledged in time. The command
+	// never ran.
+	ErrRefused = errors.New("build refused")
+	// ErrCannotRun means the command could not be started (a missing
+	// executable, a permission problem). `BUILD failed` was sent and
+	// acknowledged, so the output stays held for this owner.
+	ErrCannotRun = errors.New("cannot run the build command")
+	// ErrUnsafe means the command ran but its finish was not confirmed: the
+	// agent did not acknowledge (or rejected) `BUILD ok` or `BUILD failed`.
+	// The agent may still hold the output for this owner; rerun the build
+	// with the same --owner to recover.
+	ErrUnsafe = errors.New("build did not complete safely")
+)
+
+// InterruptedError means a signal (or the cancellation of Run's context)
+// ended the build. When the command was running, it was stopped (signal
+// forwarded to its process group, SIGKILL after the grace period) and
+// `BUILD failed` was sent on the same connection.
+type InterruptedError struct {
+	// Signal is the signal received; nil when Run's context ended the build.
+	Signal os.Signal
+	// Err is nil when everything owed to the agent was confirmed; otherwise
+	// it wraps ErrUnsafe (BUILD failed was not acknowledged) or the
+	// context's error.
+	Err error
+}
+
+func (e *InterruptedError) Error() string {
+	what := "the build was cancelled"
+	if e.Signal != nil {
+		what = fmt.Sprintf("the build was interrupted by %v", e.Signal)
+	}
+	if e.Err != nil {
+		return what + ": " + e.Err.Error()
+	}
+	return what
+}
+
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
+// ExitCode is 128 plus the signal number, as a shell reports a process that
+// a signal ended; 1 when no signal was involved.
+func (e *InterruptedError) ExitCode() int {
+	if s, ok := e.Signal.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
+}

@@ -1,0 +1,386 @@
+package buildguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
+	"github.com/hashicorp/go-hclog"
+)
+
+// Agent is one connection to the Reclazz agent, after its handshake.
+// *agentproto.Conn satisfies it; tests inject faults through it.
+type Agent interface {
+	// Build sends `BUILD <state> request=<fresh token> owner=<owner>` and
+	// waits, within ctx, for the exactly matching acknowledgement. It
+	// returns an error for a rejection, a timeout or a lost connection.
+	Build(ctx context.Context, state, owner string) error
+	// Close closes the connection; it is idempotent.
+	Close() error
+}
+
+// The default timings of a guarded build.
+const (
+	// DefaultTimeout bounds the connect, the handshake and each
+	// acknowledgement wait separately.
+	DefaultTimeout = 5 * time.Second
+	// MaxTimeout is the longest Timeout accepted (60000 ms).
+	MaxTimeout = 60 * time.Second
+	// DefaultGrace is how long an interrupted command may take to stop
+	// after the signal was forwarded, before its process group is killed.
+	DefaultGrace = 10 * time.Second
+)
+
+// Config configures a Guard. The zero value guards a build against the agent
+// discovered in the working directory, with a fresh owner, the wrapper's own
+// stdio and the process's signals.
+type Config struct {
+	// Endpoint selects the agent. The zero value discovers the port file in
+	// the working directory (.reclazz/agent.port, then .idea/reclazz/agent.port).
+	Endpoint agentproto.Endpoint
+	// Owner is the build's owner token; "" means a fresh random UUID. Reuse
+	// the owner of a failed or abandoned build to recover its hold.
+	Owner string
+	// Timeout bounds the connect, the handshake and each acknowledgement
+	// wait separately; 0 means DefaultTimeout (5 s). A value below 1 ms or
+	// above MaxTimeout refuses the build.
+	Timeout time.Duration
+	// Grace is how long an interrupted command may take to stop before its
+	// process group is killed; 0 means DefaultGrace (10 s), a negative value
+	// kills it at once.
+	Grace time.Duration
+	// Dir is the command's working directory; "" means ours.
+	Dir string
+	// Env is the command's environment; nil means ours.
+	Env []string
+	// Stdin is the command's input; nil means os.Stdin.
+	Stdin io.Reader
+	// Stdout receives the command's output; nil means os.Stdout. Nothing else
+	// is ever written to it.
+	Stdout io.Writer
+	// Stderr receives the command's error output, the owner line and nothing
+	// else from the guard; nil means os.Stderr.
+	Stderr io.Writer
+	// Transcript, when not nil, receives a copy of everything the command
+	// printed (stdout and stderr).
+	Transcript io.Writer
+	// Logger receives the guard's diagnostics; nil means none. Owner tokens
+	// are never logged.
+	Logger hclog.Logger
+	// Dial connects to the agent on port and reads its handshake within ctx;
+	// nil means agentproto.Dialer with ConnectTimeout set to Timeout.
+	Dial func(ctx context.Context, port int) (Agent, error)
+	// NewRunner returns the Runner for the command; nil means DefaultRunner
+	// (a pty when Stdout is a terminal, plain stdio otherwise).
+	NewRunner func(Command) Runner
+	// Signals delivers the signals the build reacts to: SIGINT, SIGTERM and
+	// SIGHUP interrupt it, SIGWINCH resizes its terminal. nil means the
+	// process's own signals, caught for the duration of Run.
+	Signals <-chan os.Signal
+}
+
+// Guard runs builds under an owned hold. It is immutable; each Run is one
+// session with its own connection.
+type Guard struct {
+	cfg   Config
+	owner string
+	log   hclog.Logger
+}
+
+// New checks cfg and fills in its defaults. An invalid owner token is the
+// only error (wrapping ErrInvalidOwner); everything else is reported by Run,
+// after the owner line.
+func New(cfg Config) (*Guard, error) {
+	owner, err := NewOwner(cfg.Owner)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Grace == 0 {
+		cfg.Grace = DefaultGrace
+	}
+	if cfg.Stdin == nil {
+		cfg.Stdin = os.Stdin
+	}
+	if cfg.Stdout == nil {
+		cfg.Stdout = os.Stdout
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = os.Stderr
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Dial == nil {
+		d := agentproto.Dialer{ConnectTimeout: cfg.Timeout}
+		cfg.Dial = func(ctx context.Context, port int) (Agent, error) {
+			c, err := d.Dial(ctx, port)
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		}
+	}
+	if cfg.NewRunner == nil {
+		cfg.NewRunner = DefaultRunner
+	}
+	return &Guard{cfg: cfg, owner: owner, log: cfg.Logger}, nil
+}
+
+// Owner returns the build's owner token.
+func (g *Guard) Owner() string { return g.owner }
+
+// Run guards one build of argv (run directly, never through a shell):
+//
+//  1. print the owner line on Stderr;
+//  2. resolve the endpoint, connect, read the handshake, send
+//     `BUILD started` and wait for its acknowledgement (else ErrRefused,
+//     and the command never runs);
+//  3. start the command (else `BUILD failed`, acknowledged, and ErrCannotRun
+//     with code 127) and supervise it, forwarding signals;
+//  4. send `BUILD ok` when it exited 0, `BUILD failed` otherwise, and wait
+//     for the acknowledgement (else ErrUnsafe, after a best-effort
+//     `BUILD failed` when `ok` was not confirmed).
+//
+// It returns the command's exit code (128+n when signal n ended it) and nil
+// when the finish was confirmed. A signal (or ctx) ending the build gives an
+// *InterruptedError. No process of the command's group outlives Run.
+func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
+	c := g.cfg
+	if len(argv) == 0 {
+		return 0, fmt.Errorf("%w: no command given", ErrRefused)
+	}
+	fmt.Fprintln(c.Stderr, OwnerLine(g.owner))
+	if c.Timeout < time.Millisecond || c.Timeout > MaxTimeout {
+		return 0, fmt.Errorf("%w: timeoutMs must be between 1 and 60000", ErrRefused)
+	}
+	sigs, stopSignals := g.signals()
+	defer stopSignals()
+
+	agent, sig, err := g.acquire(ctx, sigs)
+	if agent != nil {
+		defer agent.Close()
+	}
+	switch {
+	case sig != nil:
+		return 0, &InterruptedError{Signal: sig}
+	case err != nil:
+		return 0, err
+	}
+
+	r := c.NewRunner(Command{
+		Argv: argv, Dir: c.Dir, Env: c.Env,
+		Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr,
+		Transcript: c.Transcript, Logger: g.log.Named("child"),
+	})
+	defer r.Close()
+	if err := r.Start(); err != nil {
+		r.Close()
+		g.log.Warn("the build command could not be started", "error", err)
+		if ferr := g.finish(ctx, agent, agentproto.BuildFailed); ferr != nil {
+			return 1, fmt.Errorf("%w: %w; then BUILD failed was not acknowledged (%w); the output stays held: rerun the build with --owner and the owner printed above", ErrUnsafe, err, ferr)
+		}
+		return 127, err
+	}
+
+	code, sig, werr := g.supervise(ctx, r, sigs)
+	r.Close() // restores the terminal before anything more is printed
+	if werr != nil {
+		g.log.Error("waiting for the build failed", "error", werr)
+	}
+	state := agentproto.BuildOK
+	if code != 0 || sig != nil || werr != nil || ctx.Err() != nil {
+		state = agentproto.BuildFailed
+	}
+	ferr := g.finish(ctx, agent, state)
+	if ferr != nil && state == agentproto.BuildOK {
+		if err := g.finish(ctx, agent, agentproto.BuildFailed); err != nil {
+			g.log.Debug("best-effort BUILD failed after the lost ok", "error", err)
+		}
+	}
+	var unsafe error
+	switch {
+	case ferr != nil:
+		unsafe = fmt.Errorf("%w: BUILD %s was not acknowledged (%w); the output stays held: rerun the build with --owner and the owner printed above", ErrUnsafe, state, ferr)
+	case werr != nil:
+		unsafe = fmt.Errorf("%w: %w", ErrUnsafe, werr)
+	}
+	switch {
+	case sig != nil:
+		return code, &InterruptedError{Signal: sig, Err: unsafe}
+	case ctx.Err() != nil:
+		return code, &InterruptedError{Err: errors.Join(ctx.Err(), unsafe)}
+	case unsafe != nil:
+		return 1, unsafe
+	}
+	return code, nil
+}
+
+// signals returns the channel Run reacts to and a function that stops it.
+func (g *Guard) signals() (<-chan os.Signal, func()) {
+	if g.cfg.Signals != nil {
+		return g.cfg.Signals, func() {}
+	}
+	ch := make(chan os.Signal, 8)
+	signal.Notify(ch, notifySignals...)
+	return ch, func() { signal.Stop(ch) }
+}
+
+// acquire connects and takes the hold. A signal (or ctx) before the hold is
+// acknowledged cancels it and is returned instead of an error.
+func (g *Guard) acquire(ctx context.Context, sigs <-chan os.Signal) (Agent, os.Signal, error) {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var got os.Signal
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case s := <-sigs:
+				if isResize(s) {
+					continue
+				}
+				got = s
+				cancel()
+				return
+			case <-stop:
+				return
+			}
+		}
+	}()
+	agent, err := g.connectAndStart(actx)
+	close(stop)
+	wg.Wait()
+	switch {
+	case got != nil:
+		g.log.Info("interrupted before the build started", "signal", got)
+		if err == nil {
+			// The hold was taken just before the signal: say the build failed.
+			if ferr := g.finish(ctx, agent, agentproto.BuildFailed); ferr != nil {
+				g.log.Debug("BUILD failed after an interrupted start", "error", ferr)
+			}
+		}
+		return agent, got, nil
+	case err == nil && ctx.Err() != nil:
+		return agent, nil, fmt.Errorf("%w: %w", ErrRefused, ctx.Err())
+	}
+	return agent, nil, err
+}
+
+func (g *Guard) connectAndStart(ctx context.Context) (Agent, error) {
+	port, err := g.cfg.Endpoint.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	agent, err := g.cfg.Dial(dctx, port)
+	cancel()
+	if err != nil {
+		g.log.Debug("connecting to the agent failed", "port", port, "error", err, "cause", agentproto.Cause(err))
+		return nil, fmt.Errorf("%w: Cannot open build session: %w", ErrRefused, err)
+	}
+	g.log.Debug("connected to the agent", "port", port)
+	sctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	err = agent.Build(sctx, agentproto.BuildStarted, g.owner)
+	cancel()
+	if err != nil {
+		g.log.Debug("BUILD started failed", "error", err, "cause", agentproto.Cause(err))
+		return agent, fmt.Errorf("%w: BUILD started was not acknowledged; the command was not run: %w", ErrRefused, err)
+	}
+	g.log.Debug("hold acknowledged")
+	return agent, nil
+}
+
+// finish sends the final state and waits for its acknowledgement, even when
+// ctx was cancelled (the agent must hear how the build ended).
+func (g *Guard) finish(ctx context.Context, agent Agent, state string) error {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.cfg.Timeout)
+	defer cancel()
+	err := agent.Build(fctx, state, g.owner)
+	if err != nil {
+		g.log.Debug("BUILD finish not acknowledged", "state", state, "error", err, "cause", agentproto.Cause(err))
+		return err
+	}
+	g.log.Debug("finish acknowledged", "state", state)
+	return nil
+}
+
+// supervise waits for the command while reacting to signals and ctx: the
+// first interruption is forwarded to the command's process group and starts
+// the grace period, after which the group is killed.
+func (g *Guard) supervise(ctx context.Context, r Runner, sigs <-chan os.Signal) (int, os.Signal, error) {
+	type result struct {
+		code int
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, err := r.Wait()
+		done <- result{code, err}
+	}()
+	var (
+		sig       os.Signal
+		grace     <-chan time.Time
+		timer     *time.Timer
+		ctxDone   = ctx.Done()
+		interrupt = func(forward os.Signal) {
+			if err := r.Signal(forward); err != nil {
+				g.log.Warn("forwarding the signal failed", "signal", forward, "error", err)
+			}
+			if timer != nil {
+				return
+			}
+			if g.cfg.Grace < 0 {
+				_ = r.Kill()
+				timer = time.NewTimer(0) // marks the grace period as begun
+				return
+			}
+			timer = time.NewTimer(g.cfg.Grace)
+			grace = timer.C
+		}
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		select {
+		case res := <-done:
+			return res.code, sig, res.err
+		case s := <-sigs:
+			if isResize(s) {
+				if err := r.Resize(); err != nil {
+					g.log.Debug("resizing the build's terminal failed", "error", err)
+				}
+				continue
+			}
+			g.log.Info("forwarding signal to the build", "signal", s)
+			if sig == nil {
+				sig = s
+			}
+			interrupt(s)
+		case <-ctxDone:
+			ctxDone = nil
+			g.log.Info("cancelled; stopping the build")
+			interrupt(terminateSignal)
+		case <-grace:
+			grace = nil
+			g.log.Warn("the build did not stop within the grace period; killing it", "grace", g.cfg.Grace)
+			if err := r.Kill(); err != nil {
+				g.log.Warn("killing the build failed", "error", err)
+			}
+		}
+	}
+}

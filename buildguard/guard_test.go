@@ -1,0 +1,401 @@
+//go:build unix
+
+package buildguard
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
+)
+
+// fakeAgent is an in-memory Agent that records what it was sent and answers
+// with scripted faults. Network behaviour is covered by the testscript suite
+// against agenttest; this fake isolates the session logic.
+type fakeAgent struct {
+	mu     sync.Mutex
+	sent   []string
+	closed bool
+	// fail returns the error for the n-th (0-based) BUILD of state, or nil.
+	fail func(state string, n int) error
+	// hang makes BUILD of this state wait until its context ends.
+	hang string
+	// sentStarted is closed when BUILD started was sent.
+	sentStarted chan struct{}
+}
+
+func newFakeAgent() *fakeAgent { return &fakeAgent{sentStarted: make(chan struct{})} }
+
+func (a *fakeAgent) Build(ctx context.Context, state, owner string) error {
+	a.mu.Lock()
+	n := 0
+	for _, s := range a.sent {
+		if strings.HasPrefix(s, state+" ") {
+			n++
+		}
+	}
+	a.sent = append(a.sent, state+" owner="+owner)
+	if state == agentproto.BuildStarted && n == 0 {
+		close(a.sentStarted)
+	}
+	fail, hang := a.fail, a.hang
+	a.mu.Unlock()
+	if hang == state {
+		<-ctx.Done()
+		return agentproto.ErrTimeout
+	}
+	if fail != nil {
+		return fail(state, n)
+	}
+	return nil
+}
+
+func (a *fakeAgent) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.closed = true
+	return nil
+}
+
+func (a *fakeAgent) states() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var s []string
+	for _, line := range a.sent {
+		s = append(s, strings.Fields(line)[0])
+	}
+	return strings.Join(s, ",")
+}
+
+type harness struct {
+	agent  *fakeAgent
+	cfg    Config
+	sigs   chan os.Signal
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+	dials  int
+}
+
+func newHarness(t *testing.T) *harness {
+	h := &harness{agent: newFakeAgent(), sigs: make(chan os.Signal, 4)}
+	h.cfg = Config{
+		Endpoint: agentproto.Endpoint{Port: "4000"},
+		Owner:    "test-owner",
+		Timeout:  2 * time.Second,
+		Stdin:    devNull(t),
+		Stdout:   &h.stdout,
+		Stderr:   &h.stderr,
+		Signals:  h.sigs,
+		Dial: func(ctx context.Context, port int) (Agent, error) {
+			h.dials++
+			if port != 4000 {
+				t.Errorf("dialled port %d, want 4000", port)
+			}
+			return h.agent, nil
+		},
+	}
+	return h
+}
+
+func (h *harness) run(t *testing.T, argv []string, env []string) (int, error) {
+	t.Helper()
+	h.cfg.Env = env
+	g, err := New(h.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := g.Run(context.Background(), argv)
+	if !h.agent.closed && h.dials > 0 {
+		t.Error("the agent connection was not closed")
+	}
+	return code, err
+}
+
+func TestRunOKSendsStartedThenOK(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	argv, env := childCmd(t, "marker", marker)
+	code, err := h.run(t, argv, env)
+	if err != nil || code != 0 {
+		t.Fatalf("Run = %d, %v", code, err)
+	}
+	if got := h.agent.states(); got != "started,ok" {
+		t.Errorf("agent got %s, want started,ok", got)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the child did not run: %v", err)
+	}
+	want := OwnerLine("test-owner") + "\n"
+	if h.stderr.String() != want {
+		t.Errorf("stderr = %q, want only the owner line", h.stderr.String())
+	}
+	if h.stdout.Len() != 0 {
+		t.Errorf("stdout = %q, want nothing", h.stdout.String())
+	}
+}
+
+func TestRunFailedKeepsChildCode(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	argv, env := childCmd(t, "exit", "7")
+	code, err := h.run(t, argv, env)
+	if err != nil || code != 7 {
+		t.Fatalf("Run = %d, %v; want 7, nil", code, err)
+	}
+	if got := h.agent.states(); got != "started,failed" {
+		t.Errorf("agent got %s, want started,failed", got)
+	}
+}
+
+func TestRunRefusedStartNeverRunsChild(t *testing.T) {
+	t.Parallel()
+	for name, fault := range map[string]error{
+		"rejected":     agentproto.ErrRejected,
+		"timeout":      agentproto.ErrTimeout,
+		"disconnected": agentproto.ErrDisconnected,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.agent.fail = func(state string, n int) error {
+				if state == agentproto.BuildStarted {
+					return fault
+				}
+				return nil
+			}
+			marker := filepath.Join(t.TempDir(), "ran")
+			argv, env := childCmd(t, "marker", marker)
+			_, err := h.run(t, argv, env)
+			if !errors.Is(err, ErrRefused) || !errors.Is(err, fault) {
+				t.Fatalf("err = %v, want ErrRefused wrapping %v", err, fault)
+			}
+			if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the child ran: %v", err)
+			}
+			if got := h.agent.states(); got != "started" {
+				t.Errorf("agent got %s, want started only", got)
+			}
+		})
+	}
+}
+
+func TestRunRefusedBeforeConnecting(t *testing.T) {
+	t.Parallel()
+	for name, mutate := range map[string]func(*Config){
+		"invalid port":  func(c *Config) { c.Endpoint.Port = "65536" },
+		"no port file":  func(c *Config) { c.Endpoint = agentproto.Endpoint{PortFile: filepath.Join(t.TempDir(), "none")} },
+		"timeout high":  func(c *Config) { c.Timeout = 60001 * time.Millisecond },
+		"timeout below": func(c *Config) { c.Timeout = time.Microsecond },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			mutate(&h.cfg)
+			_, err := h.run(t, []string{"true"}, nil)
+			if !errors.Is(err, ErrRefused) {
+				t.Fatalf("err = %v, want ErrRefused", err)
+			}
+			if h.dials != 0 {
+				t.Errorf("dialled %d times, want none", h.dials)
+			}
+			if !strings.HasPrefix(h.stderr.String(), OwnerLine("test-owner")+"\n") {
+				t.Errorf("stderr = %q, want the owner line first", h.stderr.String())
+			}
+		})
+	}
+}
+
+func TestNewRejectsInvalidOwner(t *testing.T) {
+	t.Parallel()
+	for _, owner := range []string{"a b", "x/y", strings.Repeat("a", 65), "ü"} {
+		if _, err := New(Config{Owner: owner}); !errors.Is(err, ErrInvalidOwner) || strings.Contains(err.Error(), owner) {
+			t.Errorf("owner %q: err = %v, want ErrInvalidOwner without the value", owner, err)
+		}
+	}
+	g, err := New(Config{})
+	if err != nil || len(g.Owner()) != 36 || !agentproto.ValidToken(g.Owner()) {
+		t.Errorf("fresh owner = %q, %v", g.Owner(), err)
+	}
+}
+
+func TestRunLaunchFailureSendsFailed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	code, err := h.run(t, []string{filepath.Join(t.TempDir(), "no such build")}, nil)
+	if !errors.Is(err, ErrCannotRun) || code != 127 {
+		t.Fatalf("Run = %d, %v; want 127, ErrCannotRun", code, err)
+	}
+	if got := h.agent.states(); got != "started,failed" {
+		t.Errorf("agent got %s, want started,failed", got)
+	}
+}
+
+func TestRunLostOKAckIsUnsafeAndSaysFailed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.agent.hang = agentproto.BuildOK
+	h.cfg.Timeout = 50 * time.Millisecond
+	argv, env := childCmd(t, "exit", "0")
+	code, err := h.run(t, argv, env)
+	if !errors.Is(err, ErrUnsafe) || code != 1 {
+		t.Fatalf("Run = %d, %v; want 1, ErrUnsafe", code, err)
+	}
+	if got := h.agent.states(); got != "started,ok,failed" {
+		t.Errorf("agent got %s, want started,ok,failed", got)
+	}
+	if strings.Contains(err.Error(), "test-owner") {
+		t.Errorf("the error shows the owner: %v", err)
+	}
+}
+
+func TestRunRejectedFailedIsUnsafe(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.agent.fail = func(state string, n int) error {
+		if state == agentproto.BuildFailed {
+			return agentproto.ErrRejected
+		}
+		return nil
+	}
+	argv, env := childCmd(t, "exit", "3")
+	if code, err := h.run(t, argv, env); !errors.Is(err, ErrUnsafe) || code != 1 {
+		t.Fatalf("Run = %d, %v; want 1, ErrUnsafe", code, err)
+	}
+}
+
+// interruptWhileRunning starts a sleeper child (which may ignore signals),
+// sends sig once it runs, and returns Run's result and the child's pids.
+func interruptWhileRunning(t *testing.T, h *harness, sig syscall.Signal, ignore bool) (int, error, []int) {
+	t.Helper()
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	args := []string{pidFile}
+	if ignore {
+		args = append(args, "ignore")
+	}
+	argv, env := childCmd(t, "sleeper", args...)
+	type result struct {
+		code int
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, err := h.run(t, argv, env)
+		done <- result{code, err}
+	}()
+	var pids []int
+	for _, f := range strings.Fields(waitFile(t, pidFile)) {
+		n, _ := strconv.Atoi(f)
+		pids = append(pids, n)
+	}
+	h.sigs <- sig
+	select {
+	case res := <-done:
+		return res.code, res.err, pids
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after the signal")
+	}
+	return 0, nil, nil
+}
+
+func TestRunSignalStopsChildAndSendsFailed(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			code, err, pids := interruptWhileRunning(t, h, sig, false)
+			var ie *InterruptedError
+			if !errors.As(err, &ie) || ie.Signal != sig || ie.Err != nil {
+				t.Fatalf("Run = %d, %v; want a confirmed interruption by %v", code, err, sig)
+			}
+			if ie.ExitCode() != 128+int(sig) {
+				t.Errorf("ExitCode = %d, want %d", ie.ExitCode(), 128+int(sig))
+			}
+			if got := h.agent.states(); got != "started,failed" {
+				t.Errorf("agent got %s, want started,failed", got)
+			}
+			for _, pid := range pids {
+				waitGone(t, pid)
+			}
+		})
+	}
+}
+
+func TestRunGraceExpiryKillsStubbornChild(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.cfg.Grace = 100 * time.Millisecond
+	code, err, pids := interruptWhileRunning(t, h, syscall.SIGTERM, true)
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || ie.ExitCode() != 143 {
+		t.Fatalf("Run = %d, %v; want an interruption with exit 143", code, err)
+	}
+	if code != 128+int(syscall.SIGKILL) {
+		t.Errorf("child code = %d, want 137 (killed after the grace period)", code)
+	}
+	if got := h.agent.states(); got != "started,failed" {
+		t.Errorf("agent got %s, want started,failed", got)
+	}
+	for _, pid := range pids {
+		waitGone(t, pid)
+	}
+}
+
+func TestRunSignalBeforeAckRunsNoChild(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.agent.hang = agentproto.BuildStarted
+	h.cfg.Timeout = time.Minute
+	marker := filepath.Join(t.TempDir(), "ran")
+	argv, env := childCmd(t, "marker", marker)
+	go func() {
+		<-h.agent.sentStarted
+		h.sigs <- syscall.SIGINT
+	}()
+	_, err := h.run(t, argv, env)
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || ie.ExitCode() != 130 {
+		t.Fatalf("err = %v, want an interruption with exit 130", err)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the child ran: %v", err)
+	}
+	if got := h.agent.states(); got != "started" {
+		t.Errorf("agent got %s, want started only", got)
+	}
+}
+
+func TestRunContextCancelStopsChild(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	argv, env := childCmd(t, "sleeper", pidFile)
+	h.cfg.Env = env
+	g, err := New(h.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		waitFile(t, pidFile)
+		cancel()
+	}()
+	_, err = g.Run(ctx, argv)
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || ie.Signal != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want a cancellation", err)
+	}
+	if got := h.agent.states(); got != "started,failed" {
+		t.Errorf("agent got %s, want started,failed", got)
+	}
+}

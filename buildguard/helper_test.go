@@ -1,0 +1,133 @@
+package buildguard
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// childEnv switches the test binary into a child program (see childMain).
+const childEnv = "BUILDGUARD_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childEnv); mode != "" {
+		os.Exit(childMain(mode, os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// childMain is a build command with scripted behaviour, run as the test
+// binary re-executed.
+func childMain(mode string, args []string) int {
+	switch mode {
+	case "exit": // exit CODE
+		n, _ := strconv.Atoi(args[0])
+		return n
+	case "print": // print OUT ERR: writes to stdout and stderr
+		fmt.Fprint(os.Stdout, args[0])
+		fmt.Fprint(os.Stderr, args[1])
+		return 0
+	case "args": // one line per argument, quoted
+		for _, a := range args {
+			fmt.Printf("%q\n", a)
+		}
+		return 0
+	case "marker": // marker FILE: creates FILE, exits 0
+		if err := os.WriteFile(args[0], []byte("ran\n"), 0o644); err != nil {
+			return 3
+		}
+		return 0
+	case "sleeper": // sleeper PIDFILE [ignore]: starts a grandchild, records both pids, waits
+		gc := exec.Command("sleep", "300")
+		if err := gc.Start(); err != nil {
+			return 4
+		}
+		// Ignored after the grandchild started, which keeps default dispositions.
+		if len(args) > 1 && args[1] == "ignore" {
+			signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		}
+		tmp := args[0] + ".tmp"
+		os.WriteFile(tmp, []byte(fmt.Sprintf("%d %d", os.Getpid(), gc.Process.Pid)), 0o644)
+		os.Rename(tmp, args[0])
+		time.Sleep(300 * time.Second)
+		return 0
+	case "tty": // reports its terminal, then echoes input lines with the terminal size until "quit"
+		fmt.Printf("stdin-tty=%v stdout-tty=%v\n", term.IsTerminal(0), term.IsTerminal(1))
+		fmt.Print("\x1b[31mRED\x1b[0m\n")
+		cols, rows, _ := term.GetSize(1)
+		fmt.Printf("ready size=%d %d\n", rows, cols)
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if sc.Text() == "quit" {
+				return 0
+			}
+			cols, rows, _ := term.GetSize(1)
+			fmt.Printf("got %s size=%d %d\n", sc.Text(), rows, cols)
+		}
+		return 5
+	}
+	fmt.Fprintf(os.Stderr, "unknown child mode %q\n", mode)
+	return 99
+}
+
+// childCmd returns the argv and environment that run the test binary as the
+// child program mode.
+func childCmd(t *testing.T, mode string, args ...string) ([]string, []string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{exe}, args...), append(os.Environ(), childEnv+"="+mode)
+}
+
+// waitFile waits (bounded) for path to exist and returns its content.
+func waitFile(t *testing.T, path string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil {
+			return string(b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s did not appear", path)
+	return ""
+}
+
+// processGone reports whether pid no longer runs (absent, or a zombie
+// waiting for its new parent to collect it).
+func processGone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the command name in parentheses.
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == ')' {
+			return i+2 < len(b) && b[i+2] == 'Z'
+		}
+	}
+	return false
+}
+
+// waitGone waits (bounded) for pid to stop running.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if processGone(pid) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("process %d still runs", pid)
+}

@@ -1,0 +1,27 @@
+package buildguard
+
+import (
+	"fmt"
+
+	"github.com/buildguard/buildguard/agentproto"
+)
+
+// NewOwner returns the owner token of a build: owner itself when it is given
+// and valid, a fresh random UUID when owner is empty, and an error wrapping
+// ErrInvalidOwner otherwise. The error text never contains the rejected value
+// (it may be a mistyped secret).
+func NewOwner(owner string) (string, error) {
+	if owner == "" {
+		return agentproto.NewToken(), nil
+	}
+	if !agentproto.ValidToken(owner) {
+		return "", fmt.Errorf("%w: it must be 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'", ErrInvalidOwner)
+	}
+	return owner, nil
+}
+
+// OwnerLine is the line printed on stderr before a build connects (D8). It is
+// the only place an owner token is ever shown or logged.
+func OwnerLine(owner string) string {
+	return fmt.Sprintf("buildguard: build owner: %s; retain it to recover with --owner %s if this build fails or disconnects", owner, owner)
+}

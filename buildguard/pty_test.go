@@ -1,0 +1,186 @@
+//go:build linux
+
+package buildguard
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// lockedBuffer collects a terminal's output for assertions while it is written.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitOutput waits (bounded) until out contains s, calling poke between looks.
+func waitOutput(t *testing.T, out *lockedBuffer, s string, poke func()) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(out.String(), s) {
+			return
+		}
+		if poke != nil {
+			poke()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("terminal output %q does not contain %q", out.String(), s)
+}
+
+// TestRunUnderTerminal plays the user's terminal with a pty: the wrapper's
+// stdin, stdout and stderr are its tty side.
+func TestRunUnderTerminal(t *testing.T) {
+	t.Parallel()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 30, Cols: 100}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var screen lockedBuffer
+	go io.Copy(&screen, ptmx)
+
+	var transcript lockedBuffer
+	h := newHarness(t)
+	h.cfg.Stdin, h.cfg.Stdout, h.cfg.Stderr = tty, tty, tty
+	h.cfg.Transcript = &transcript
+	argv, env := childCmd(t, "tty")
+	h.cfg.Env = env
+	g, err := New(h.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		code int
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, err := g.Run(context.Background(), argv)
+		done <- result{code, err}
+	}()
+
+	waitOutput(t, &screen, "ready size=30 100", nil)
+	during, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during.Lflag&(unix.ICANON|unix.ECHO) != 0 {
+		t.Errorf("the user's terminal is not in raw mode while the build runs (lflag %#x)", during.Lflag)
+	}
+	// The window grows; the child follows after SIGWINCH.
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 132}); err != nil {
+		t.Fatal(err)
+	}
+	h.sigs <- syscall.SIGWINCH
+	waitOutput(t, &screen, "got x size=40 132", func() { ptmx.Write([]byte("x\r")) })
+	ptmx.Write([]byte("quit\r"))
+
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	if res.err != nil || res.code != 0 {
+		t.Fatalf("Run = %d, %v", res.code, res.err)
+	}
+	out := screen.String()
+	for _, want := range []string{"stdin-tty=true stdout-tty=true", "\x1b[31mRED\x1b[0m"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("terminal output %q lacks %q", out, want)
+		}
+		if !strings.Contains(transcript.String(), want) {
+			t.Errorf("transcript %q lacks %q", transcript.String(), want)
+		}
+	}
+	after, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *after != *before {
+		t.Errorf("terminal state not restored:\nbefore %+v\nafter  %+v", *before, *after)
+	}
+	if got := h.agent.states(); got != "started,ok" {
+		t.Errorf("agent got %s, want started,ok", got)
+	}
+}
+
+func TestRunUnderTerminalInterruptedRestoresTerminal(t *testing.T) {
+	t.Parallel()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var screen lockedBuffer
+	go io.Copy(&screen, ptmx)
+	h := newHarness(t)
+	h.cfg.Stdin, h.cfg.Stdout, h.cfg.Stderr = tty, tty, tty
+	argv, env := childCmd(t, "tty")
+	h.cfg.Env = env
+	g, err := New(h.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.Run(context.Background(), argv)
+		done <- err
+	}()
+	waitOutput(t, &screen, "ready size=", nil)
+	h.sigs <- syscall.SIGTERM
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	if ie, ok := err.(*InterruptedError); !ok || ie.ExitCode() != 143 || ie.Err != nil {
+		t.Fatalf("err = %v, want a confirmed interruption with exit 143", err)
+	}
+	after, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *after != *before {
+		t.Errorf("terminal state not restored:\nbefore %+v\nafter  %+v", *before, *after)
+	}
+	if got := h.agent.states(); got != "started,failed" {
+		t.Errorf("agent got %s, want started,failed", got)
+	}
+}

@@ -1,0 +1,161 @@
+package buildguard
+
+import (
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Runner runs one child process. It separates how the child runs (a process
+// group with inherited or copied stdio, or a session on a pseudo-terminal)
+// from the hold session that decides when it runs and what its exit means.
+//
+// The session calls Start once, then Wait in one goroutine while it may call
+// Signal, Kill and Resize from another; Close is deferred and runs on every
+// path. Every method is safe to call in any state.
+type Runner interface {
+	// Start launches the child. A non-nil error means no child runs; it
+	// wraps ErrCannotRun.
+	Start() error
+	// Wait blocks until the child exited, kills whatever is left of its
+	// process group (the child's own children), waits a bounded time for its
+	// output to drain, and returns the exit code: the child's own code, or
+	// 128+n when signal n ended it.
+	Wait() (int, error)
+	// Signal sends sig to the child's process group. It does nothing before
+	// Start or once Wait has collected the child.
+	Signal(sig os.Signal) error
+	// Kill sends SIGKILL to the child's process group. It is idempotent and
+	// does nothing before Start or once Wait has collected the child.
+	Kill() error
+	// Resize makes the child's terminal follow the size of ours; without a
+	// terminal it does nothing.
+	Resize() error
+	// Close releases what Start acquired and restores our terminal. It is
+	// idempotent and safe to defer before Start.
+	Close() error
+}
+
+// Command is what a Runner runs and where the child's output goes.
+type Command struct {
+	// Argv is the child's argument vector, run directly without a shell.
+	// Argv[0] is looked up in PATH when it contains no path separator.
+	// Required.
+	Argv []string
+	// Dir is the child's working directory; "" means ours.
+	Dir string
+	// Env is the child's environment; nil means ours.
+	Env []string
+	// Stdin is the child's input; nil means os.Stdin.
+	Stdin io.Reader
+	// Stdout receives the child's standard output; nil means os.Stdout.
+	Stdout io.Writer
+	// Stderr receives the child's standard error; nil means os.Stderr. Under
+	// a pty the child has one output stream and it goes to Stdout.
+	Stderr io.Writer
+	// Transcript, when not nil, receives a copy of everything the child
+	// writes to stdout and stderr. A failing Transcript is dropped (and
+	// logged); the child's output to Stdout and Stderr is never held back.
+	Transcript io.Writer
+	// DrainTimeout bounds the wait for the child's output after it exited;
+	// 0 means 2 s.
+	DrainTimeout time.Duration
+	// Logger receives debug and warning lines; nil means no logging.
+	Logger hclog.Logger
+}
+
+func (c Command) withDefaults() Command {
+	if c.Stdin == nil {
+		c.Stdin = os.Stdin
+	}
+	if c.Stdout == nil {
+		c.Stdout = os.Stdout
+	}
+	if c.Stderr == nil {
+		c.Stderr = os.Stderr
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = 2 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	return c
+}
+
+// copyBufferSize is the chunk size of output copies: large enough that a
+// child writing at full speed is not slowed by the wrapper in between.
+const copyBufferSize = 256 << 10
+
+// transcriptWriter serialises writes of several streams into one transcript
+// and drops the transcript after its first error.
+type transcriptWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+	log hclog.Logger
+}
+
+func (t *transcriptWriter) write(p []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.w == nil || t.err != nil {
+		return
+	}
+	if _, err := t.w.Write(p); err != nil {
+		t.err = err
+		t.log.Warn("writing the transcript failed; the build output continues without it", "error", err)
+	}
+}
+
+// teeWriter writes to dst and copies every byte to the transcript.
+type teeWriter struct {
+	dst io.Writer
+	t   *transcriptWriter
+}
+
+func (w teeWriter) Write(p []byte) (int, error) {
+	w.t.write(p)
+	return w.dst.Write(p)
+}
+
+// pump copies src to dst with a large buffer until EOF or an error, and
+// treats EIO (a pty whose other side is gone) as EOF. When writing to dst
+// fails it keeps reading, so the child never blocks on a full pipe.
+func pump(dst io.Writer, src io.Reader, log hclog.Logger) {
+	buf := make([]byte, copyBufferSize)
+	var werr error
+	for {
+		n, err := src.Read(buf)
+		if n > 0 && werr == nil {
+			if _, werr = dst.Write(buf[:n]); werr != nil {
+				log.Warn("writing the build output failed; discarding the rest", "error", werr)
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !isEIO(err) && !errors.Is(err, os.ErrClosed) {
+				log.Debug("reading the build output ended", "error", err)
+			}
+			return
+		}
+	}
+}
+
+// waitDone waits for done up to d and reports whether it closed.
+func waitDone(done <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func isEIO(err error) bool { return errors.Is(err, syscall.EIO) }

@@ -1,0 +1,210 @@
+//go:build unix
+
+package buildguard
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+)
+
+// PTYRunner runs the child as the leader of a new session on a
+// pseudo-terminal, so that it sees a terminal: colours and progress bars
+// survive. Our stdin, when it is a terminal, is put in raw mode and copied
+// to the child (Ctrl-C then reaches the child through its terminal); the
+// child's size follows ours; the child's stdout and stderr arrive merged on
+// Stdout, as a terminal shows them. Close restores our terminal.
+type PTYRunner struct {
+	c   Command
+	g   group
+	tw  *transcriptWriter
+	pt  *os.File // the pty's controlling side, non-blocking (closing it ends reads)
+	in  *stdinCopier
+	out chan struct{} // closed when the child's output ended
+
+	termMu    sync.Mutex
+	termFd    int
+	termState *term.State // non-nil while our stdin is in raw mode
+	closeOnce sync.Once
+}
+
+// NewPTYRunner returns a Runner for c on a pseudo-terminal.
+func NewPTYRunner(c Command) *PTYRunner {
+	c = c.withDefaults()
+	return &PTYRunner{c: c, tw: &transcriptWriter{w: c.Transcript, log: c.Logger}}
+}
+
+// terminalFile returns w as a file when it is a terminal.
+func terminalFile(w any) (*os.File, bool) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil, false
+	}
+	return f, true
+}
+
+// IsTerminal reports whether w is a terminal; the wrapper chooses a PTYRunner
+// when its stdout is one.
+func IsTerminal(w any) bool {
+	_, ok := terminalFile(w)
+	return ok
+}
+
+func (r *PTYRunner) size() *pty.Winsize {
+	if f, ok := terminalFile(r.c.Stdout); ok {
+		if ws, err := pty.GetsizeFull(f); err == nil && ws.Rows > 0 && ws.Cols > 0 {
+			return ws
+		}
+	}
+	return &pty.Winsize{Rows: 24, Cols: 80}
+}
+
+// Start implements Runner.
+func (r *PTYRunner) Start() error {
+	if len(r.c.Argv) == 0 {
+		return fmt.Errorf("%w: no command given", ErrCannotRun)
+	}
+	cmd := exec.Command(r.c.Argv[0], r.c.Argv[1:]...)
+	cmd.Dir, cmd.Env = r.c.Dir, r.c.Env
+	// Resolve the executable first, so that a missing command is reported
+	// before our terminal changes.
+	if cmd.Err != nil {
+		return fmt.Errorf("%w: %w", ErrCannotRun, cmd.Err)
+	}
+	ptmx, err := pty.StartWithSize(cmd, r.size())
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrCannotRun, err)
+	}
+	r.g.started(cmd)
+	r.c.Logger.Debug("build started", "pid", cmd.Process.Pid, "mode", "pty")
+
+	// ptmx was put in blocking mode by the ioctls of Start; a non-blocking
+	// duplicate is served by the runtime poller, so Close ends its reads.
+	pt, err := nonBlockingDup(ptmx)
+	ptmx.Close()
+	if err != nil {
+		_ = r.g.signal(syscall.SIGKILL)
+		_, _ = r.g.wait()
+		return fmt.Errorf("%w: %w", ErrCannotRun, err)
+	}
+	r.pt = pt
+
+	if f, ok := terminalFile(r.c.Stdin); ok {
+		r.termMu.Lock()
+		r.termFd = int(f.Fd())
+		if st, err := term.MakeRaw(r.termFd); err == nil {
+			r.termState = st
+		} else {
+			r.c.Logger.Warn("cannot put the terminal in raw mode; input is line-buffered", "error", err)
+		}
+		r.termMu.Unlock()
+	}
+
+	var w io.Writer = r.c.Stdout
+	if r.c.Transcript != nil {
+		w = teeWriter{dst: r.c.Stdout, t: r.tw}
+	}
+	r.out = make(chan struct{})
+	go func() {
+		defer close(r.out)
+		pump(w, pt, r.c.Logger)
+	}()
+	r.in = startStdinCopier(r.c.Stdin, pt, r.c.Logger)
+	return nil
+}
+
+func nonBlockingDup(f *os.File) (*os.File, error) {
+	fd, err := unix.Dup(int(f.Fd()))
+	if err != nil {
+		return nil, fmt.Errorf("duplicating the pty: %w", err)
+	}
+	unix.CloseOnExec(fd)
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("making the pty non-blocking: %w", err)
+	}
+	return os.NewFile(uintptr(fd), f.Name()), nil
+}
+
+// Wait implements Runner.
+func (r *PTYRunner) Wait() (int, error) {
+	code, err := r.g.wait()
+	if err != nil {
+		return 0, err
+	}
+	if r.out != nil && !waitDone(r.out, r.c.DrainTimeout) {
+		r.c.Logger.Warn("the build's terminal output did not end after it exited; some of it may be lost", "timeout", r.c.DrainTimeout)
+	}
+	r.restoreTerminal()
+	return code, nil
+}
+
+// Signal implements Runner.
+func (r *PTYRunner) Signal(sig os.Signal) error {
+	s, err := toSyscallSignal(sig)
+	if err != nil {
+		return err
+	}
+	return r.g.signal(s)
+}
+
+// Kill implements Runner.
+func (r *PTYRunner) Kill() error { return r.g.signal(syscall.SIGKILL) }
+
+// Resize implements Runner: the child's terminal takes the size of ours.
+func (r *PTYRunner) Resize() error {
+	if r.pt == nil {
+		return nil
+	}
+	ws := r.size()
+	sc, err := r.pt.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("resizing the build's terminal: %w", err)
+	}
+	var ierr error
+	if err := sc.Control(func(fd uintptr) {
+		ierr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: ws.Rows, Col: ws.Cols, Xpixel: ws.X, Ypixel: ws.Y})
+	}); err != nil {
+		return fmt.Errorf("resizing the build's terminal: %w", err)
+	}
+	if ierr != nil {
+		return fmt.Errorf("resizing the build's terminal: %w", ierr)
+	}
+	return nil
+}
+
+// Close implements Runner: it kills the child's group if it still runs,
+// stops copying input, closes the pty and restores our terminal.
+func (r *PTYRunner) Close() error {
+	r.closeOnce.Do(func() {
+		_ = r.Kill()
+		r.in.stop()
+		if r.pt != nil {
+			if err := r.pt.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+				r.c.Logger.Debug("closing the pty", "error", err)
+			}
+		}
+		r.restoreTerminal()
+	})
+	return nil
+}
+
+func (r *PTYRunner) restoreTerminal() {
+	r.termMu.Lock()
+	defer r.termMu.Unlock()
+	if r.termState == nil {
+		return
+	}
+	if err := term.Restore(r.termFd, r.termState); err != nil {
+		r.c.Logger.Warn("restoring the terminal failed; run `stty sane`", "error", err)
+	}
+	r.termState = nil
+}

@@ -1,0 +1,143 @@
+//go:build unix
+
+package buildguard
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func devNull(t *testing.T) *os.File {
+	t.Helper()
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func runExec(t *testing.T, c Command) (int, error) {
+	t.Helper()
+	r := NewExecRunner(c)
+	defer r.Close()
+	if err := r.Start(); err != nil {
+		return 0, err
+	}
+	return r.Wait()
+}
+
+func TestExecRunnerPassesOutputUnchangedAndTranscribes(t *testing.T) {
+	t.Parallel()
+	argv, env := childCmd(t, "print", "out\x1b[1m line\n", "err line\r\n")
+	var stdout, stderr, transcript bytes.Buffer
+	code, err := runExec(t, Command{Argv: argv, Env: env, Stdin: devNull(t), Stdout: &stdout, Stderr: &stderr, Transcript: &transcript})
+	if err != nil || code != 0 {
+		t.Fatalf("Run = %d, %v; want 0, nil", code, err)
+	}
+	if got, want := stdout.String(), "out\x1b[1m line\n"; got != want {
+		t.Errorf("stdout = %q, want %q", got, want)
+	}
+	if got, want := stderr.String(), "err line\r\n"; got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+	tr := transcript.String()
+	if !strings.Contains(tr, "out\x1b[1m line\n") || !strings.Contains(tr, "err line\r\n") || len(tr) != stdout.Len()+stderr.Len() {
+		t.Errorf("transcript = %q, want both streams", tr)
+	}
+}
+
+func TestExecRunnerArgvIsNotInterpreted(t *testing.T) {
+	t.Parallel()
+	args := []string{"a b", "; $(touch x)", "*", "", "'q'"}
+	argv, env := childCmd(t, "args", args...)
+	var stdout bytes.Buffer
+	if code, err := runExec(t, Command{Argv: argv, Env: env, Stdin: devNull(t), Stdout: &stdout, Dir: t.TempDir()}); err != nil || code != 0 {
+		t.Fatalf("Run = %d, %v", code, err)
+	}
+	var want strings.Builder
+	for _, a := range args {
+		want.WriteString(strconv.Quote(a) + "\n")
+	}
+	if stdout.String() != want.String() {
+		t.Errorf("child saw\n%s\nwant\n%s", stdout.String(), want.String())
+	}
+}
+
+func TestExecRunnerExitCodes(t *testing.T) {
+	t.Parallel()
+	argv, env := childCmd(t, "exit", "7")
+	if code, err := runExec(t, Command{Argv: argv, Env: env, Stdin: devNull(t)}); err != nil || code != 7 {
+		t.Errorf("exit 7: got %d, %v", code, err)
+	}
+	if code, err := runExec(t, Command{Argv: []string{"sh", "-c", "kill -TERM $$"}, Stdin: devNull(t)}); err != nil || code != 128+int(syscall.SIGTERM) {
+		t.Errorf("killed by SIGTERM: got %d, %v; want 143", code, err)
+	}
+}
+
+func TestExecRunnerCannotRun(t *testing.T) {
+	t.Parallel()
+	for _, argv := range [][]string{{"buildguard-no-such-command"}, {filepath.Join(t.TempDir(), "missing")}} {
+		_, err := runExec(t, Command{Argv: argv, Stdin: devNull(t)})
+		if !errors.Is(err, ErrCannotRun) {
+			t.Errorf("%v: err = %v, want ErrCannotRun", argv, err)
+		}
+	}
+}
+
+func TestExecRunnerKillsLeftoversAfterExit(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	argv := []string{"sh", "-c", `sleep 300 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"`, "sh", pidFile}
+	if code, err := runExec(t, Command{Argv: argv, Stdin: devNull(t)}); err != nil || code != 0 {
+		t.Fatalf("Run = %d, %v", code, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, pidFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
+}
+
+func TestExecRunnerSignalReachesGroupAndKillIsIdempotent(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	argv, env := childCmd(t, "sleeper", pidFile, "ignore")
+	r := NewExecRunner(Command{Argv: argv, Env: env, Stdin: devNull(t)})
+	defer r.Close()
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var child, grandchild int
+	fields := strings.Fields(waitFile(t, pidFile))
+	child, _ = strconv.Atoi(fields[0])
+	grandchild, _ = strconv.Atoi(fields[1])
+	// The child ignores SIGTERM, the grandchild (sleep) dies of it.
+	if err := r.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, grandchild)
+	if processGone(child) {
+		t.Fatal("the child ignoring SIGTERM is gone")
+	}
+	for range 2 {
+		if err := r.Kill(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, err := r.Wait(); err != nil || code != 128+int(syscall.SIGKILL) {
+		t.Errorf("Wait = %d, %v; want 137", code, err)
+	}
+	if err := r.Kill(); err != nil {
+		t.Errorf("Kill after Wait: %v", err)
+	}
+	if err := r.Signal(syscall.SIGTERM); err != nil {
+		t.Errorf("Signal after Wait: %v", err)
+	}
+}

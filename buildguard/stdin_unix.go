@@ -1,0 +1,85 @@
+//go:build unix
+
+package buildguard
+
+import (
+	"errors"
+	"io"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
+)
+
+// stdinCopier copies the wrapper's input to the child's terminal until the
+// input ends or stop is called. For a file it waits with poll(2) on the file
+// and on a wake-up pipe, so that stopping it never leaves a goroutine stuck
+// in a read of the user's terminal (which would eat the next keystroke).
+type stdinCopier struct {
+	wakeR, wakeW *os.File
+	done         chan struct{}
+}
+
+func startStdinCopier(src io.Reader, dst io.Writer, log hclog.Logger) *stdinCopier {
+	c := &stdinCopier{done: make(chan struct{})}
+	f, ok := src.(*os.File)
+	if !ok {
+		go func() {
+			defer close(c.done)
+			_, _ = io.Copy(dst, src)
+		}()
+		return c
+	}
+	wr, ww, err := os.Pipe()
+	if err != nil {
+		log.Warn("cannot copy input to the build", "error", err)
+		close(c.done)
+		return c
+	}
+	c.wakeR, c.wakeW = wr, ww
+	fd := int(f.Fd())
+	wfd := int(wr.Fd())
+	go func() {
+		defer close(c.done)
+		buf := make([]byte, 4096)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wfd), Events: unix.POLLIN}}
+		for {
+			fds[0].Revents, fds[1].Revents = 0, 0
+			if _, err := unix.Poll(fds, -1); err != nil {
+				if errors.Is(err, unix.EINTR) {
+					continue
+				}
+				return
+			}
+			if fds[1].Revents != 0 {
+				return
+			}
+			if fds[0].Revents == 0 {
+				continue
+			}
+			n, err := unix.Read(fd, buf)
+			if n > 0 {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if n == 0 || (err != nil && !errors.Is(err, unix.EINTR) && !errors.Is(err, unix.EAGAIN)) {
+				return
+			}
+		}
+	}()
+	return c
+}
+
+// stop ends the copy and waits for it when it polls a file; a copy from a
+// reader that is not a file ends at its next read.
+func (c *stdinCopier) stop() {
+	if c == nil {
+		return
+	}
+	if c.wakeW != nil {
+		c.wakeW.Close()
+		<-c.done
+		c.wakeR.Close()
+	}
+}

@@ -1,0 +1,278 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"buildguard": main,
+		"fakeagent":  fakeAgentMain,
+		"expectcode": expectCodeMain,
+	})
+}
+
+// TestWrapScripts runs the wrapper transcripts in testdata/wrap against the
+// fake agent, each asserting the exit code, stderr and what the agent got.
+func TestWrapScripts(t *testing.T) {
+	t.Parallel()
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/wrap",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("BUILDGUARD_LOG_LEVEL", "")
+			env.Setenv("BUILDGUARD_LOG_FORMAT", "")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"code":     cmdCode,
+			"waitfile": cmdWaitFile,
+			"signal":   cmdSignal,
+			"gone":     cmdGone,
+			"hold":     cmdHold,
+		},
+	})
+}
+
+// code N PROG [ARG...]: runs PROG like exec and requires exit code N.
+func cmdCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: code N PROG [ARG...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("code: %v", err)
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("code: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("exit code %d, want %d", got, want)
+	}
+}
+
+// waitfile PATH [PATTERN]: waits (up to 30 s) for PATH to exist and, with
+// PATTERN, to contain a line matching it.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: waitfile PATH [PATTERN]")
+	}
+	var re *regexp.Regexp
+	if len(args) == 2 {
+		re = regexp.MustCompile("(?m)" + args[1])
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && (re == nil || re.Match(b)) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ts.Fatalf("%s did not appear (or match %v)", args[0], re)
+}
+
+// hold PORTFILE none|named|legacy: waits (up to 10 s) until the agent reports
+// that hold state (RELOAD status); the acceptance of BUILD ok is asynchronous.
+func cmdHold(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: hold PORTFILE none|named|legacy")
+	}
+	port, err := agentproto.Endpoint{PortFile: ts.MkAbs(args[0])}.Resolve()
+	ts.Check(err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := agentproto.Dial(ctx, port)
+	ts.Check(err)
+	defer c.Close()
+	last := ""
+	for ctx.Err() == nil {
+		st, err := c.Reload(ctx, agentproto.ReloadStatus)
+		ts.Check(err)
+		if last = st.BuildHold; last == args[1] {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ts.Fatalf("agent hold is %s, want %s", last, args[1])
+}
+
+func readPid(ts *testscript.TestScript, file string) int {
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(file)))
+	if err != nil {
+		ts.Fatalf("%s: %v", file, err)
+	}
+	return pid
+}
+
+// signal INT|TERM|HUP PIDFILE: sends the signal to the process in PIDFILE.
+func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: signal INT|TERM|HUP PIDFILE")
+	}
+	sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP}[args[0]]
+	if sig == 0 {
+		ts.Fatalf("signal: unknown signal %s", args[0])
+	}
+	ts.Check(syscall.Kill(readPid(ts, args[1]), sig))
+}
+
+// gone PIDFILE...: waits (up to 10 s) until every process named runs no more
+// (it is absent, or a zombie left for its new parent to collect).
+func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: gone PIDFILE...")
+	}
+	for _, f := range args {
+		pid := readPid(ts, f)
+		deadline := time.Now().Add(10 * time.Second)
+		for !processGone(pid) {
+			if time.Now().After(deadline) {
+				ts.Fatalf("process %d (%s) still runs", pid, f)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func processGone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
+}
+
+// expectCodeMain is `expectcode [-pidfile FILE] N PROG [ARG...]`: it runs PROG with our stdio
+// and exits 0 when PROG exits N, 1 otherwise. Scripts use it for background
+// runs, whose exit code testscript cannot check.
+func expectCodeMain() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: expectcode N PROG [ARG...]")
+		os.Exit(2)
+	}
+	args := os.Args[1:]
+	pidFile := ""
+	if len(args) > 2 && args[0] == "-pidfile" {
+		pidFile, args = args[1], args[2:]
+	}
+	want, _ := strconv.Atoi(args[0])
+	// The signals of the test go to PROG through its pid file; this process
+	// must survive testscript's end-of-test interrupt until PROG is done.
+	signal.Ignore(syscall.SIGINT)
+	cmd := exec.Command(args[1], args[2:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Start()
+	if err == nil && pidFile != "" {
+		os.WriteFile(pidFile+".tmp", []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+		os.Rename(pidFile+".tmp", pidFile)
+	}
+	if err == nil {
+		err = cmd.Wait()
+	}
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "expectcode:", err)
+		os.Exit(1)
+	}
+	if got != want {
+		fmt.Fprintf(os.Stderr, "expectcode: exit code %d, want %d\n", got, want)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// fakeAgentMain is `fakeagent -portfile PATH [-log FILE] [-fault LIST] [-hold OWNER]`:
+// the fake agent of package agenttest as a process, serving until SIGINT or
+// SIGTERM. Every received command line is appended to -log. Faults
+// (comma-separated): reject-started, drop-started, stale-started,
+// disconnect-started, drop-ok, drop-failed, silent-handshake.
+func fakeAgentMain() {
+	fs := flag.NewFlagSet("fakeagent", flag.ExitOnError)
+	portFile := fs.String("portfile", "", "port file to write")
+	logFile := fs.String("log", "", "file receiving every command line")
+	faults := fs.String("fault", "", "comma-separated faults")
+	hold := fs.String("hold", "", "owner of a hold present at start")
+	fs.Parse(os.Args[1:])
+
+	cfg := agenttest.Config{PortFile: *portFile}
+	if *hold != "" {
+		cfg.Hold = agenttest.InitialHold{Holding: true, Owner: *hold}
+	}
+	var replies []agenttest.ReplyFunc
+	for _, f := range strings.Split(*faults, ",") {
+		switch f {
+		case "":
+		case "reject-started":
+			cfg.Faults.RejectBuild = func(state, owner string) bool { return state == "started" }
+		case "drop-started":
+			replies = append(replies, agenttest.ForBuild(agenttest.DropReply, "started"))
+		case "stale-started":
+			replies = append(replies, agenttest.ForBuild(agenttest.WrongToken, "started"))
+		case "disconnect-started":
+			cfg.Faults.DisconnectOn = func(line string) bool { return strings.HasPrefix(line, "BUILD started") }
+		case "drop-ok":
+			replies = append(replies, agenttest.ForBuild(agenttest.DropReply, "ok"))
+		case "drop-failed":
+			replies = append(replies, agenttest.ForBuild(agenttest.DropReply, "failed"))
+		case "silent-handshake":
+			cfg.Faults.HandshakeDelay = time.Hour
+		default:
+			fmt.Fprintf(os.Stderr, "fakeagent: unknown fault %q\n", f)
+			os.Exit(2)
+		}
+	}
+	cfg.Faults.Reply = agenttest.Chain(replies...)
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fakeagent:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		var mu sync.Mutex
+		cfg.OnCommand = func(_ int, line string) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintln(f, line)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := agenttest.Start(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakeagent:", err)
+		os.Exit(1)
+	}
+	<-ctx.Done()
+	s.Close()
+}
