@@ -91,9 +91,8 @@ func TestReferenceAgent(t *testing.T) {
 	jar := referenceJar(t)
 	conformance.Run(t, func(t *testing.T) conformance.Agent {
 		return conformance.StartJVM(t, conformance.JVMConfig{
-			AgentJar: jar,
-			AgentArgs: func(dirs []string, portFile string) string {
-				return "watchDirs=" + strings.Join(dirs, ";") + ",startupDelaySec=0,debounceMs=50,portFile=" + portFile
+			JavaAgent: func(dirs []string, portFile string) (string, error) {
+				return refagent.AgentFlag(jar, refagent.Options{WatchDirs: dirs, PortFile: portFile, DebounceMs: 50})
 			},
 		})
 	}, conformance.Options{Release: refagent.Release})
@@ -114,13 +113,12 @@ func TestRealAgent(t *testing.T) {
 	extra := os.Getenv("BUILDGUARD_AGENT_ARGS")
 	conformance.Run(t, func(t *testing.T) conformance.Agent {
 		return conformance.StartJVM(t, conformance.JVMConfig{
-			AgentJar: jar,
-			AgentArgs: func(dirs []string, portFile string) string {
+			JavaAgent: func(dirs []string, portFile string) (string, error) {
 				args := "portFile=" + portFile
 				if extra != "" {
 					args += "," + strings.ReplaceAll(extra, "{dirs}", strings.Join(dirs, ";"))
 				}
-				return args
+				return "-javaagent:" + jar + "=" + args, nil
 			},
 			StartTimeout: 2 * time.Minute,
 		})

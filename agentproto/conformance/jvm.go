@@ -27,12 +27,10 @@ const InstallJDK = "apt-get install -y openjdk-17-jdk-headless"
 
 // JVMConfig describes the live JVM of [StartJVM].
 type JVMConfig struct {
-	// AgentJar is the -javaagent jar. Required.
-	AgentJar string
-	// AgentArgs returns the agent's argument string for the class output
-	// directories to watch (ClassA's first, then ClassB's) and the port file
-	// to write. nil means "portFile=<portFile>" only.
-	AgentArgs func(outDirs []string, portFile string) string
+	// JavaAgent returns the JVM's -javaagent flag (one argv element) for the
+	// class output directories to watch (ClassA's, then ClassB's) and the
+	// port file the agent must write. Required.
+	JavaAgent func(outDirs []string, portFile string) (flag string, err error)
 	// StartTimeout bounds the start: the port file, the first VALUES line
 	// and a DOCTOR watcherState "watching". 0 means 60 s.
 	StartTimeout time.Duration
@@ -91,6 +89,9 @@ func (j *jvmAgent) Close() {
 // fails t with [InstallJDK].
 func StartJVM(t *testing.T, cfg JVMConfig) Agent {
 	t.Helper()
+	if cfg.JavaAgent == nil {
+		t.Fatal("conformance.StartJVM: JVMConfig.JavaAgent is required")
+	}
 	java := requireTool(t, "java")
 	start := cfg.StartTimeout
 	if start <= 0 {
@@ -117,14 +118,14 @@ func StartJVM(t *testing.T, cfg JVMConfig) Agent {
 	out.javac.compile(t, "-cp", out.outDir[ClassA]+string(os.PathListSeparator)+out.outDir[ClassB], "-d", appDir, appJava)
 
 	portFile := filepath.Join(root, "agent port", "agent.port")
-	args := "portFile=" + portFile
 	dirs := []string{out.outDir[ClassA], out.outDir[ClassB]}
-	if cfg.AgentArgs != nil {
-		args = cfg.AgentArgs(dirs, portFile)
+	agentFlag, err := cfg.JavaAgent(dirs, portFile)
+	if err != nil {
+		t.Fatalf("building the -javaagent flag: %v", err)
 	}
 	cp := strings.Join([]string{dirs[0], dirs[1], appDir}, string(os.PathListSeparator))
 	log := newLineLog()
-	cmd := exec.Command(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-javaagent:"+cfg.AgentJar+"="+args, "-cp", cp, "App")
+	cmd := exec.Command(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", agentFlag, "-cp", cp, "App")
 	cmd.Dir = root
 	cmd.Stdout = log
 	cmd.Stderr = log
