@@ -329,10 +329,25 @@ func testQueries(t *testing.T, s *suite) {
 	if !found {
 		t.Errorf(`DIAGNOSE a"b\c<U+0001>d: no line carries the name escaped as a\"b\\c\u0001d`)
 	}
-	// Invalid UTF-8 decodes to U+FFFD and is not an error.
-	c.send(t, "DIAGNOSE z\xff")
-	if msgs := infos("DIAGNOSE z<0xff>", c.fence(t)); !strings.Contains(strings.Join(msgs, "\n"), "z\uFFFD") {
-		t.Errorf("DIAGNOSE z<0xff>: no line names z\uFFFD: %q", msgs)
+	// Invalid UTF-8 decodes to U+FFFD the way Java's decoder replaces it
+	// (§1.4): one U+FFFD per malformed sequence as Java delimits it, not one
+	// per byte.
+	for _, tc := range []struct {
+		name, bytes string
+		replacements int
+	}{
+		{"a stray 0xff", "\xff", 1},
+		{"a 3-byte sequence cut after 2 bytes", "\xe2\x82", 1},
+		{"a 4-byte sequence cut after 3 bytes", "\xf0\x9f\x98", 1},
+		{"an encoded surrogate", "\xed\xa0\x80", 1},
+		{"an overlong 2-byte sequence", "\xc0\xaf", 2},
+	} {
+		c.send(t, "DIAGNOSE z"+tc.bytes+"z")
+		msgs := strings.Join(infos("DIAGNOSE with "+tc.name, c.fence(t)), "\n")
+		want := "z" + strings.Repeat("\uFFFD", tc.replacements) + "z"
+		if !strings.Contains(msgs, want) {
+			t.Errorf("DIAGNOSE with %s: no line names %q (%d U+FFFD, as Java decodes it): %q", tc.name, want, tc.replacements, msgs)
+		}
 	}
 	for _, cmd := range []string{"SCAN", "scan", " Scan "} {
 		c.send(t, cmd)

@@ -351,9 +351,16 @@ func testLineLimit(t *testing.T, s *suite) {
 		t.Errorf("512-unit DIAGNOSE with a non-BMP char was not answered")
 	}
 
+	// A malformed UTF-8 sequence is one char, as Java decodes it: 511 + 1.
+	c.send(t, pad("DIAGNOSE w", 511)+"\xe2\x82")
+	if before := c.fence(t); len(before) == 0 {
+		t.Errorf("511 chars and a cut 3-byte UTF-8 sequence (one U+FFFD, 512 chars) were not answered")
+	}
+
 	for _, tc := range []struct{ name, line string }{
 		{"513 ASCII chars", pad("DOCTOR at513", 513)},
 		{"511 units and a non-BMP char", pad("DIAGNOSE y\U0001F600", 513)},
+		{"511 units and two malformed bytes (two U+FFFD)", pad("DIAGNOSE y", 511) + "\xc0\xaf"},
 	} {
 		c := s.dial(t)
 		c.send(t, tc.line)
