@@ -333,7 +333,7 @@ func testQueries(t *testing.T, s *suite) {
 	// (§1.4): one U+FFFD per malformed sequence as Java delimits it, not one
 	// per byte.
 	for _, tc := range []struct {
-		name, bytes string
+		name, bytes  string
 		replacements int
 	}{
 		{"a stray 0xff", "\xff", 1},
