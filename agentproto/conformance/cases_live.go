@@ -9,6 +9,7 @@ var liveCases = []testCase{
 	{"live/no_hold_reloads", live(testLiveNoHold)},
 	{"live/held_until_build_ok", live(testLiveHeld)},
 	{"live/failed_build_stays_old", live(testLiveFailed)},
+	{"live/identical_recompile_keeps_receipt", live(testLiveIdentical)},
 }
 
 // live skips a case, saying why, when the agent has no JVM.
@@ -123,4 +124,28 @@ func testLiveFailed(t *testing.T, s *suite, app *App) {
 		t.Errorf("receipt observedSha256 %s, class file on disk %s", r.ObservedSHA256, disk)
 	}
 	s.holdIs(t, c, "none")
+}
+
+// testLiveIdentical: recompiling identical bytes is no new attempt (§8): the
+// watcher dedupes by content, so the class's receipt stays the one of the
+// earlier reload. A later change of the other class is the fence that shows
+// the agent has looked at the rewritten file.
+func testLiveIdentical(t *testing.T, s *suite, app *App) {
+	c := s.dial(t)
+	out := s.agent.Output()
+	v := s.next()
+	first := out.Write(t, ClassA, v)
+	r1 := s.pollApplied(t, c, first)
+	again := out.Write(t, ClassA, v)
+	if again.SHA256 != first.SHA256 {
+		t.Fatalf("recompiling the same source gave different bytes (%s, %s); javac is not deterministic here", first.SHA256, again.SHA256)
+	}
+	w := s.next()
+	mark := app.Mark()
+	other := out.Write(t, ClassB, w)
+	app.WaitValues(t, mark, s.wait, "with the new B", func(x, y int) bool { return x == v && y == w })
+	s.pollApplied(t, c, other)
+	if r2 := c.verify(t, ClassA, first.SHA256); r2.Status != "applied" || r2.CompletedAt != r1.CompletedAt {
+		t.Errorf("after an identical recompile: receipt %s completed at %q, want the earlier applied receipt completed at %q", r2.Status, r2.CompletedAt, r1.CompletedAt)
+	}
 }
