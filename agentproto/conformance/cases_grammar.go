@@ -318,16 +318,20 @@ func testQueries(t *testing.T, s *suite) {
 			t.Errorf("%s: no line names %q: %q", quote(tc.cmd), tc.name, msgs)
 		}
 	}
-	// The user-supplied name comes back escaped (§2.3).
-	c.send(t, "DIAGNOSE a\"b\\c\u0001d")
+	// The user-supplied name comes back escaped exactly as §2.3 says: \" \\
+	// \t and \u00xx (lower-case hex) for other controls; DEL, U+2028 and '/'
+	// raw.
+	name := "a\"b\\c\u0001d\te\u007ff\u2028g/h\u001fi"
+	escaped := `a\"b\\c\u0001d\te` + "\u007f" + `f` + "\u2028" + `g/h\u001fi`
+	c.send(t, "DIAGNOSE "+name)
 	found := false
 	for _, e := range c.fence(t) {
-		if strings.Contains(e.Raw, `a\"b\\c\u0001d`) && strings.Contains(e.Message, "a\"b\\c\u0001d") {
+		if strings.Contains(e.Raw, escaped) && strings.Contains(e.Message, name) {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf(`DIAGNOSE a"b\c<U+0001>d: no line carries the name escaped as a\"b\\c\u0001d`)
+		t.Errorf("DIAGNOSE %q: no line carries the name escaped as %s", name, escaped)
 	}
 	// Invalid UTF-8 decodes to U+FFFD the way Java's decoder replaces it
 	// (§1.4): one U+FFFD per malformed sequence as Java delimits it, not one
