@@ -46,9 +46,15 @@ func Run(t *testing.T, launch Launcher, opts Options) {
 			if s.agent == nil {
 				s.agent = launch(t)
 			}
-			t.Run(tc.name, func(t *testing.T) { tc.run(t, s) })
-			if !s.reset(t) {
-				t.Logf("case %s left the agent with a hold or pause the suite could not reset; starting a fresh agent", tc.name)
+			passed := t.Run(tc.name, func(t *testing.T) { tc.run(t, s) })
+			if why := s.reset(t); why != "" {
+				// A passing case leaves the agent idle; if it is not, the
+				// agent kept state it should not have.
+				report := t.Logf
+				if passed {
+					report = t.Errorf
+				}
+				report("after case %s the agent did not return to idle (%s); starting a fresh agent", tc.name, why)
 				s.agent.Close()
 				s.agent = nil
 			}
@@ -73,9 +79,9 @@ func (s *suite) owner(name string) string {
 }
 
 // reset resumes automatic reload and releases any hold with the owners the
-// cases used, then reports whether the agent is back to no hold, no pause,
-// nothing pending.
-func (s *suite) reset(t *testing.T) bool {
+// cases used, then waits for the agent to be idle: no hold, no pause,
+// nothing pending. It returns why the agent is not idle, or "".
+func (s *suite) reset(t *testing.T) (why string) {
 	// The agent may still count the connections of the case that just ended.
 	var c *client
 	for deadline := time.Now().Add(s.wait); ; time.Sleep(20 * time.Millisecond) {
@@ -85,13 +91,13 @@ func (s *suite) reset(t *testing.T) bool {
 			break
 		}
 		if !errors.Is(err, errRefused) || time.Now().After(deadline) {
-			return false
+			return fmt.Sprintf("connecting: %v", err)
 		}
 	}
 	defer c.close()
 	st, ok := c.tryStatus(t)
 	if !ok {
-		return false
+		return "no answer to RELOAD status"
 	}
 	if st.Paused {
 		c.send(t, "RELOAD resume request="+agentproto.NewToken())
@@ -108,13 +114,13 @@ func (s *suite) reset(t *testing.T) bool {
 	for {
 		st, ok = c.tryStatus(t)
 		if !ok {
-			return false
+			return "no answer to RELOAD status"
 		}
 		if !st.Paused && st.Hold == "none" && st.PendingClasses == 0 {
-			return true
+			return ""
 		}
 		if time.Now().After(deadline) {
-			return false
+			return "RELOAD status " + st.String()
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -165,7 +171,8 @@ func (c *client) tryStatus(t testing.TB) (st reloadState, ok bool) {
 				return st, false
 			}
 			classes, _ := strconv.Atoi(m[2])
-			return reloadState{Paused: m[1] == "true", PendingClasses: classes, Hold: m[4]}, true
+			actions, _ := strconv.Atoi(m[3])
+			return reloadState{Paused: m[1] == "true", PendingClasses: classes, PendingActions: actions, Hold: m[4]}, true
 		}
 	}
 }
