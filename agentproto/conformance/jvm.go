@@ -82,10 +82,13 @@ func (j *jvmAgent) Close() {
 }
 
 // StartJVM compiles App (printing VALUES=<a>:<b> every 25 ms from ClassA and
-// ClassB, both starting at 1) with javac into a temporary project whose path
-// contains spaces, starts it with the agent attached, and returns once the
+// ClassB, both starting at 1) with the JDK's javac into a temporary project
+// whose path contains spaces, starts it with the agent attached, and returns once the
 // agent's status socket answers, VALUES=1:1 was printed and DOCTOR reports
-// the watcher "watching". The JVM is killed in t.Cleanup. A missing JDK
+// the watcher "watching". Its Output edits A.java or B.java and compiles it
+// straight into the watched directory, through one long-lived javac (the
+// javax.tools compiler in a JVM of its own, far faster than a javac process
+// per change). The JVM and the compiler are killed in t.Cleanup. A missing JDK
 // fails t with [InstallJDK].
 func StartJVM(t *testing.T, cfg JVMConfig) Agent {
 	t.Helper()

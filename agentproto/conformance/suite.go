@@ -35,10 +35,11 @@ type testCase struct {
 }
 
 // Run runs every case against agents made by launch, each as a subtest of t.
-// The cases share one agent while it stays resettable: each ends with no
-// hold and no pause, and Run checks that before the next case (launching a
-// fresh agent when a failed case left a hold it cannot release). Cases that
-// need a live JVM are skipped, with the reason, when the agent has none.
+// The cases share one agent: each ends with no hold, no pause and nothing
+// pending, and Run checks that before the next case. An agent that is not
+// idle after a passing case fails t; after a failing case Run releases what
+// it can and, if the agent still is not idle, launches a fresh one. Cases
+// that need a live JVM are skipped, with the reason, when the agent has none.
 func Run(t *testing.T, launch Launcher, opts Options) {
 	s := &suite{launch: launch, opts: opts, wait: opts.wait(), version: 100}
 	for _, group := range [][]testCase{protocolCases, liveCases} {
