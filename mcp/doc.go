@@ -19,8 +19,10 @@
 //     EOF, and writes every answer as one compact line under one lock.
 //   - The session is connected in an already-initialized 2024-11-05 state, so
 //     the SDK serves ping, tools/list and tools/call before initialize (in the
-//     legacy shape, D5) instead of refusing them; the 2026-07-28 sessionless
-//     _meta version is stripped from requests for the same reason.
+//     legacy shape, D5) instead of refusing them. The transport forwards only
+//     the params fields it checked, so no ignored field (clientInfo, cursor,
+//     a 2026-07-28 sessionless _meta) can fail the SDK's decoding or switch a
+//     request's protocol.
 //   - Receiving middleware answers initialize with the D5 version policy
 //     (and refuses a second successful one with -32600),
 //     recovers panics as -32603, renders tools/list in the session's shape
