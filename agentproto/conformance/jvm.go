@@ -3,8 +3,6 @@ package conformance
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -228,12 +226,11 @@ func (o *jvmOutput) Write(t testing.TB, class string, value int) Class {
 // fileSHA256 hashes a file as it is on disk now.
 func fileSHA256(t testing.TB, path string) string {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	sum, err := agentproto.FileSHA256(path)
 	if err != nil {
-		t.Fatalf("reading %s: %v", path, err)
+		t.Fatal(err)
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return sum
 }
 
 // App is the live JVM application: it prints VALUES=<a>:<b> every 25 ms,
