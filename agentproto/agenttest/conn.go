@@ -202,7 +202,7 @@ func (c *conn) readLoop(stopReading bool) {
 	var line strings.Builder
 	units := 0
 	for {
-		r, _, err := br.ReadRune()
+		r, err := readJavaRune(br)
 		if err != nil {
 			if errors.Is(err, io.EOF) && line.Len() > 0 && !c.dead.Load() {
 				c.s.handle(c, line.String())
