@@ -24,18 +24,22 @@ func benchMetric(metrics, unit string) (float64, bool) {
 	return v, err == nil
 }
 
-// Bench measures the build wrapper against a baseline taken in the same run
-// and prints the ratios: the median overhead of `buildguard -- true` over a
-// bare `true` (target under 5 ms), and the throughput of a child writing
-// 256 MiB through the wrapper relative to writing directly (targets: pipes
-// ≥ 0.9×, pty ≥ 0.5×).
+// Bench measures each component against a baseline taken in the same run and
+// prints the ratios: the wrapper's median overhead over a bare `true` (target
+// under 5 ms) and its passthrough throughput (pipes ≥ 0.9×, pty ≥ 0.5×); one
+// correlated VERIFY next to a raw round trip (within 1.5×); an MCP stdio
+// session next to `cat` (under 15 ms median, under 25 MiB peak RSS); and one
+// reclazz_verify call next to the raw round trip (target within 2×).
 func Bench() error {
 	results := map[string]string{}
-	for _, run := range []struct{ pattern, benchtime string }{
-		{"^BenchmarkOverhead$", "50x"},
-		{"^BenchmarkPassthrough$", "3x"},
+	for _, run := range []struct{ pattern, benchtime, pkg string }{
+		{"^BenchmarkOverhead$", "50x", "./cmd/buildguard/"},
+		{"^BenchmarkPassthrough$", "3x", "./cmd/buildguard/"},
+		{"^BenchmarkVerifyRoundTrip$", "3000x", "./agentproto/"},
+		{"^BenchmarkStdioSession$", "40x", "./mcp/"},
+		{"^BenchmarkVerifyCall$", "1000x", "./mcp/"},
 	} {
-		out, err := sh.Output("go", "test", "-run", "^$", "-bench", run.pattern, "-benchtime", run.benchtime, "./cmd/buildguard/")
+		out, err := sh.Output("go", "test", "-run", "^$", "-bench", run.pattern, "-benchtime", run.benchtime, run.pkg)
 		fmt.Println(out)
 		if err != nil {
 			return err
@@ -74,5 +78,27 @@ func Bench() error {
 		}
 		fmt.Printf("passthrough %s: wrapped %.0f MB/s vs direct %.0f MB/s: %.2f× (target %s)\n", c.name, m[1], m[0], m[2], c.target)
 	}
+	for _, c := range []struct{ bench, what, target string }{
+		{"VerifyRoundTrip", "agentproto VERIFY", "≤ 1.5×"},
+		{"VerifyCall", "MCP reclazz_verify (new connection per call)", "≤ 2×"},
+	} {
+		for i, unit := range []string{"verify-us", "raw-us", "ratio"} {
+			v, err := get(c.bench, unit)
+			if err != nil {
+				return err
+			}
+			m[i] = v
+		}
+		fmt.Printf("%s: %.0f µs vs raw round trip %.0f µs (medians): %.2f× (target %s)\n", c.what, m[0], m[1], m[2], c.target)
+	}
+	var s [4]float64
+	for i, unit := range []string{"session-ms", "cat-ms", "peak-MiB", "cat-peak-MiB"} {
+		v, err := get("StdioSession", unit)
+		if err != nil {
+			return err
+		}
+		s[i] = v
+	}
+	fmt.Printf("mcp stdio session (initialize + tools/list + EOF): %.2f ms vs cat %.2f ms (medians), peak RSS %.1f MiB vs cat %.1f MiB (targets < 15 ms, < 25 MiB)\n", s[0], s[1], s[2], s[3])
 	return nil
 }
