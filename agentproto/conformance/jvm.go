@@ -1,9 +1,7 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -125,7 +123,7 @@ func StartJVM(t *testing.T, cfg JVMConfig) Agent {
 		t.Fatalf("building the -javaagent flag: %v", err)
 	}
 	cp := strings.Join([]string{dirs[0], dirs[1], appDir}, string(os.PathListSeparator))
-	log := newLineLog()
+	log := NewLineLog()
 	cmd := exec.Command(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", agentFlag, "-cp", cp, "App")
 	cmd.Dir = root
 	cmd.Stdout = log
@@ -148,11 +146,11 @@ func StartJVM(t *testing.T, cfg JVMConfig) Agent {
 		}
 		select {
 		case <-j.exited:
-			t.Fatalf("the JVM exited before writing its port file %s:\n%s", portFile, log.tail(30))
+			t.Fatalf("the JVM exited before writing its port file %s:\n%s", portFile, log.Tail(30))
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no port file %s within %v; JVM output:\n%s", portFile, start, log.tail(30))
+			t.Fatalf("no port file %s within %v; JVM output:\n%s", portFile, start, log.Tail(30))
 		}
 	}
 	j.app.waitLine(t, 0, time.Until(deadline), "VALUES=1:1", func(s string) bool { return s == "VALUES=1:1" })
@@ -169,7 +167,7 @@ func StartJVM(t *testing.T, cfg JVMConfig) Agent {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the agent on port %d is not watching within %v (last DOCTOR %+v, error %v); JVM output:\n%s", j.port, start, d, err, log.tail(30))
+			t.Fatalf("the agent on port %d is not watching within %v (last DOCTOR %+v, error %v); JVM output:\n%s", j.port, start, d, err, log.Tail(30))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -236,7 +234,7 @@ func fileSHA256(t testing.TB, path string) string {
 // App is the live JVM application: it prints VALUES=<a>:<b> every 25 ms,
 // where a and b are what ClassA and ClassB currently return.
 type App struct {
-	log     *lineLog
+	log     *LineLog
 	pid     int
 	dir     string
 	outDirs []string
@@ -253,7 +251,7 @@ func (a *App) PID() int { return a.pid }
 func (a *App) Dir() string { return a.dir }
 
 // Mark returns the index of the next output line.
-func (a *App) Mark() int { return a.log.mark() }
+func (a *App) Mark() int { return a.log.Mark() }
 
 var valuesRE = regexp.MustCompile(`^VALUES=(-?[0-9]+):(-?[0-9]+)$`)
 
@@ -281,7 +279,7 @@ func (a *App) WaitValues(t testing.TB, from int, wait time.Duration, what string
 // Values returns the VALUES pairs printed at or after index from, in order.
 func (a *App) Values(from int) [][2]int {
 	var out [][2]int
-	for _, l := range a.log.since(from) {
+	for _, l := range a.log.Since(from) {
 		if x, y, ok := parseValues(l); ok {
 			out = append(out, [2]int{x, y})
 		}
@@ -291,81 +289,9 @@ func (a *App) Values(from int) [][2]int {
 
 func (a *App) waitLine(t testing.TB, from int, wait time.Duration, what string, match func(string) bool) int {
 	t.Helper()
-	i, err := a.log.waitFor(from, wait, match)
+	i, err := a.log.WaitFor(from, wait, match)
 	if err != nil {
-		t.Fatalf("no application line %s: %v; last lines:\n%s", what, err, a.log.tail(15))
+		t.Fatalf("no application line %s: %v; last lines:\n%s", what, err, a.log.Tail(15))
 	}
 	return i
-}
-
-// lineLog collects the application's output lines.
-type lineLog struct {
-	mu      sync.Mutex
-	partial []byte
-	lines   []string
-	changed chan struct{}
-}
-
-func newLineLog() *lineLog { return &lineLog{changed: make(chan struct{})} }
-
-func (l *lineLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.partial = append(l.partial, p...)
-	for {
-		i := bytes.IndexByte(l.partial, '\n')
-		if i < 0 {
-			break
-		}
-		l.lines = append(l.lines, strings.TrimRight(string(l.partial[:i]), "\r"))
-		l.partial = l.partial[i+1:]
-	}
-	close(l.changed)
-	l.changed = make(chan struct{})
-	return len(p), nil
-}
-
-func (l *lineLog) mark() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.lines)
-}
-
-var errNoLine = errors.New("not printed in time")
-
-func (l *lineLog) waitFor(from int, wait time.Duration, match func(string) bool) (int, error) {
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
-	for {
-		l.mu.Lock()
-		for i := from; i < len(l.lines); i++ {
-			if match(l.lines[i]) {
-				l.mu.Unlock()
-				return i, nil
-			}
-		}
-		from = max(from, len(l.lines))
-		ch := l.changed
-		l.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline.C:
-			return 0, fmt.Errorf("%w within %v", errNoLine, wait)
-		}
-	}
-}
-
-func (l *lineLog) since(from int) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if from > len(l.lines) {
-		return nil
-	}
-	return append([]string(nil), l.lines[from:]...)
-}
-
-func (l *lineLog) tail(n int) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines[max(0, len(l.lines)-n):], "\n")
 }

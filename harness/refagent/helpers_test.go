@@ -2,7 +2,6 @@ package refagent_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -21,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/agentproto/conformance"
 	"github.com/buildguard/buildguard/harness/refagent"
 )
 
@@ -130,80 +130,30 @@ func sha(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// lineLog collects the application's output lines and lets tests wait for one.
-type lineLog struct {
-	mu      sync.Mutex
-	partial []byte
-	lines   []string
-	changed chan struct{}
-}
+// lineLog is the application's output (conformance.LineLog) with waits that
+// fail the test.
+type lineLog struct{ *conformance.LineLog }
 
-func newLineLog() *lineLog { return &lineLog{changed: make(chan struct{})} }
+func newLineLog() lineLog { return lineLog{conformance.NewLineLog()} }
 
-func (l *lineLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.partial = append(l.partial, p...)
-	for {
-		i := bytes.IndexByte(l.partial, '\n')
-		if i < 0 {
-			break
-		}
-		l.lines = append(l.lines, strings.TrimRight(string(l.partial[:i]), "\r"))
-		l.partial = l.partial[i+1:]
-	}
-	close(l.changed)
-	l.changed = make(chan struct{})
-	return len(p), nil
-}
-
-// mark is the index of the next line to be written.
-func (l *lineLog) mark() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.lines)
-}
+func (l lineLog) mark() int               { return l.Mark() }
+func (l lineLog) since(from int) []string { return l.Since(from) }
+func (l lineLog) tail(n int) string       { return l.Tail(n) }
 
 // waitFor returns the index of the first line at or after from that matches.
-func (l *lineLog) waitFor(t *testing.T, from int, what string, match func(string) bool) int {
+func (l lineLog) waitFor(t *testing.T, from int, what string, match func(string) bool) int {
 	t.Helper()
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
-	for {
-		l.mu.Lock()
-		for i := from; i < len(l.lines); i++ {
-			if match(l.lines[i]) {
-				l.mu.Unlock()
-				return i
-			}
-		}
-		from = max(from, len(l.lines))
-		ch := l.changed
-		l.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline.C:
-			t.Fatalf("no application line %s within %v; last lines:\n%s", what, wait, l.tail(15))
-		}
+	i, err := l.WaitFor(from, wait, match)
+	if err != nil {
+		t.Fatalf("no application line %s: %v; last lines:\n%s", what, err, l.Tail(15))
 	}
-}
-
-func (l *lineLog) since(from int) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.lines[from:]...)
-}
-
-func (l *lineLog) tail(n int) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines[max(0, len(l.lines)-n):], "\n")
+	return i
 }
 
 // fixture is a live JVM running App with the agent watching outA and outB.
 type fixture struct {
 	root, outA, outB, appDir, portFile string
-	log                                *lineLog
+	log                                lineLog
 	cmd                                *exec.Cmd
 	exited                             chan struct{}
 }
