@@ -28,6 +28,18 @@ func (g *group) started(cmd *exec.Cmd) {
 	g.pid = cmd.Process.Pid
 }
 
+// Signal implements Runner: it forwards sig to the whole group.
+func (g *group) Signal(sig os.Signal) error {
+	s, err := toSyscallSignal(sig)
+	if err != nil {
+		return err
+	}
+	return g.signal(s)
+}
+
+// Kill implements Runner: it kills the whole group.
+func (g *group) Kill() error { return g.signal(syscall.SIGKILL) }
+
 // signal sends sig to the whole group while its leader is not collected.
 func (g *group) signal(sig syscall.Signal) error {
 	g.mu.Lock()

@@ -21,7 +21,7 @@ import (
 // it would be stopped by SIGTTIN); the child reads /dev/null instead.
 type ExecRunner struct {
 	c     Command
-	g     group
+	group // Signal and Kill of the Runner
 	tw    *transcriptWriter
 	pumps sync.WaitGroup
 	// files the parent closes after Start (child ends of pipes) and after
@@ -67,7 +67,7 @@ func (r *ExecRunner) Start() error {
 		r.closeEnds()
 		return fmt.Errorf("%w: %w", ErrCannotRun, err)
 	}
-	r.g.started(cmd)
+	r.group.started(cmd)
 	for _, f := range r.childEnds {
 		f.Close()
 	}
@@ -128,7 +128,7 @@ func (r *ExecRunner) output(dst io.Writer) (*os.File, error) {
 
 // Wait implements Runner.
 func (r *ExecRunner) Wait() (int, error) {
-	code, err := r.g.wait()
+	code, err := r.group.wait()
 	if err != nil {
 		return 0, err
 	}
@@ -139,18 +139,6 @@ func (r *ExecRunner) Wait() (int, error) {
 	}
 	return code, nil
 }
-
-// Signal implements Runner.
-func (r *ExecRunner) Signal(sig os.Signal) error {
-	s, err := toSyscallSignal(sig)
-	if err != nil {
-		return err
-	}
-	return r.g.signal(s)
-}
-
-// Kill implements Runner.
-func (r *ExecRunner) Kill() error { return r.g.signal(syscall.SIGKILL) }
 
 // Resize implements Runner; without a terminal there is nothing to resize.
 func (r *ExecRunner) Resize() error { return nil }

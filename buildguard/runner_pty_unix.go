@@ -23,12 +23,12 @@ import (
 // child's size follows ours; the child's stdout and stderr arrive merged on
 // Stdout, as a terminal shows them. Close restores our terminal.
 type PTYRunner struct {
-	c   Command
-	g   group
-	tw  *transcriptWriter
-	pt  *os.File // the pty's controlling side, non-blocking (closing it ends reads)
-	in  *stdinCopier
-	out chan struct{} // closed when the child's output ended
+	c     Command
+	group // Signal and Kill of the Runner
+	tw    *transcriptWriter
+	pt    *os.File // the pty's controlling side, non-blocking (closing it ends reads)
+	in    *stdinCopier
+	out   chan struct{} // closed when the child's output ended
 
 	termMu    sync.Mutex
 	termFd    int
@@ -83,7 +83,7 @@ func (r *PTYRunner) Start() error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrCannotRun, err)
 	}
-	r.g.started(cmd)
+	r.group.started(cmd)
 	r.c.Logger.Debug("build started", "pid", cmd.Process.Pid, "mode", "pty")
 
 	// ptmx was put in blocking mode by the ioctls of Start; a non-blocking
@@ -91,8 +91,8 @@ func (r *PTYRunner) Start() error {
 	pt, err := nonBlockingDup(ptmx)
 	ptmx.Close()
 	if err != nil {
-		_ = r.g.signal(syscall.SIGKILL)
-		_, _ = r.g.wait()
+		_ = r.group.signal(syscall.SIGKILL)
+		_, _ = r.group.wait()
 		return fmt.Errorf("%w: %w", ErrCannotRun, err)
 	}
 	r.pt = pt
@@ -136,7 +136,7 @@ func nonBlockingDup(f *os.File) (*os.File, error) {
 
 // Wait implements Runner.
 func (r *PTYRunner) Wait() (int, error) {
-	code, err := r.g.wait()
+	code, err := r.group.wait()
 	if err != nil {
 		return 0, err
 	}
@@ -146,18 +146,6 @@ func (r *PTYRunner) Wait() (int, error) {
 	r.restoreTerminal()
 	return code, nil
 }
-
-// Signal implements Runner.
-func (r *PTYRunner) Signal(sig os.Signal) error {
-	s, err := toSyscallSignal(sig)
-	if err != nil {
-		return err
-	}
-	return r.g.signal(s)
-}
-
-// Kill implements Runner.
-func (r *PTYRunner) Kill() error { return r.g.signal(syscall.SIGKILL) }
 
 // Resize implements Runner: the child's terminal takes the size of ours.
 func (r *PTYRunner) Resize() error {
