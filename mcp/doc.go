@@ -1,0 +1,29 @@
+// Package mcp is buildguard's MCP server (`buildguard mcp`): the nine
+// reclazz_* tool definitions with their input and output schemas, the
+// per-session protocol version policy, and a strict newline-delimited stdio
+// transport, all around github.com/modelcontextprotocol/go-sdk (imported as
+// sdkmcp).
+//
+// The SDK owns sessions, tool registration, middleware dispatch and request
+// cancellation. Where its stdio defaults break the contract of
+// spec/mcp-server.md §2 and §5 and the decisions D4/D5, this package fixes them
+// through the SDK's extension points only:
+//
+//   - [Transport] is an sdkmcp.Transport that reads one JSON object per line
+//     and answers framing, parse, envelope, id, params and method errors itself
+//     (the SDK never sees a malformed message), swaps request ids for opaque
+//     tokens so the raw id literal is echoed back exactly, runs one
+//     verification batch in the background while other requests are served one
+//     at a time, turns notifications/cancelled into SDK cancellation and
+//     suppresses the cancelled answer, drains in-flight work before reporting
+//     EOF, and writes every answer as one compact line under one lock.
+//   - Receiving middleware answers initialize with the D5 version policy,
+//     recovers panics as -32603, renders tools/list in the session's shape
+//     (fixed order, outputSchema and annotations only where the version has
+//     them) and renders tools/call results (isError always present,
+//     structuredContent only from 2025-06-18 on).
+//
+// It does not implement the tools themselves: a [Caller] (package tools'
+// *tools.Service in production) validates the arguments and runs the agent
+// exchange. It writes nothing but JSON-RPC responses to its output.
+package mcp

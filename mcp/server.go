@@ -1,0 +1,370 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/buildguard/buildguard/tools"
+)
+
+// ServerName is serverInfo.name (decision D3).
+const ServerName = "buildguard"
+
+// Instructions is the initialize instructions paragraph: the safe loop.
+const Instructions = "buildguard guards a JVM running the Reclazz hot-reload agent against half-built class output. " +
+	"Work in this loop: call reclazz_doctor first and compare its pid, workingDirectory and sessionId with the application you mean; " +
+	"call reclazz_build with state started and a unique owner token you keep, and wait for the acknowledgement before compiling; compile; " +
+	"then call reclazz_build with the same owner and state ok only if the compiler exited 0, otherwise failed (the output stays held until that owner builds successfully); " +
+	"then verify every changed class with reclazz_verify or reclazz_verify_batch against the SHA-256 of the class file you built, where only applied counts; " +
+	"finally exercise the application to check the behaviour. An acknowledgement or a scan is never proof of a reload."
+
+// Error texts of the middleware.
+const (
+	msgAlreadyInitialized = "Invalid Request: the session is already initialized"
+	msgBatchFailed        = "Batch processing failed"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Caller runs the tools. Required.
+	Caller Caller
+	// Version is serverInfo.version. Empty means "dev".
+	Version string
+	// Logger receives diagnostics (never protocol). Nil means none.
+	Logger hclog.Logger
+	// DrainTimeout bounds the wait for a cancelled batch at EOF. Zero means
+	// DefaultDrainTimeout.
+	DrainTimeout time.Duration
+}
+
+// Server is buildguard's MCP server: a go-sdk server with the nine tools,
+// the version policy and output shaping as receiving middleware.
+type Server struct {
+	caller  Caller
+	version string
+	log     hclog.Logger
+	drain   time.Duration
+	sdk     *sdkmcp.Server
+
+	mu       sync.Mutex
+	sessions map[*sdkmcp.ServerSession]string // negotiated version; absent = before initialize
+}
+
+// NewServer builds the server and registers the nine tools.
+func NewServer(cfg Config) *Server {
+	s := &Server{
+		caller:   cfg.Caller,
+		version:  cfg.Version,
+		log:      cfg.Logger,
+		drain:    cfg.DrainTimeout,
+		sessions: map[*sdkmcp.ServerSession]string{},
+	}
+	if s.version == "" {
+		s.version = "dev"
+	}
+	if s.log == nil {
+		s.log = hclog.NewNullLogger()
+	}
+	if s.drain <= 0 {
+		s.drain = DefaultDrainTimeout
+	}
+	s.sdk = sdkmcp.NewServer(&sdkmcp.Implementation{Name: ServerName, Version: s.version}, &sdkmcp.ServerOptions{
+		Instructions:              Instructions,
+		Capabilities:              capabilities(),
+		SupportedProtocolVersions: slices.Clone(SupportedVersions),
+		Logger:                    newSlogLogger(s.log.Named("sdk")),
+	})
+	for _, t := range toolDefinitions() {
+		s.sdk.AddTool(t, s.handleTool)
+	}
+	// Outermost first: recover wraps everything, including the SDK's own handlers.
+	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.initialize, s.renderToolList, s.renderToolCall)
+	return s
+}
+
+func capabilities() *sdkmcp.ServerCapabilities {
+	return &sdkmcp.ServerCapabilities{Tools: &sdkmcp.ToolCapabilities{}}
+}
+
+// Serve runs one MCP session over in and out until in reaches EOF (then it
+// returns nil after draining, at most DrainTimeout for a cancelled batch) or
+// ctx is cancelled.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	t := &Transport{In: in, Out: out, BackgroundTool: tools.VerifyBatch, DrainTimeout: s.drain, Logger: s.log.Named("transport")}
+	// The session starts out "initialized" at 2024-11-05 so the SDK serves
+	// requests before initialize (in the legacy shape, D5); the initialize
+	// middleware answers initialize itself.
+	ss, err := s.sdk.Connect(ctx, t, &sdkmcp.ServerSessionOptions{State: &sdkmcp.ServerSessionState{
+		InitializeParams: &sdkmcp.InitializeParams{ProtocolVersion: Version20241105, Capabilities: &sdkmcp.ClientCapabilities{}},
+	}})
+	if err != nil {
+		return fmt.Errorf("connecting MCP session: %w", err)
+	}
+	defer func() {
+		s.mu.Lock()
+		delete(s.sessions, ss)
+		s.mu.Unlock()
+	}()
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = ss.Close()
+		return ctx.Err()
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, sdkmcp.ErrConnectionClosed) {
+		return fmt.Errorf("serving MCP session: %w", err)
+	}
+	return nil
+}
+
+// sessionVersion is the negotiated version of ss; "" before initialize.
+func (s *Server) sessionVersion(ss *sdkmcp.ServerSession) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[ss]
+}
+
+func serverSession(req sdkmcp.Request) *sdkmcp.ServerSession {
+	ss, _ := req.GetSession().(*sdkmcp.ServerSession)
+	return ss
+}
+
+// recoverPanics answers a panic anywhere below with -32603.
+func (s *Server) recoverPanics(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
+	return func(ctx context.Context, method string, req sdkmcp.Request) (res sdkmcp.Result, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("panic while handling a request", "method", method, "panic", fmt.Sprint(r))
+				res, err = nil, internalError(req)
+			}
+		}()
+		return next(ctx, method, req)
+	}
+}
+
+// internalError is the -32603 of a broken invariant; for the batch tool the
+// contract's "Batch processing failed".
+func internalError(req sdkmcp.Request) error {
+	msg := msgInternal
+	if p, ok := req.GetParams().(*sdkmcp.CallToolParamsRaw); ok && p != nil && p.Name == tools.VerifyBatch {
+		msg = msgBatchFailed
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+}
+
+// initialize answers initialize with the D5 policy: a served version is
+// echoed, anything else gets the newest. A second successful initialize is
+// refused with -32600. (A failed one never reaches here: the transport
+// answers a missing or blank protocolVersion.)
+func (s *Server) initialize(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
+	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
+		if method != methodInitialize {
+			return next(ctx, method, req)
+		}
+		p, _ := req.GetParams().(*sdkmcp.InitializeParams)
+		ss := serverSession(req)
+		if p == nil || ss == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msgInitVersion}
+		}
+		s.mu.Lock()
+		_, again := s.sessions[ss]
+		v := negotiate(p.ProtocolVersion)
+		if !again {
+			s.sessions[ss] = v
+		}
+		s.mu.Unlock()
+		if again {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msgAlreadyInitialized}
+		}
+		return &sdkmcp.InitializeResult{
+			ProtocolVersion: v,
+			Capabilities:    capabilities(),
+			Instructions:    Instructions,
+			ServerInfo:      &sdkmcp.Implementation{Name: ServerName, Version: s.version},
+		}, nil
+	}
+}
+
+// toolList is the wire shape of a tools/list result: {"tools":[…]} and
+// nothing else (the SDK's ttlMs/cacheScope cache hints belong to the
+// 2026-07-28 protocol this server does not serve).
+type toolList struct {
+	sdkmcp.ResultBase
+	Tools []wireTool `json:"tools"`
+}
+
+type wireTool struct {
+	Name         string           `json:"name"`
+	Description  string           `json:"description"`
+	InputSchema  any              `json:"inputSchema"`
+	OutputSchema any              `json:"outputSchema,omitempty"`
+	Annotations  *wireAnnotations `json:"annotations,omitempty"`
+}
+
+// wireAnnotations renders hints as MCP defines them: destructiveHint and
+// idempotentHint only mean something when readOnlyHint is false, so a
+// read-only tool carries neither.
+type wireAnnotations struct {
+	ReadOnlyHint    bool  `json:"readOnlyHint"`
+	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
+}
+
+func renderAnnotations(a *sdkmcp.ToolAnnotations) *wireAnnotations {
+	if a == nil {
+		return nil
+	}
+	w := &wireAnnotations{ReadOnlyHint: a.ReadOnlyHint, OpenWorldHint: a.OpenWorldHint}
+	if !a.ReadOnlyHint {
+		w.DestructiveHint = a.DestructiveHint
+		w.IdempotentHint = ptr(a.IdempotentHint)
+	}
+	return w
+}
+
+// renderTool is one tools/list entry in the shape of version v.
+func renderTool(t *sdkmcp.Tool, v string) wireTool {
+	sh := shapeFor(v)
+	w := wireTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+	if sh.outputSchema {
+		w.OutputSchema = t.OutputSchema
+	}
+	if sh.annotations {
+		w.Annotations = renderAnnotations(t.Annotations)
+	}
+	return w
+}
+
+// toolRank orders tools as tools.Names; unknown names go last.
+func toolRank(name string) int {
+	if i := slices.Index(tools.Names, name); i >= 0 {
+		return i
+	}
+	return len(tools.Names)
+}
+
+// renderToolList puts the SDK's (name-sorted) tool list in the contract's
+// order and the session's shape.
+func (s *Server) renderToolList(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
+	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != methodToolsList || err != nil {
+			return res, err
+		}
+		list, ok := res.(*sdkmcp.ListToolsResult)
+		if !ok {
+			return nil, fmt.Errorf("tools/list returned %T", res)
+		}
+		v := s.sessionVersion(serverSession(req))
+		sorted := slices.Clone(list.Tools)
+		slices.SortStableFunc(sorted, func(a, b *sdkmcp.Tool) int { return toolRank(a.Name) - toolRank(b.Name) })
+		out := &toolList{Tools: make([]wireTool, 0, len(sorted))}
+		for _, t := range sorted {
+			out.Tools = append(out.Tools, renderTool(t, v))
+		}
+		return out, nil
+	}
+}
+
+// callResult is the wire shape of a tools/call result: isError is always
+// present, structuredContent only in sessions from 2025-06-18 on.
+type callResult struct {
+	sdkmcp.ResultBase
+	Content           []textBlock     `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError"`
+}
+
+type textBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// renderToolCall runs unknown tool names through the Caller too (so their
+// arguments are checked first and the error is "Unknown tool: …", §4.0) and
+// renders every result in the wire shape.
+func (s *Server) renderToolCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
+	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
+		if method != methodToolsCall {
+			return next(ctx, method, req)
+		}
+		var res sdkmcp.Result
+		var err error
+		p, _ := req.GetParams().(*sdkmcp.CallToolParamsRaw)
+		if p != nil && toolRank(p.Name) == len(tools.Names) {
+			res, err = s.runTool(ctx, serverSession(req), p.Name, p.Arguments)
+		} else {
+			res, err = next(ctx, method, req)
+		}
+		if err != nil {
+			return nil, err
+		}
+		r, ok := res.(*sdkmcp.CallToolResult)
+		if !ok {
+			return nil, fmt.Errorf("tools/call returned %T", res)
+		}
+		out := &callResult{Content: []textBlock{}, IsError: r.IsError}
+		for _, c := range r.Content {
+			if t, ok := c.(*sdkmcp.TextContent); ok {
+				out.Content = append(out.Content, textBlock{Type: "text", Text: t.Text})
+			}
+		}
+		if raw, ok := r.StructuredContent.(json.RawMessage); ok {
+			out.StructuredContent = raw
+		}
+		return out, nil
+	}
+}
+
+// handleTool is the sdkmcp.ToolHandler of every registered tool.
+func (s *Server) handleTool(ctx context.Context, req *sdkmcp.CallToolRequest) (*sdkmcp.CallToolResult, error) {
+	return s.runTool(ctx, req.Session, req.Params.Name, req.Params.Arguments)
+}
+
+// runTool calls the Caller and shapes its outcome for the session's version.
+func (s *Server) runTool(ctx context.Context, ss *sdkmcp.ServerSession, name string, rawArgs json.RawMessage) (*sdkmcp.CallToolResult, error) {
+	args := map[string]json.RawMessage{}
+	if len(rawArgs) > 0 {
+		if err := json.Unmarshal(rawArgs, &args); err != nil || args == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msgArgsObject}
+		}
+	}
+	sh := shapeFor(s.sessionVersion(ss))
+	res, err := s.caller.Call(ctx, name, args)
+	var argErr *tools.ArgError
+	switch {
+	case errors.As(err, &argErr):
+		if argErr.Protocol || !sh.argToolError {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: argErr.Message}
+		}
+		return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: argErr.Message}}, IsError: true}, nil
+	case err != nil:
+		s.log.Error("tool failed with a broken invariant", "tool", name, "error", err)
+		msg := msgInternal
+		if name == tools.VerifyBatch {
+			msg = msgBatchFailed
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+	}
+	if !sh.structured {
+		return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: res.LegacyText}}, IsError: res.IsError}, nil
+	}
+	return &sdkmcp.CallToolResult{
+		Content:           []sdkmcp.Content{&sdkmcp.TextContent{Text: string(res.Data)}},
+		StructuredContent: res.Data,
+		IsError:           res.IsError,
+	}, nil
+}

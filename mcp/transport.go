@@ -1,0 +1,596 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/buildguard/buildguard/tools"
+)
+
+// Frame and wait limits of the stdio contract (mcp-server.md §2.1, §5).
+const (
+	// MaxFrameUnits is the longest accepted line, in UTF-16 code units,
+	// excluding the line terminator.
+	MaxFrameUnits = 65536
+	// DefaultDrainTimeout bounds the wait at EOF for a cancelled batch.
+	DefaultDrainTimeout = 2 * time.Second
+
+	// A UTF-16 unit takes at most 3 UTF-8 bytes, so a longer line is too long
+	// whatever it holds; +1 for an optional '\r'.
+	maxFrameBytes = 3*MaxFrameUnits + 1
+)
+
+// The JSON-RPC error texts the transport answers itself.
+const (
+	msgParseError     = "Parse error"
+	msgInvalidRequest = "Invalid Request"
+	msgFrameTooLarge  = "Request exceeds 65536 characters"
+	msgIDActive       = "Request ID is already active"
+	msgBatchActive    = "Verification batch active; retry after completion or cancellation"
+	msgParamsObject   = "params must be an object"
+	msgInitVersion    = "initialize requires a nonblank string protocolVersion"
+	msgNameString     = "name must be a string"
+	msgArgsObject     = "arguments must be an object"
+	msgInternal       = "Internal error"
+)
+
+// Error codes beyond the standard ones in package jsonrpc.
+const codeBatchActive = -32000
+
+// The methods the server serves. Everything else is -32601.
+const (
+	methodInitialize = "initialize"
+	methodPing       = "ping"
+	methodToolsList  = "tools/list"
+	methodToolsCall  = "tools/call"
+	methodCancelled  = "notifications/cancelled"
+)
+
+// Transport is a strict newline-delimited JSON-RPC transport for an
+// sdkmcp.Server (spec/mcp-server.md §2 and §5, decisions D4/D5). It answers
+// every malformed line, invalid envelope, invalid id, non-object params,
+// invalid initialize version, malformed tools/call and unknown method itself,
+// so the SDK only ever sees valid requests for initialize, ping, tools/list
+// and tools/call, and the cancellations it must act on.
+//
+// Requests are handed to the SDK one at a time: the reader waits for each
+// answer before it reads the next line, except for a call of BackgroundTool,
+// which occupies the single batch slot while reading goes on. While the slot
+// is busy, the same id is refused with -32600, ping and tools/list are served,
+// and everything else gets -32000. notifications/cancelled naming the batch
+// cancels its context in the SDK and suppresses its answer; EOF does the same,
+// waits at most DrainTimeout for the batch, and only then reports EOF to the
+// SDK, so no answer in flight is lost.
+//
+// A Transport is good for one Connect.
+type Transport struct {
+	// In is the request stream (stdin). Required.
+	In io.Reader
+	// Out receives one compact JSON-RPC response per line (the saved stdout).
+	// Writes are serialised. Required.
+	Out io.Writer
+	// BackgroundTool names the tool whose calls run on the batch slot.
+	// Empty means tools.VerifyBatch.
+	BackgroundTool string
+	// DrainTimeout bounds the wait at EOF for the cancelled batch to finish.
+	// Zero means DefaultDrainTimeout.
+	DrainTimeout time.Duration
+	// Logger receives transport diagnostics (never protocol). Nil means none.
+	Logger hclog.Logger
+}
+
+var _ sdkmcp.Transport = (*Transport)(nil)
+
+// Connect implements sdkmcp.Transport: it starts reading In.
+func (t *Transport) Connect(context.Context) (sdkmcp.Connection, error) {
+	if t.In == nil || t.Out == nil {
+		return nil, errors.New("connecting stdio transport: In and Out are required")
+	}
+	c := &conn{
+		in:       t.In,
+		out:      t.Out,
+		bgTool:   t.BackgroundTool,
+		drain:    t.DrainTimeout,
+		log:      t.Logger,
+		msgs:     make(chan jsonrpc.Message),
+		eof:      make(chan struct{}),
+		closed:   make(chan struct{}),
+		inflight: map[string]*call{},
+	}
+	if c.bgTool == "" {
+		c.bgTool = tools.VerifyBatch
+	}
+	if c.drain <= 0 {
+		c.drain = DefaultDrainTimeout
+	}
+	if c.log == nil {
+		c.log = hclog.NewNullLogger()
+	}
+	go c.readLoop()
+	return c, nil
+}
+
+// conn is the sdkmcp.Connection of a Transport.
+type conn struct {
+	in     io.Reader
+	out    io.Writer
+	bgTool string
+	drain  time.Duration
+	log    hclog.Logger
+
+	msgs      chan jsonrpc.Message // reader → SDK
+	eof       chan struct{}        // closed once input ended and in-flight work drained
+	closed    chan struct{}        // closed by Close
+	closeOnce sync.Once
+
+	wmu sync.Mutex // one line at a time on out
+
+	mu       sync.Mutex
+	seq      uint64
+	inflight map[string]*call // by token
+	batch    *call            // the active background call, if any
+}
+
+// call is one request handed to the SDK under a token id.
+type call struct {
+	token      string
+	id         requestID
+	background bool
+	cancelled  bool          // its answer is suppressed
+	answered   chan struct{} // closed when the SDK wrote (or dropped) its answer
+}
+
+// SessionID implements sdkmcp.Connection; stdio has no session id.
+func (c *conn) SessionID() string { return "" }
+
+// Read implements sdkmcp.Connection.
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case m := <-c.msgs:
+		return m, nil
+	case <-c.eof:
+		return nil, io.EOF
+	case <-c.closed:
+		return nil, sdkmcp.ErrConnectionClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close implements sdkmcp.Connection. It does not close In or Out.
+func (c *conn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+// Write implements sdkmcp.Connection. Only responses reach Out, each with the
+// id literal of its request; server-initiated messages are dropped, because
+// stdout carries nothing but responses.
+func (c *conn) Write(_ context.Context, msg jsonrpc.Message) error {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		c.log.Debug("dropping server-initiated message", "type", fmt.Sprintf("%T", msg))
+		return nil
+	}
+	tok, _ := resp.ID.Raw().(string)
+	c.mu.Lock()
+	cl := c.inflight[tok]
+	delete(c.inflight, tok)
+	if cl != nil && cl == c.batch {
+		c.batch = nil
+	}
+	c.mu.Unlock()
+	if cl == nil {
+		c.log.Warn("dropping response to an unknown request", "id", fmt.Sprint(resp.ID.Raw()))
+		return nil
+	}
+	defer close(cl.answered)
+	if cl.cancelled {
+		c.log.Debug("suppressing the answer of a cancelled request")
+		return nil
+	}
+	return c.writeLine(encodeResponse(cl.id.raw, resp))
+}
+
+// readLoop reads frames until EOF, then drains and reports EOF.
+func (c *conn) readLoop() {
+	br := bufio.NewReaderSize(c.in, 64<<10)
+	for {
+		line, tooLong, err := readFrame(br)
+		switch {
+		case tooLong:
+			c.writeError(nil, jsonrpc.CodeInvalidRequest, msgFrameTooLarge)
+		case len(line) > 0:
+			c.handleLine(line)
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				c.log.Warn("reading requests failed; stopping", "error", err)
+			}
+			break
+		}
+		select {
+		case <-c.closed:
+			return
+		default:
+		}
+	}
+	c.finish()
+}
+
+// finish cancels the active batch, waits for it at most c.drain, then lets
+// Read report EOF.
+func (c *conn) finish() {
+	c.mu.Lock()
+	b := c.batch
+	cancel := b != nil && !b.cancelled
+	if cancel {
+		b.cancelled = true
+	}
+	c.mu.Unlock()
+	if cancel {
+		c.deliver(cancelNotification(b.token, "stdin closed"))
+	}
+	if b != nil {
+		timer := time.NewTimer(c.drain)
+		select {
+		case <-b.answered:
+		case <-timer.C:
+			c.log.Warn("batch did not finish after cancellation", "waited", c.drain)
+		case <-c.closed:
+		}
+		timer.Stop()
+	}
+	close(c.eof)
+}
+
+// readFrame reads one line. A line longer than MaxFrameUnits is consumed to
+// its end without being buffered and reported as tooLong. err is io.EOF after
+// the last line (which may lack a newline).
+func readFrame(br *bufio.Reader) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	for {
+		chunk, e := br.ReadSlice('\n')
+		if !tooLong {
+			content := len(buf) + len(chunk)
+			if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
+				content--
+			}
+			if content > maxFrameBytes {
+				tooLong, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if errors.Is(e, bufio.ErrBufferFull) {
+			continue
+		}
+		err = e
+		break
+	}
+	if tooLong {
+		return nil, true, err
+	}
+	buf = bytes.TrimSuffix(buf, []byte("\n"))
+	if utf16Len(bytes.TrimSuffix(buf, []byte("\r"))) > MaxFrameUnits {
+		return nil, true, err
+	}
+	return buf, false, err
+}
+
+// utf16Len counts b in UTF-16 code units, as Java's String.length() would.
+func utf16Len(b []byte) int {
+	n := 0
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+		b = b[size:]
+	}
+	return n
+}
+
+// trimJSONSpace trims the four JSON whitespace characters.
+func trimJSONSpace(b []byte) []byte {
+	return bytes.Trim(b, " \t\r\n")
+}
+
+// handleLine answers or forwards one non-empty line. A panic is answered
+// with -32603 and reading goes on.
+func (c *conn) handleLine(line []byte) {
+	var answerID json.RawMessage
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("panic while handling a request", "panic", fmt.Sprint(r))
+			c.writeError(answerID, jsonrpc.CodeInternalError, msgInternal)
+		}
+	}()
+	line = trimJSONSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	if !json.Valid(line) {
+		c.writeError(nil, jsonrpc.CodeParseError, msgParseError)
+		return
+	}
+	if line[0] != '{' { // scalars, null and (unsupported) batch arrays
+		c.writeError(nil, jsonrpc.CodeInvalidRequest, msgInvalidRequest)
+		return
+	}
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(line, &env); err != nil {
+		c.writeError(nil, jsonrpc.CodeParseError, msgParseError)
+		return
+	}
+	idRaw, hasID := env["id"]
+	id, idOK := parseID(idRaw)
+	if idOK {
+		answerID = id.raw
+	}
+	method, methodOK := jsonString(env["method"])
+	version, _ := jsonString(env["jsonrpc"])
+	if version != "2.0" || !methodOK || (hasID && !idOK) {
+		c.writeError(answerID, jsonrpc.CodeInvalidRequest, msgInvalidRequest)
+		return
+	}
+	params, hasParams := env["params"]
+	if !hasID {
+		c.notification(method, params)
+		return
+	}
+	c.request(id, method, params, hasParams)
+}
+
+// jsonString decodes raw when it is a JSON string.
+func jsonString(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func isObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
+
+// request checks a request with a valid envelope and id (§2.2 steps 4–6,
+// §5) and hands it to the SDK.
+func (c *conn) request(id requestID, method string, params json.RawMessage, hasParams bool) {
+	c.mu.Lock()
+	b := c.batch
+	c.mu.Unlock()
+	if b != nil {
+		if b.id.key == id.key {
+			c.writeError(id.raw, jsonrpc.CodeInvalidRequest, msgIDActive)
+			return
+		}
+		if method != methodPing && method != methodToolsList {
+			c.writeError(id.raw, codeBatchActive, msgBatchActive)
+			return
+		}
+	}
+	if hasParams && !isObject(params) {
+		c.writeError(id.raw, jsonrpc.CodeInvalidParams, msgParamsObject)
+		return
+	}
+	var fields map[string]json.RawMessage
+	if hasParams {
+		if err := json.Unmarshal(params, &fields); err != nil {
+			c.writeError(id.raw, jsonrpc.CodeInvalidParams, msgParamsObject)
+			return
+		}
+	}
+	background := false
+	switch method {
+	case methodInitialize:
+		v, ok := jsonString(fields["protocolVersion"])
+		if !ok || strings.TrimSpace(v) == "" {
+			c.writeError(id.raw, jsonrpc.CodeInvalidParams, msgInitVersion)
+			return
+		}
+	case methodPing, methodToolsList:
+	case methodToolsCall:
+		name, ok := jsonString(fields["name"])
+		if !ok {
+			c.writeError(id.raw, jsonrpc.CodeInvalidParams, msgNameString)
+			return
+		}
+		if args, ok := fields["arguments"]; ok && !isObject(args) {
+			c.writeError(id.raw, jsonrpc.CodeInvalidParams, msgArgsObject)
+			return
+		}
+		background = name == c.bgTool
+	default:
+		c.writeError(id.raw, jsonrpc.CodeMethodNotFound, "Method not found: "+method)
+		return
+	}
+	params = withoutSessionlessMeta(fields, params)
+
+	c.mu.Lock()
+	if background && c.batch != nil { // only this goroutine starts batches; kept as a guard
+		c.mu.Unlock()
+		c.writeError(id.raw, codeBatchActive, msgBatchActive)
+		return
+	}
+	c.seq++
+	cl := &call{token: "bg-" + strconv.FormatUint(c.seq, 10), id: id, background: background, answered: make(chan struct{})}
+	c.inflight[cl.token] = cl
+	if background {
+		c.batch = cl
+	}
+	c.mu.Unlock()
+
+	jid, err := jsonrpc.MakeID(cl.token)
+	if err != nil { // a string id always converts
+		panic(fmt.Sprintf("making token id: %v", err))
+	}
+	if !c.deliver(&jsonrpc.Request{ID: jid, Method: method, Params: params}) {
+		return
+	}
+	if !background {
+		select {
+		case <-cl.answered:
+		case <-c.closed:
+		}
+	}
+}
+
+// notification handles a message without id: only a cancellation of the
+// active batch has an effect (§5); everything else is ignored silently.
+func (c *conn) notification(method string, params json.RawMessage) {
+	if method != methodCancelled || !isObject(params) {
+		return
+	}
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    json.RawMessage `json:"reason"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return
+	}
+	rid, ok := parseID(p.RequestID)
+	if !ok {
+		return
+	}
+	reason := ""
+	if p.Reason != nil {
+		if reason, ok = jsonString(p.Reason); !ok {
+			return
+		}
+	}
+	c.mu.Lock()
+	b := c.batch
+	hit := b != nil && !b.cancelled && b.id.key == rid.key
+	if hit {
+		b.cancelled = true
+	}
+	c.mu.Unlock()
+	if hit {
+		c.deliver(cancelNotification(b.token, reason))
+	}
+}
+
+// cancelNotification is the notifications/cancelled the SDK acts on: it
+// cancels the context of the request with that token.
+func cancelNotification(token, reason string) *jsonrpc.Request {
+	p, _ := json.Marshal(struct {
+		RequestID string `json:"requestId"`
+		Reason    string `json:"reason,omitempty"`
+	}{token, reason})
+	return &jsonrpc.Request{Method: methodCancelled, Params: p}
+}
+
+// withoutSessionlessMeta drops the 2026-07-28 per-request protocol version
+// from params._meta: this server serves up to 2025-11-25 within the stdio
+// session, so the SDK must not switch a request to the sessionless protocol.
+func withoutSessionlessMeta(fields map[string]json.RawMessage, params json.RawMessage) json.RawMessage {
+	metaRaw, ok := fields["_meta"]
+	if !ok || !isObject(metaRaw) {
+		return params
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(metaRaw, &meta) != nil {
+		return params
+	}
+	if _, ok := meta[sdkmcp.MetaKeyProtocolVersion]; !ok {
+		return params
+	}
+	delete(meta, sdkmcp.MetaKeyProtocolVersion)
+	fields["_meta"], _ = json.Marshal(meta)
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return params
+	}
+	return out
+}
+
+// deliver hands m to the SDK's Read; false when the connection closed.
+func (c *conn) deliver(m jsonrpc.Message) bool {
+	select {
+	case c.msgs <- m:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+// writeError writes an error response; id nil means "id":null.
+func (c *conn) writeError(id json.RawMessage, code int64, message string) {
+	if err := c.writeLine(encodeError(id, code, message)); err != nil {
+		c.log.Warn("writing response failed", "error", err)
+	}
+}
+
+func (c *conn) writeLine(line []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.out.Write(append(line, '\n'))
+	return err
+}
+
+// encodeResponse renders resp with the request's id literal, keys in the
+// order jsonrpc, id, result|error. An error never carries code 0 or data.
+func encodeResponse(id json.RawMessage, resp *jsonrpc.Response) []byte {
+	if resp.Error != nil {
+		code, message := int64(jsonrpc.CodeInternalError), resp.Error.Error()
+		var we *jsonrpc.Error
+		if errors.As(resp.Error, &we) {
+			message = we.Message
+			if we.Code != 0 {
+				code = we.Code
+			}
+		}
+		return encodeError(id, code, message)
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(idOrNull(id))
+	b.WriteString(`,"result":`)
+	if err := json.Compact(&b, resp.Result); err != nil || len(resp.Result) == 0 {
+		return encodeError(id, jsonrpc.CodeInternalError, msgInternal)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func encodeError(id json.RawMessage, code int64, message string) []byte {
+	if code == 0 {
+		code = jsonrpc.CodeInternalError
+	}
+	msg, _ := json.Marshal(message)
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(idOrNull(id))
+	b.WriteString(`,"error":{"code":`)
+	b.WriteString(strconv.FormatInt(code, 10))
+	b.WriteString(`,"message":`)
+	b.Write(msg)
+	b.WriteString(`}}`)
+	return b.Bytes()
+}
+
+func idOrNull(id json.RawMessage) json.RawMessage {
+	if len(id) == 0 {
+		return json.RawMessage("null")
+	}
+	return id
+}

@@ -1,0 +1,46 @@
+package mcp
+
+// The protocol versions served through initialize (decision D5), oldest first.
+const (
+	Version20241105 = "2024-11-05"
+	Version20250326 = "2025-03-26"
+	Version20250618 = "2025-06-18"
+	Version20251125 = "2025-11-25"
+)
+
+// SupportedVersions lists the versions initialize answers with, newest first.
+var SupportedVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
+
+// negotiate applies D5: a supported version is answered with itself, any
+// other (non-blank; the transport refused blank ones) with the newest.
+func negotiate(requested string) string {
+	for _, v := range SupportedVersions {
+		if v == requested {
+			return v
+		}
+	}
+	return Version20251125
+}
+
+// shape is what a session's version decides about tool output.
+type shape struct {
+	annotations  bool // tools/list carries annotations (2025-03-26 on)
+	outputSchema bool // tools/list carries outputSchema (2025-06-18 on)
+	structured   bool // tools/call carries structuredContent, text = its JSON (2025-06-18 on)
+	argToolError bool // invalid arguments are isError results, not -32602 (2025-11-25, SEP-1303)
+}
+
+// shapeFor returns the shape of a session that negotiated version; "" is a
+// session before initialize, which gets the legacy shape.
+func shapeFor(version string) shape {
+	switch version {
+	case Version20251125:
+		return shape{annotations: true, outputSchema: true, structured: true, argToolError: true}
+	case Version20250618:
+		return shape{annotations: true, outputSchema: true, structured: true}
+	case Version20250326:
+		return shape{annotations: true}
+	default:
+		return shape{}
+	}
+}
