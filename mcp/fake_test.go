@@ -20,6 +20,7 @@ import (
 //     arrives on release when release is set.
 type fakeCaller struct {
 	release chan tools.Result // nil: a batch blocks until cancelled
+	deaf    chan struct{}     // non-nil: a batch ignores ctx and waits for this to close
 
 	mu        sync.Mutex
 	started   chan string // optional: receives the tool name when a call starts
@@ -41,6 +42,10 @@ func (f *fakeCaller) Call(ctx context.Context, name string, args map[string]json
 	}
 	if !isKnownTool(name) {
 		return tools.Result{}, &tools.ArgError{Message: "Unknown tool: " + name, Protocol: true}
+	}
+	if name == tools.VerifyBatch && f.deaf != nil {
+		<-f.deaf
+		return tools.Result{Data: json.RawMessage(`{"status":"unavailable"}`), IsError: true}, nil
 	}
 	if name == tools.VerifyBatch {
 		select {

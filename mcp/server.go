@@ -119,6 +119,17 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	go func() { done <- ss.Wait() }()
 	select {
 	case err = <-done:
+	case <-t.ended():
+		// Input ended and the transport drained; the SDK still waits for
+		// handlers, which a tool ignoring cancellation could hold forever.
+		timer := time.NewTimer(s.drain)
+		defer timer.Stop()
+		select {
+		case err = <-done:
+		case <-timer.C:
+			s.log.Warn("exiting with a tool call still running", "waited", s.drain)
+			return nil
+		}
 	case <-ctx.Done():
 		_ = ss.Close()
 		return ctx.Err()

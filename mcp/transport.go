@@ -15,8 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
-	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/buildguard/buildguard/tools"
 )
@@ -91,9 +91,20 @@ type Transport struct {
 	DrainTimeout time.Duration
 	// Logger receives transport diagnostics (never protocol). Nil means none.
 	Logger hclog.Logger
+
+	conn *conn // set by Connect
 }
 
 var _ sdkmcp.Transport = (*Transport)(nil)
+
+// ended is closed once the transport reported EOF to the SDK (after its
+// drain); nil before Connect.
+func (t *Transport) ended() <-chan struct{} {
+	if t.conn == nil {
+		return nil
+	}
+	return t.conn.eof
+}
 
 // Connect implements sdkmcp.Transport: it starts reading In.
 func (t *Transport) Connect(context.Context) (sdkmcp.Connection, error) {
@@ -120,6 +131,7 @@ func (t *Transport) Connect(context.Context) (sdkmcp.Connection, error) {
 	if c.log == nil {
 		c.log = hclog.NewNullLogger()
 	}
+	t.conn = c
 	go c.readLoop()
 	return c, nil
 }

@@ -212,11 +212,22 @@ type fixture struct {
 // harness does (paths with spaces), and waits for VALUES=1:1 and the watcher.
 func startApp(t *testing.T) *fixture {
 	t.Helper()
-	return startAppWith(t, nil)
+	return startAppWith(t, appConfig{startupDelaySec: 1, awaitWatching: true})
 }
 
-// startAppWith is startApp with a hook that runs just before the JVM starts.
-func startAppWith(t *testing.T, prepare func(*fixture)) *fixture {
+// appConfig varies startApp.
+type appConfig struct {
+	// prepare runs just before the JVM starts.
+	prepare func(*fixture)
+	// startupDelaySec is the agent's watcher delay.
+	startupDelaySec int
+	// awaitWatching makes start-up wait for the agent's "] Watching " line.
+	awaitWatching bool
+	// workDir, when set, is the JVM's working directory instead of the root.
+	workDir string
+}
+
+func startAppWith(t *testing.T, cfg appConfig) *fixture {
 	t.Helper()
 	jar := agentJar(t)
 	java := requireTool(t, "java")
@@ -240,13 +251,24 @@ func startAppWith(t *testing.T, prepare func(*fixture)) *fixture {
 	f.install(t, f.outB, "B.class", classes["B.class"])
 	f.install(t, f.appDir, "App.class", classes["App.class"])
 
-	if prepare != nil {
-		prepare(f)
+	if cfg.prepare != nil {
+		cfg.prepare(f)
 	}
-	agentArgs := "watchDirs=" + f.outA + ";" + f.outB + ",startupDelaySec=1,debounceMs=100,portFile=" + f.portFile
+	flag, err := refagent.AgentFlag(jar, refagent.Options{
+		WatchDirs:       []string{f.outA, f.outB},
+		PortFile:        f.portFile,
+		StartupDelaySec: cfg.startupDelaySec,
+		DebounceMs:      100,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cp := strings.Join([]string{f.outA, f.outB, f.appDir}, string(os.PathListSeparator))
-	f.cmd = exec.Command(java, "-javaagent:"+jar+"="+agentArgs, "-cp", cp, "App")
+	f.cmd = exec.Command(java, flag, "-cp", cp, "App")
 	f.cmd.Dir = root
+	if cfg.workDir != "" {
+		f.cmd.Dir = cfg.workDir
+	}
 	f.cmd.Stdout = f.log
 	f.cmd.Stderr = f.log
 	if err := f.cmd.Start(); err != nil {
@@ -265,7 +287,9 @@ func startAppWith(t *testing.T, prepare func(*fixture)) *fixture {
 		}
 	})
 	f.log.waitFor(t, 0, "VALUES=1:1", func(s string) bool { return s == "VALUES=1:1" })
-	f.log.waitFor(t, 0, "with '] Watching '", func(s string) bool { return strings.Contains(s, "] Watching ") })
+	if cfg.awaitWatching {
+		f.log.waitFor(t, 0, "with '] Watching '", func(s string) bool { return strings.Contains(s, "] Watching ") })
+	}
 	return f
 }
 

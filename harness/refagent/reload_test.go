@@ -1,12 +1,17 @@
 package refagent_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/harness/refagent"
 )
 
 // TestReloadAndBuildHold drives one live JVM through real reloads: an
@@ -195,6 +200,120 @@ func TestReloadAndBuildHold(t *testing.T) {
 		}
 		if got := c.next().Message; got != "A: class shape changed (methods or fields added or removed)" {
 			t.Errorf("PENDING restart entry = %q", got)
+		}
+	})
+
+	t.Run("a capture read error keeps the hold for the owner's retry", func(t *testing.T) {
+		if got := c.request("BUILD started request=e1 owner=o3", "BUILD_"); got != "ACK e1 started owner=o3" {
+			t.Fatalf("start → BUILD_%s", got)
+		}
+		v6 := compileJava(t, map[string]string{"B.java": valueClass("B", 6)})
+		bPath := filepath.Join(f.outB, "B.class")
+		f.install(t, f.outB, "B.class", v6["B.class"])
+		c.pollStatus("paused=false pendingClasses=1 pendingActions=0 buildHold=named")
+		// Fault: the held file becomes unreadable as a file.
+		if err := os.Remove(bPath); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(bPath, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.request("BUILD ok request=e2 owner=o3", "BUILD_"); got != "ACK e2 ok owner=o3" {
+			t.Fatalf("ok → BUILD_%s", got)
+		}
+		for {
+			ev := c.next()
+			if ev.Level == "ERROR" && strings.HasPrefix(ev.Message, "Failed to read class file "+bPath+": ") {
+				break
+			}
+		}
+		c.pollStatus("paused=false pendingClasses=1 pendingActions=0 buildHold=named")
+		valuesStay(t, "VALUES=4:5")
+		if got := handshake(t, port).request("BUILD started request=e3 owner=o4", "BUILD_"); got != "REJECTED e3 started owner=o4" {
+			t.Errorf("another owner after a failed capture → BUILD_%s", got)
+		}
+
+		// Repair and retry with the same owner.
+		if err := os.Remove(bPath); err != nil {
+			t.Fatal(err)
+		}
+		mark := f.log.mark()
+		f.install(t, f.outB, "B.class", v6["B.class"])
+		if got := c.request("BUILD ok request=e4 owner=o3", "BUILD_"); got != "ACK e4 ok owner=o3" {
+			t.Fatalf("retry → BUILD_%s", got)
+		}
+		f.log.waitFor(t, mark, "VALUES=4:6", equals("VALUES=4:6"))
+		requireApplied(t, "B", f.outB)
+		c.pollStatus("paused=false pendingClasses=0 pendingActions=0 buildHold=none")
+	})
+
+	// The project's strict client (agentproto) accepts every reply of this
+	// agent, including a receipt for a reload it really performed.
+	t.Run("the strict agentproto client accepts the agent", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		p, err := agentproto.Endpoint{PortFile: f.portFile}.Resolve()
+		if err != nil {
+			t.Fatalf("resolving the port file: %v", err)
+		}
+		conn, err := agentproto.Dial(ctx, p)
+		if err != nil {
+			t.Fatalf("Dial: %v", err)
+		}
+		defer conn.Close()
+		if conn.Agent() != refagent.Release {
+			t.Errorf("Agent() = %q", conn.Agent())
+		}
+		if err := conn.ConfirmProject(ctx, f.root); err != nil {
+			t.Fatalf("ConfirmProject(%s): %v", f.root, err)
+		}
+		doc, err := conn.Doctor(ctx)
+		if err != nil || doc.Status != agentproto.DoctorObserved || doc.SessionID != doctor.SessionID || doc.BuildHold != "none" {
+			t.Fatalf("Doctor = %+v, %v", doc, err)
+		}
+		if st, err := conn.Reload(ctx, agentproto.ReloadStatus); err != nil || st.Paused || st.BuildHold != "none" {
+			t.Fatalf("Reload status = %+v, %v", st, err)
+		}
+		lines, err := conn.Query(ctx, "PENDING")
+		if err != nil || len(lines) == 0 || !strings.HasPrefix(lines[0], "Automatic reload: paused=false ") {
+			t.Fatalf("Query PENDING = %q, %v", lines, err)
+		}
+
+		if err := conn.Build(ctx, agentproto.BuildStarted, "strict-owner"); err != nil {
+			t.Fatalf("Build started: %v", err)
+		}
+		rival, err := agentproto.Dial(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rival.Close()
+		if err := rival.Build(ctx, agentproto.BuildStarted, "rival-owner"); !errors.Is(err, agentproto.ErrRejected) {
+			t.Errorf("rival Build started = %v, want ErrRejected", err)
+		}
+		v7 := compileJava(t, map[string]string{"B.java": valueClass("B", 7)})
+		f.install(t, f.outB, "B.class", v7["B.class"])
+		c.pollStatus("paused=false pendingClasses=1 pendingActions=0 buildHold=named")
+		mark := f.log.mark()
+		if err := conn.Build(ctx, agentproto.BuildOK, "strict-owner"); err != nil {
+			t.Fatalf("Build ok: %v", err)
+		}
+		f.log.waitFor(t, mark, "VALUES=4:7", equals("VALUES=4:7"))
+		hash := sha(v7["B.class"])
+		for {
+			r, err := conn.Verify(ctx, "B", hash)
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			if r.Status == agentproto.ReceiptApplied {
+				if r.ObservedSHA256 != hash || r.SessionID != doctor.SessionID {
+					t.Errorf("applied receipt %+v", r)
+				}
+				break
+			}
+			if r.Status != agentproto.ReceiptRunning {
+				t.Fatalf("receipt %+v, want applied", r)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	})
 }

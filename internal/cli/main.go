@@ -39,6 +39,8 @@ func run(args []string, stdout, stderr io.Writer) ExitCode {
 	case "--help", "-h", "help":
 		fmt.Fprint(stderr, usage)
 		return ExitOK
+	case "mcp":
+		return runMCP(args[1:], os.Stdin, stdout, stderr)
 	case "version":
 		if len(args) > 1 {
 			if args[1] == "--help" {

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+
+	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/tools"
+)
+
+// mcpUsage is the usage line of `buildguard mcp` (mcp-server.md §1.1).
+const mcpUsage = "Usage: buildguard mcp [--project-dir PATH] [--port-file PATH]\n"
+
+// The startup parse failures of `buildguard mcp` (mcp-server.md §1.1); each
+// is printed on stderr, followed by the usage line, with exit 2.
+var (
+	errMCPUnknownOption = errors.New("Unknown MCP startup option")
+	errMCPBadPath       = errors.New("Path must be nonblank, at most 4096 characters and contain no control characters")
+	errMCPNoProject     = errors.New("projectDir must name an existing directory")
+)
+
+// errMCPMissingValue is "Duplicate option or missing value: <flag>".
+func errMCPMissingValue(flag string) error {
+	return fmt.Errorf("Duplicate option or missing value: %s", flag)
+}
+
+// maxPathChars bounds a startup path, in UTF-16 units.
+const maxPathChars = 4096
+
+// runMCP runs `buildguard mcp [--project-dir PATH] [--port-file PATH]`: it
+// parses the startup options before touching stdio, then serves MCP over
+// stdin/stdout until stdin reaches EOF (exit 0). Logs go to stderr (D9); when
+// stdout is the process's stdout, os.Stdout points at stderr meanwhile, so a
+// stray print cannot corrupt the protocol stream.
+func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
+	if len(args) == 1 && args[0] == "--help" {
+		fmt.Fprint(stderr, mcpUsage)
+		return ExitOK
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "buildguard mcp: cannot read the working directory: %v\n", err)
+		return ExitFailure
+	}
+	cfg, err := parseMCPArgs(args, wd)
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n%s", err, mcpUsage)
+		return ExitUsage
+	}
+	if f, ok := stdout.(*os.File); ok && f == os.Stdout {
+		os.Stdout = os.Stderr
+		defer func() { os.Stdout = f }()
+	}
+	log := wrapLogger(stderr).Named("mcp")
+	srv := mcp.NewServer(mcp.Config{Caller: tools.New(cfg), Version: Version, Logger: log})
+	if err := srv.Serve(context.Background(), stdin, stdout); err != nil {
+		log.Error("MCP session failed", "error", err)
+		return ExitFailure
+	}
+	return ExitOK
+}
+
+// parseMCPArgs parses the startup options and resolves the paths against the
+// working directory wd (mcp-server.md §1.1): --project-dir is canonicalised
+// and must be a directory; --port-file resolves against the project (else
+// wd), absolute and clean but not canonicalised, and need not exist yet.
+func parseMCPArgs(args []string, wd string) (tools.Config, error) {
+	var projectDir, portFile string
+	seen := map[string]bool{}
+	for i := 0; i < len(args); i++ {
+		flag := args[i]
+		if flag != "--project-dir" && flag != "--port-file" {
+			return tools.Config{}, errMCPUnknownOption
+		}
+		if seen[flag] || i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
+			return tools.Config{}, errMCPMissingValue(flag)
+		}
+		seen[flag] = true
+		i++
+		if !validStartupPath(args[i]) {
+			return tools.Config{}, errMCPBadPath
+		}
+		if flag == "--project-dir" {
+			projectDir = args[i]
+		} else {
+			portFile = args[i]
+		}
+	}
+	base, err := filepath.Abs(wd)
+	if err != nil {
+		return tools.Config{}, fmt.Errorf("resolving the working directory: %w", err)
+	}
+	cfg := tools.Config{Base: base, ClientWorkingDirectory: wd}
+	if seen["--project-dir"] {
+		real, err := filepath.EvalSymlinks(resolvePath(base, projectDir))
+		if err != nil {
+			return tools.Config{}, errMCPNoProject
+		}
+		if st, err := os.Stat(real); err != nil || !st.IsDir() {
+			return tools.Config{}, errMCPNoProject
+		}
+		cfg.Base, cfg.ProjectSelected = real, true
+	}
+	if seen["--port-file"] {
+		cfg.StartupPortFile = resolvePath(cfg.Base, portFile)
+	}
+	return cfg, nil
+}
+
+// resolvePath makes p absolute against base and cleans it.
+func resolvePath(base, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(base, p)
+}
+
+// validStartupPath: nonblank, at most 4096 UTF-16 units, no ISO control
+// character (C0, DEL, C1).
+func validStartupPath(p string) bool {
+	if strings.TrimSpace(p) == "" || len(utf16.Encode([]rune(p))) > maxPathChars {
+		return false
+	}
+	return !strings.ContainsFunc(p, unicode.IsControl)
+}

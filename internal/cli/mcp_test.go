@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/buildguard/buildguard/agentproto/agenttest"
+)
+
+// failReader fails the test when read: parse failures and --help must not
+// touch stdin.
+type failReader struct{ t *testing.T }
+
+func (r failReader) Read([]byte) (int, error) {
+	r.t.Error("stdin was read")
+	return 0, fmt.Errorf("stdin must not be read")
+}
+
+func TestMCPHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := runMCP([]string{"--help"}, failReader{t}, &stdout, &stderr); code != ExitOK {
+		t.Errorf("exit %d, want 0", code)
+	}
+	if stdout.Len() != 0 || stderr.String() != mcpUsage {
+		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+}
+
+func TestMCPStartupFailures(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args   []string
+		reason string
+	}{
+		{[]string{"--help", "--port-file", "x"}, "Unknown MCP startup option"},
+		{[]string{"--port-file", "x", "--help"}, "Unknown MCP startup option"},
+		{[]string{"--verbose"}, "Unknown MCP startup option"},
+		{[]string{"x"}, "Unknown MCP startup option"},
+		{[]string{"--port-file"}, "Duplicate option or missing value: --port-file"},
+		{[]string{"--project-dir", dir, "--project-dir", dir}, "Duplicate option or missing value: --project-dir"},
+		{[]string{"--port-file", "--project-dir", "."}, "Duplicate option or missing value: --port-file"},
+		{[]string{"--port-file", " "}, "Path must be nonblank, at most 4096 characters and contain no control characters"},
+		{[]string{"--port-file", ""}, "Path must be nonblank, at most 4096 characters and contain no control characters"},
+		{[]string{"--project-dir", "a\nb"}, "Path must be nonblank, at most 4096 characters and contain no control characters"},
+		{[]string{"--port-file", "a\u0085b"}, "Path must be nonblank, at most 4096 characters and contain no control characters"},
+		{[]string{"--port-file", strings.Repeat("a", 4097)}, "Path must be nonblank, at most 4096 characters and contain no control characters"},
+		{[]string{"--port-file", strings.Repeat("😀", 2049)}, "Path must be nonblank, at most 4096 characters and contain no control characters"},
+		{[]string{"--project-dir", filepath.Join(dir, "missing")}, "projectDir must name an existing directory"},
+		{[]string{"--project-dir", file}, "projectDir must name an existing directory"},
+	}
+	for _, c := range cases {
+		var stdout, stderr bytes.Buffer
+		code := runMCP(c.args, failReader{t}, &stdout, &stderr)
+		want := c.reason + "\n" + mcpUsage
+		if code != ExitUsage || stdout.Len() != 0 || stderr.String() != want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, stdout.String(), stderr.String(), want)
+		}
+	}
+}
+
+func TestMCPPathResolution(t *testing.T) {
+	wd := t.TempDir()
+	real := filepath.Join(wd, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(wd, "link")); err != nil {
+		t.Fatal(err)
+	}
+	realWD, _ := filepath.EvalSymlinks(wd)
+	realProject := filepath.Join(realWD, "real")
+
+	cfg, err := parseMCPArgs([]string{"--port-file", "p/../agent.port", "--project-dir", "link"}, wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Base != realProject || !cfg.ProjectSelected || cfg.StartupPortFile != filepath.Join(realProject, "agent.port") {
+		t.Errorf("with project: %+v", cfg)
+	}
+	cfg, err = parseMCPArgs([]string{"--port-file", "missing/agent.port"}, wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Base != wd || cfg.ProjectSelected || cfg.StartupPortFile != filepath.Join(wd, "missing", "agent.port") {
+		t.Errorf("without project: %+v", cfg)
+	}
+	cfg, err = parseMCPArgs([]string{"--port-file", "/x/./y/../agent.port"}, wd)
+	if err != nil || cfg.StartupPortFile != "/x/agent.port" {
+		t.Errorf("absolute port file: %+v, %v", cfg, err)
+	}
+	cfg, err = parseMCPArgs(nil, wd)
+	if err != nil || cfg.Base != wd || cfg.ProjectSelected || cfg.StartupPortFile != "" {
+		t.Errorf("no options: %+v, %v", cfg, err)
+	}
+}
+
+// TestMCPSession runs a whole stdio session with the real tools against the
+// fake agent: stdout carries nothing but the JSON-RPC answers, stderr
+// nothing at all, and stdin EOF exits 0.
+func TestMCPSession(t *testing.T) {
+	t.Setenv("BUILDGUARD_LOG_LEVEL", "")
+	agent := agenttest.NewServer(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+		fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"reclazz_status","arguments":{"portFile":%q}}}`, agent.PortFile()),
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"reclazz_status","arguments":{"timeoutMs":"0"}}}`,
+	}, "\n") + "\n"
+	var stdout, stderr bytes.Buffer
+	if code := runMCP(nil, strings.NewReader(in), &stdout, &stderr); code != ExitOK {
+		t.Errorf("exit %d, want 0", code)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("stderr in a normal session: %q", stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want 4 answers, got %q", stdout.String())
+	}
+	for i, l := range lines {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(l), &m); err != nil || string(m["jsonrpc"]) != `"2.0"` || string(m["id"]) != fmt.Sprint(i+1) {
+			t.Errorf("line %d is not the JSON-RPC answer to id %d: %s", i, i+1, l)
+		}
+	}
+	if !strings.Contains(lines[0], `"serverInfo":{"name":"buildguard","version":"`+Version+`"}`) {
+		t.Errorf("initialize: %s", lines[0])
+	}
+	if !strings.Contains(lines[2], `"structuredContent":{"attached":true`) {
+		t.Errorf("status against the fake agent: %s", lines[2])
+	}
+	if !strings.Contains(lines[3], `"code":-32602`) {
+		t.Errorf("timeoutMs 0 must be -32602 at 2025-06-18: %s", lines[3])
+	}
+	if got := agent.Commands(); len(got) != 1 || got[0] != "HEALTH" {
+		t.Errorf("agent saw %q, want one HEALTH", got)
+	}
+}

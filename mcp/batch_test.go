@@ -1,0 +1,181 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/buildguard/buildguard/tools"
+)
+
+const (
+	initLine  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`
+	batchCall = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{}}}`
+	pingLine  = `{"jsonrpc":"2.0","id":%s,"method":"ping"}`
+)
+
+var appliedBatch = tools.Result{Data: json.RawMessage(`{"status":"applied","allApplied":true}`), LegacyText: "applied"}
+
+func TestBatchAnswersWhenDoneAndFreesTheSlot(t *testing.T) {
+	t.Parallel()
+	f := &fakeCaller{release: make(chan tools.Result), started: make(chan string, 4)}
+	s := startSession(t, f, time.Second)
+	s.send(initLine)
+	s.recv()
+	s.send(fmt.Sprintf(batchCall, "1"))
+	<-f.started
+	s.send(fmt.Sprintf(pingLine, "2"))
+	if got := s.recv(); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Fatalf("ping during batch: %s", got)
+	}
+	f.release <- appliedBatch
+	got := s.recv()
+	if field(t, got, "id") != "1" || !strings.Contains(got, `"structuredContent":{"status":"applied","allApplied":true}`) {
+		t.Fatalf("batch answer: %s", got)
+	}
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"reclazz_status"}}`)
+	<-f.started
+	if got := s.recv(); field(t, got, "id") != "3" || field(t, got, "error") != "" {
+		t.Fatalf("call after the batch: %s", got)
+	}
+	if rest := s.closeAndRest(); len(rest) != 0 {
+		t.Errorf("unexpected output after EOF: %q", rest)
+	}
+}
+
+func TestBatchCancelSuppressesTheAnswer(t *testing.T) {
+	t.Parallel()
+	f := &fakeCaller{started: make(chan string, 1)}
+	s := startSession(t, f, time.Second)
+	s.send(fmt.Sprintf(batchCall, `"b"`))
+	<-f.started
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b","reason":"stop"}}`)
+	s.send(fmt.Sprintf(pingLine, "2"))
+	if got := s.recv(); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Fatalf("got %s, want only the ping answer", got)
+	}
+	// The slot frees once the tool returned; a later batch is then accepted.
+	deadline := time.Now().Add(10 * time.Second)
+	for f.cancelledCount() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if f.cancelledCount() != 1 {
+		t.Fatal("the tool never saw its context cancelled")
+	}
+	if rest := s.closeAndRest(); len(rest) != 0 {
+		t.Errorf("cancelled batch answered: %q", rest)
+	}
+}
+
+// TestBatchCancelRacesCompletion releases the batch and cancels it at the same
+// time, many times: the batch id is answered at most once, and the session
+// keeps working.
+func TestBatchCancelRacesCompletion(t *testing.T) {
+	t.Parallel()
+	for i := 0; i < 100; i++ {
+		f := &fakeCaller{release: make(chan tools.Result, 1), started: make(chan string, 2)}
+		s := startSession(t, f, time.Second)
+		s.send(fmt.Sprintf(batchCall, "7"))
+		if i%2 == 0 {
+			<-f.started // else: cancel may even beat the tool's start
+		}
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); f.release <- appliedBatch }()
+		go func() {
+			defer wg.Done()
+			s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7.0}}`)
+		}()
+		wg.Wait()
+		s.send(fmt.Sprintf(pingLine, "8"))
+		lines := s.closeAndRest()
+		var batch, ping int
+		for _, l := range lines {
+			switch field(t, l, "id") {
+			case "7":
+				batch++
+				if !strings.Contains(l, `"text":"applied"`) { // legacy shape: no initialize
+					t.Errorf("batch answer is not the tool's result: %s", l)
+				}
+			case "8":
+				ping++
+			default:
+				t.Errorf("unexpected line %s", l)
+			}
+		}
+		if batch > 1 || ping != 1 && !strings.Contains(strings.Join(lines, ""), "-32000") {
+			t.Fatalf("iteration %d: %d batch answers, %d ping answers: %q", i, batch, ping, lines)
+		}
+	}
+}
+
+func TestSameIDAsActiveBatchIsRefused(t *testing.T) {
+	t.Parallel()
+	f := &fakeCaller{started: make(chan string, 1)}
+	s := startSession(t, f, time.Second)
+	s.send(fmt.Sprintf(batchCall, "5"))
+	<-f.started
+	for _, id := range []string{"5", "5.0", "50e-1"} {
+		s.send(fmt.Sprintf(pingLine, id))
+		want := `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32600,"message":"Request ID is already active"}}`
+		if got := s.recv(); got != want {
+			t.Errorf("got %s, want %s", got, want)
+		}
+	}
+	// A cancellation in progress still holds the id and the slot.
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
+	if rest := s.closeAndRest(); len(rest) != 0 {
+		t.Errorf("unexpected output: %q", rest)
+	}
+}
+
+func TestEOFCancelsTheBatch(t *testing.T) {
+	t.Parallel()
+	f := &fakeCaller{started: make(chan string, 1)}
+	s := startSession(t, f, 5*time.Second)
+	s.send(fmt.Sprintf(batchCall, "1"))
+	<-f.started
+	if rest := s.closeAndRest(); len(rest) != 0 {
+		t.Errorf("batch answered after EOF: %q", rest)
+	}
+	if f.cancelledCount() != 1 {
+		t.Errorf("the batch's context was not cancelled at EOF")
+	}
+}
+
+// TestEOFWaitIsBounded: a tool that ignores cancellation cannot keep the
+// server from exiting after DrainTimeout.
+func TestEOFWaitIsBounded(t *testing.T) {
+	t.Parallel()
+	f := &fakeCaller{deaf: make(chan struct{}), started: make(chan string, 1)}
+	defer close(f.deaf)
+	s := startSession(t, f, 20*time.Millisecond)
+	s.send(fmt.Sprintf(batchCall, "1"))
+	<-f.started
+	if rest := s.closeAndRest(); len(rest) != 0 {
+		t.Errorf("batch answered after EOF: %q", rest)
+	}
+	if !strings.Contains(s.logs.String(), "batch did not finish after cancellation") {
+		t.Errorf("the bounded wait was not logged: %s", s.logs.String())
+	}
+}
+
+func TestBatchPanicIsBatchProcessingFailed(t *testing.T) {
+	t.Parallel()
+	s := startSession(t, &fakeCaller{}, time.Second)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{"mode":"panic"}}}`)
+	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Batch processing failed"}}`
+	if got := s.recv(); got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"reclazz_status"}}`)
+	if got := s.recv(); field(t, got, "error") != "" {
+		t.Fatalf("slot not released after the panic: %s", got)
+	}
+	if !strings.Contains(s.logs.String(), "fake caller panicked") {
+		t.Errorf("panic not logged: %s", s.logs.String())
+	}
+}

@@ -1,0 +1,105 @@
+package mcp
+
+import (
+	"context"
+	"io"
+	"slices"
+	"testing"
+	"time"
+
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/buildguard/buildguard/tools"
+)
+
+// connectSDKClient serves caller over pipes and connects a go-sdk client
+// asking for version ("" = the client's default).
+func connectSDKClient(t *testing.T, caller Caller, version string) *sdkmcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	logs := &syncBuffer{}
+	srv := NewServer(Config{Caller: caller, Version: "test", Logger: testLogger(logs)})
+	served := make(chan error, 1)
+	go func() {
+		err := srv.Serve(ctx, inR, outW)
+		outW.Close()
+		served <- err
+	}()
+	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "test-client", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdkmcp.IOTransport{Reader: outR, Writer: inW}, &sdkmcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("client connect at %q: %v", version, err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		select {
+		case err := <-served:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("server did not stop after the client closed")
+		}
+		if logs.String() != "" {
+			t.Errorf("server logged in a normal session:\n%s", logs.String())
+		}
+	})
+	return cs
+}
+
+// TestSDKClient: the go-sdk client negotiates, pings, lists and calls at each
+// version; the default client (which tries server/discover first) falls back
+// to initialize and lands on 2025-11-25.
+func TestSDKClient(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ ask, want string }{
+		{Version20241105, Version20241105},
+		{Version20250618, Version20250618},
+		{Version20251125, Version20251125},
+		{"", Version20251125},
+	} {
+		t.Run("ask="+c.ask, func(t *testing.T) {
+			t.Parallel()
+			cs := connectSDKClient(t, &fakeCaller{}, c.ask)
+			ctx := context.Background()
+			init := cs.InitializeResult()
+			if init.ProtocolVersion != c.want {
+				t.Errorf("negotiated %s, want %s", init.ProtocolVersion, c.want)
+			}
+			if init.ServerInfo.Name != ServerName || init.ServerInfo.Version != "test" || init.Instructions != Instructions {
+				t.Errorf("initialize result: %+v", init)
+			}
+			if init.Capabilities.Tools == nil || init.Capabilities.Logging != nil || init.Capabilities.Tools.ListChanged {
+				t.Errorf("capabilities: %+v", init.Capabilities)
+			}
+			if err := cs.Ping(ctx, nil); err != nil {
+				t.Errorf("ping: %v", err)
+			}
+			list, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatalf("tools/list: %v", err)
+			}
+			var names []string
+			sh := shapeFor(c.want)
+			for _, tool := range list.Tools {
+				names = append(names, tool.Name)
+				if (tool.OutputSchema != nil) != sh.outputSchema || (tool.Annotations != nil) != sh.annotations {
+					t.Errorf("%s: outputSchema %v annotations %v at %s", tool.Name, tool.OutputSchema != nil, tool.Annotations != nil, c.want)
+				}
+			}
+			if !slices.Equal(names, tools.Names) {
+				t.Errorf("tools %v, want %v", names, tools.Names)
+			}
+			res, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.Scan, Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatalf("tools/call: %v", err)
+			}
+			if (res.StructuredContent != nil) != sh.structured || res.IsError || len(res.Content) != 1 {
+				t.Errorf("call result at %s: %+v", c.want, res)
+			}
+		})
+	}
+}

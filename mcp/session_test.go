@@ -1,0 +1,139 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"sync"
+	"testing"
+	"time"
+)
+
+// pipeSession is a live server on pipes: the test writes request lines and
+// reads response lines. Close ends stdin and waits for Serve to return.
+type pipeSession struct {
+	t      *testing.T
+	in     *io.PipeWriter
+	out    *bufio.Reader
+	outW   *io.PipeWriter
+	logs   *syncBuffer
+	served chan error
+}
+
+// syncBuffer is a goroutine-safe bytes.Buffer for logs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startSession serves caller over pipes until the test ends.
+func startSession(t *testing.T, caller Caller, drain time.Duration) *pipeSession {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := &pipeSession{t: t, in: inW, out: bufio.NewReader(outR), outW: outW, logs: &syncBuffer{}, served: make(chan error, 1)}
+	srv := NewServer(Config{Caller: caller, Version: "test", Logger: testLogger(s.logs), DrainTimeout: drain})
+	go func() {
+		err := srv.Serve(context.Background(), inR, outW)
+		outW.Close()
+		s.served <- err
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		go io.Copy(io.Discard, outR) // let a pending write finish
+		select {
+		case <-s.served:
+		case <-time.After(10 * time.Second):
+			t.Error("server did not stop within 10 s of EOF")
+		}
+	})
+	return s
+}
+
+func (s *pipeSession) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.t.Fatalf("writing %s: %v", line, err)
+	}
+}
+
+// recv reads one response line (bounded by 10 s).
+func (s *pipeSession) recv() string {
+	s.t.Helper()
+	type res struct {
+		line string
+		err  error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		l, err := s.out.ReadString('\n')
+		ch <- res{l, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			s.t.Fatalf("reading a response: %v (got %q)", r.err, r.line)
+		}
+		return r.line[:len(r.line)-1]
+	case <-time.After(10 * time.Second):
+		s.t.Fatal("no response within 10 s")
+		return ""
+	}
+}
+
+// closeAndRest ends stdin and returns every remaining output line; Serve
+// must return within 10 s.
+func (s *pipeSession) closeAndRest() []string {
+	s.t.Helper()
+	s.in.Close()
+	linesCh := make(chan []string, 1)
+	go func() {
+		var lines []string
+		for {
+			l, err := s.out.ReadString('\n')
+			if l != "" {
+				lines = append(lines, l)
+			}
+			if err != nil {
+				linesCh <- lines
+				return
+			}
+		}
+	}()
+	select {
+	case lines := <-linesCh:
+		err := <-s.served
+		if err != nil {
+			s.t.Errorf("Serve: %v", err)
+		}
+		s.served <- err
+		return lines
+	case <-time.After(10 * time.Second):
+		s.t.Fatal("server did not stop within 10 s of EOF")
+		return nil
+	}
+}
+
+// field decodes one member of a response line.
+func field(t *testing.T, line, name string) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		t.Fatalf("response %q: %v", line, err)
+	}
+	return string(m[name])
+}
