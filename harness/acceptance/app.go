@@ -1,0 +1,159 @@
+//go:build unix
+
+package acceptance
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const (
+	// readyTimeout bounds each wait for a line in app.log.
+	readyTimeout = 30 * time.Second
+	// pollInterval is how often a log or the agent is polled.
+	pollInterval = 50 * time.Millisecond
+	// stopTimeout bounds the wait for a killed JVM to be reaped.
+	stopTimeout = 10 * time.Second
+)
+
+// ErrAppExited: the live application ended while the proof needed it.
+var ErrAppExited = errors.New("the live application exited")
+
+// liveApp is the JVM running App with the agent attached.
+type liveApp struct {
+	cmd    *exec.Cmd
+	log    string
+	logF   *os.File
+	exited chan struct{} // closed once Wait returned
+	err    error         // Wait's result, valid after exited is closed
+}
+
+// appArgs is the JVM command line of build-safety.md §3.
+func appArgs(java, agentJar string, p project) []string {
+	agentOpts := "watchDirs=" + p.outA() + ";" + p.outB() +
+		",startupDelaySec=1,debounceMs=100,portFile=" + filepath.Join(p.root, "agent.port")
+	cp := strings.Join([]string{p.outA(), p.outB(), p.appClasses()}, string(os.PathListSeparator))
+	return []string{java, "-javaagent:" + agentJar + "=" + agentOpts, "-cp", cp, "App"}
+}
+
+// startApp launches the application in its own process group with cwd =
+// the project root and stdout+stderr to app.log. The caller must Stop it.
+func startApp(java, agentJar string, p project) (*liveApp, error) {
+	logPath := p.log("app.log")
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("creating app.log: %w", err)
+	}
+	cmd := exec.Command(java)
+	cmd.Args = appArgs(java, agentJar, p)
+	cmd.Dir = p.root
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("starting the application: %w", err)
+	}
+	a := &liveApp{cmd: cmd, log: logPath, logF: f, exited: make(chan struct{})}
+	go func() {
+		a.err = cmd.Wait()
+		close(a.exited)
+	}()
+	return a, nil
+}
+
+// PID is the application's process id.
+func (a *liveApp) PID() int { return a.cmd.Process.Pid }
+
+// Running reports whether the application has not exited.
+func (a *liveApp) Running() bool {
+	select {
+	case <-a.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Stop kills the application's process group and waits (bounded) until it
+// is reaped. It is idempotent.
+func (a *liveApp) Stop() error {
+	_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+	defer a.logF.Close()
+	select {
+	case <-a.exited:
+		return nil
+	case <-time.After(stopTimeout):
+		return fmt.Errorf("the application (pid %d) was not reaped within %s after SIGKILL", a.PID(), stopTimeout)
+	}
+}
+
+// waitFor polls app.log until it contains text, the application exits,
+// readyTimeout passes or ctx ends.
+func (a *liveApp) waitFor(ctx context.Context, text string) error {
+	return waitForLog(ctx, a.log, text, readyTimeout, a.exited)
+}
+
+// hasLinePrefix reports whether app.log has a line starting with prefix.
+func (a *liveApp) hasLinePrefix(prefix string) (bool, error) {
+	return fileHasLinePrefix(a.log, prefix)
+}
+
+// waitForLog re-reads path every pollInterval until it contains text. It
+// fails after timeout, when ctx ends, or when done (may be nil) closes.
+func waitForLog(ctx context.Context, path, text string, timeout time.Duration, done <-chan struct{}) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		b, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		if bytes.Contains(b, []byte(text)) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %q in %s: %w", text, filepath.Base(path), ctx.Err())
+		case <-deadline.C:
+			return fmt.Errorf("missing %q after %s; see %s", text, timeout, path)
+		case <-done:
+			// One last read: the line may have landed just before the exit.
+			if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(text)) {
+				return nil
+			}
+			return fmt.Errorf("%w before %q appeared; see %s", ErrAppExited, text, path)
+		case <-tick.C:
+		}
+	}
+}
+
+// fileHasLinePrefix reports whether a line of path starts with prefix.
+func fileHasLinePrefix(path, prefix string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, fmt.Errorf("reading %s: %w", path, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), prefix) {
+			return true, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return false, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return false, nil
+}

@@ -1,0 +1,131 @@
+package acceptance
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// ScenarioNames are the seven scenarios of build-safety.md §3, in order.
+var ScenarioNames = []string{
+	"opt-out",
+	"partial-failure",
+	"competing-owner",
+	"same-owner-recovery",
+	"exact-byte-receipts",
+	"up-to-date-barrier",
+	"offline-before-output",
+}
+
+// Evidence is the outcome of a Run: one entry per lane that passed.
+type Evidence struct {
+	// WorkDir holds every project, log and evidence file of the run.
+	WorkDir string
+	// Lanes are the lanes that passed, in run order.
+	Lanes []*LaneEvidence
+}
+
+// ScenarioResult is one passed scenario and its wall time.
+type ScenarioResult struct {
+	Name   string `json:"name"`
+	WallMs int64  `json:"wallMs"`
+}
+
+// Artifact is one file the proof used, by content hash.
+type Artifact struct {
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// OSInfo identifies the machine.
+type OSInfo struct {
+	Uname      string `json:"uname"`
+	PrettyName string `json:"prettyName"`
+}
+
+// LaneEvidence is the content of a lane's evidence.json: Reclazz's fields
+// (tool, passed, pid, sessionId, scenarios, receipts) plus the versions and
+// artifact hashes Reclazz's evidence lacks.
+type LaneEvidence struct {
+	Tool              string            `json:"tool"`
+	Passed            bool              `json:"passed"`
+	PID               int               `json:"pid"`
+	SessionID         string            `json:"sessionId"`
+	Scenarios         []ScenarioResult  `json:"scenarios"`
+	Receipts          []json.RawMessage `json:"receipts"`
+	ToolVersion       string            `json:"toolVersion"`
+	JDK               string            `json:"jdk"`
+	OS                OSInfo            `json:"os"`
+	BuildguardVersion string            `json:"buildguardVersion"`
+	Artifacts         []Artifact        `json:"artifacts"`
+	WallMs            int64             `json:"wallMs"`
+	ProjectDir        string            `json:"projectDir"`
+}
+
+// ErrIncomplete: evidence was about to be written for a lane that did not
+// pass all seven scenarios.
+var ErrIncomplete = errors.New("evidence is written only when all seven scenarios passed")
+
+// complete checks that e records a pass of all seven scenarios in order and
+// both receipts.
+func (e *LaneEvidence) complete() error {
+	if !e.Passed {
+		return fmt.Errorf("%w: the lane did not pass", ErrIncomplete)
+	}
+	if len(e.Scenarios) != len(ScenarioNames) {
+		return fmt.Errorf("%w: %d of %d scenarios recorded", ErrIncomplete, len(e.Scenarios), len(ScenarioNames))
+	}
+	for i, s := range e.Scenarios {
+		if s.Name != ScenarioNames[i] {
+			return fmt.Errorf("%w: scenario %d is %q, want %q", ErrIncomplete, i+1, s.Name, ScenarioNames[i])
+		}
+	}
+	if len(e.Receipts) != 2 {
+		return fmt.Errorf("%w: %d receipts, want 2", ErrIncomplete, len(e.Receipts))
+	}
+	if e.SessionID == "" || e.PID == 0 {
+		return fmt.Errorf("%w: no session or pid", ErrIncomplete)
+	}
+	return nil
+}
+
+// writeEvidence writes e as <dir>/evidence.json, only when e is complete.
+func writeEvidence(dir string, e *LaneEvidence) (string, error) {
+	if err := e.complete(); err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encoding evidence: %w", err)
+	}
+	path := filepath.Join(dir, "evidence.json")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return "", fmt.Errorf("writing evidence: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("writing evidence: %w", err)
+	}
+	return path, nil
+}
+
+// fileSHA256 is the lower-case hex SHA-256 of a file's bytes.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("hashing %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hashing %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,67 @@
+package acceptance
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func passedLane() *LaneEvidence {
+	e := &LaneEvidence{
+		Tool: "gradle", Passed: true, PID: 42, SessionID: "0b6f0000-0000-4000-8000-000000000000",
+		Receipts: []json.RawMessage{json.RawMessage(`{"status":"applied"}`), json.RawMessage(`{"status":"applied"}`)},
+	}
+	for _, n := range ScenarioNames {
+		e.Scenarios = append(e.Scenarios, ScenarioResult{Name: n, WallMs: 1})
+	}
+	return e
+}
+
+func TestWriteEvidenceOnlyOnPass(t *testing.T) {
+	t.Parallel()
+	cases := map[string]func(*LaneEvidence){
+		"not passed":    func(e *LaneEvidence) { e.Passed = false },
+		"six scenarios": func(e *LaneEvidence) { e.Scenarios = e.Scenarios[:6] },
+		"wrong order":   func(e *LaneEvidence) { e.Scenarios[0], e.Scenarios[1] = e.Scenarios[1], e.Scenarios[0] },
+		"one receipt":   func(e *LaneEvidence) { e.Receipts = e.Receipts[:1] },
+		"no session":    func(e *LaneEvidence) { e.SessionID = "" },
+	}
+	for name, spoil := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			e := passedLane()
+			spoil(e)
+			if _, err := writeEvidence(dir, e); !errors.Is(err, ErrIncomplete) {
+				t.Fatalf("err = %v, want ErrIncomplete", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "evidence.json")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("evidence.json exists after a failed lane (stat err %v)", err)
+			}
+		})
+	}
+}
+
+func TestWriteEvidenceFields(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path, err := writeEvidence(dir, passedLane())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(readFile(t, path)), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"tool", "passed", "pid", "sessionId", "scenarios", "receipts", "toolVersion", "jdk", "os", "buildguardVersion", "artifacts"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("evidence.json lacks %q", k)
+		}
+	}
+	sc := got["scenarios"].([]any)
+	if first := sc[0].(map[string]any); first["name"] != "opt-out" {
+		t.Errorf("first scenario = %v", first)
+	}
+}

@@ -1,0 +1,122 @@
+//go:build unix
+
+package acceptance
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRunRefusesExistingWorkDir(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	marker := filepath.Join(work, "earlier-evidence.json")
+	if err := os.WriteFile(marker, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	_, err := Run(context.Background(), Config{WorkDir: work, RepoDir: t.TempDir(), Buildguard: "/nonexistent", Out: &out, NoInstall: true})
+	if !errors.Is(err, ErrWorkDirExists) || !strings.Contains(err.Error(), "use a fresh work dir to preserve earlier evidence") {
+		t.Fatalf("err = %v, want ErrWorkDirExists", err)
+	}
+	if got := readFile(t, marker); got != "{}" {
+		t.Errorf("earlier evidence changed: %q", got)
+	}
+}
+
+func TestRunMissingIntegrationIsAFailure(t *testing.T) {
+	t.Parallel()
+	// A repo dir without integrations/: a missing prerequisite, never a pass.
+	work := filepath.Join(t.TempDir(), "w")
+	bin := filepath.Join(t.TempDir(), "buildguard")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	ev, err := Run(context.Background(), Config{
+		Lanes: []Lane{LaneGradle}, WorkDir: work, RepoDir: t.TempDir(), Buildguard: bin,
+		AgentJar: bin, Out: &out, NoInstall: true,
+	})
+	if !errors.Is(err, ErrPrerequisite) {
+		t.Fatalf("err = %v, want ErrPrerequisite", err)
+	}
+	if !strings.Contains(err.Error(), "buildguard.init.gradle") {
+		t.Errorf("err %q does not name the init script", err)
+	}
+	if ev == nil || len(ev.Lanes) != 0 || strings.Contains(out.String(), "PASS") {
+		t.Errorf("a failed run reported a pass: %+v\n%s", ev, out.String())
+	}
+}
+
+func TestParseJavaMajor(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]int{
+		`openjdk version "17.0.15" 2025-04-15`: 17,
+		`java version "1.8.0_402"`:             8,
+		`openjdk version "21" 2023-09-19`:      21,
+	} {
+		got, err := parseJavaMajor(text)
+		if err != nil || got != want {
+			t.Errorf("parseJavaMajor(%q) = %d, %v; want %d", text, got, err, want)
+		}
+	}
+	if _, err := parseJavaMajor("no java here"); err == nil {
+		t.Error("parseJavaMajor accepted text without a version")
+	}
+}
+
+func TestPackagesForIncludesPluginSet(t *testing.T) {
+	t.Parallel()
+	got := strings.Join(packagesFor([]missing{{"gradle", pkgGradle}}), " ")
+	if got != "gradle libmaven-compiler-plugin-java libmaven-resources-plugin-java libmaven-jar-plugin-java" {
+		t.Errorf("packagesFor(gradle) = %q", got)
+	}
+	if got := strings.Join(packagesFor([]missing{{"javac", pkgJDK}}), " "); got != pkgJDK {
+		t.Errorf("packagesFor(javac) = %q", got)
+	}
+}
+
+func TestAppArgs(t *testing.T) {
+	t.Parallel()
+	p := project{lane: LaneMaven, root: "/w/maven project with spaces"}
+	got := appArgs("java", "/j/agent.jar", p)
+	want := "-javaagent:/j/agent.jar=watchDirs=/w/maven project with spaces/a/target/classes;/w/maven project with spaces/b/target/classes,startupDelaySec=1,debounceMs=100,portFile=/w/maven project with spaces/agent.port"
+	if len(got) != 5 || got[1] != want || got[4] != "App" {
+		t.Fatalf("appArgs =\n%q\nwant agent option\n%q", got, want)
+	}
+	if cp := got[3]; cp != "/w/maven project with spaces/a/target/classes:/w/maven project with spaces/b/target/classes:/w/maven project with spaces/app/classes" {
+		t.Errorf("classpath = %q", cp)
+	}
+}
+
+func TestPreflightNamesTheInstallCommand(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	c := Config{
+		Lanes: []Lane{LaneGradle, LaneMaven}, Java: "java", Javac: "javac",
+		Gradle: filepath.Join(t.TempDir(), "no-gradle"), Maven: "mvn",
+		MavenRepoSource: t.TempDir(), // empty: no compiler or resources plugin
+		NoInstall:       true,
+	}
+	err := preflight(context.Background(), c, &out)
+	if !errors.Is(err, ErrPrerequisite) {
+		t.Fatalf("err = %v, want ErrPrerequisite", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"gradle", "maven-compiler-plugin 3.10.1", "maven-resources-plugin 3.3.0",
+		"install with: apt-get update && apt-get install -y gradle libmaven-compiler-plugin-java libmaven-resources-plugin-java libmaven-jar-plugin-java",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("preflight error lacks %q:\n%s", want, msg)
+		}
+	}
+	if out.Len() != 0 {
+		t.Errorf("preflight with NoInstall printed %q; it must not install", out.String())
+	}
+}
