@@ -1,0 +1,81 @@
+//go:build mage
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/magefile/mage/sh"
+
+	"github.com/buildguard/buildguard/harness/clients"
+	"github.com/buildguard/buildguard/harness/refagent"
+	"github.com/buildguard/buildguard/harness/release"
+)
+
+// Clients runs the MCP client acceptance matrix (every lane, one live JVM each) and regenerates docs/client-matrix.md.
+//
+// Environment:
+//
+//	CLIENT_LANES  comma-separated lane names to run (default: all; see harness/clients)
+//	WORK_DIR      a fresh directory for the run (default work/clients-<UTC time>)
+//	VERSION       the version linked into bin/buildguard (default: git describe)
+//
+// A lane failure names the lane, the scenario and the call; every lane still
+// runs and writes its evaluation.json.
+func Clients(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	bin, err := filepath.Abs(filepath.Join("bin", "buildguard"))
+	if err != nil {
+		return err
+	}
+	v := os.Getenv("VERSION")
+	if v == "" {
+		v = release.DescribeVersion(ctx, ".")
+	}
+	if err := sh.RunV("go", "build", "-ldflags", "-X "+release.VersionVar+"="+v, "-o", bin, "./cmd/buildguard"); err != nil {
+		return fmt.Errorf("building buildguard: %w", err)
+	}
+	jar, err := refagent.Build(ctx, filepath.Join("bin", "refagent"))
+	if err != nil {
+		return err
+	}
+	work := os.Getenv("WORK_DIR")
+	if work == "" {
+		work = filepath.Join("work", "clients-"+time.Now().UTC().Format("20060102T150405Z"))
+	}
+	if work, err = filepath.Abs(work); err != nil {
+		return err
+	}
+	var only map[string]bool
+	if s := os.Getenv("CLIENT_LANES"); s != "" {
+		only = map[string]bool{}
+		for _, n := range strings.Split(s, ",") {
+			only[strings.TrimSpace(n)] = true
+		}
+	}
+	res, err := clients.RunMatrix(ctx, clients.MatrixConfig{
+		WorkDir:  work,
+		Binary:   bin,
+		AgentJar: jar,
+		Only:     only,
+		TSDir:    filepath.Join("harness", "clients", "ts"),
+		Log:      os.Stdout,
+	})
+	if err != nil && !errors.Is(err, clients.ErrLaneFailed) {
+		return err
+	}
+	if werr := clients.WriteMatrixDoc(filepath.Join("docs", "client-matrix.md"), res); werr != nil {
+		return errors.Join(err, werr)
+	}
+	fmt.Printf("clients: evidence in %s; docs/client-matrix.md regenerated\n", work)
+	return err
+}
