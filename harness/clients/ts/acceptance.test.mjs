@@ -18,29 +18,26 @@ import { once } from "node:events";
 import fs from "node:fs";
 import path from "node:path";
 import readline from "node:readline";
-import { isDeepStrictEqual, promisify } from "node:util";
+import { promisify } from "node:util";
 import os from "node:os";
 import { createRequire } from "node:module";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 
+import { TOOLS, ToolCaller } from "./checks.mjs";
 import { EXTENSION, Recorder, SCENARIOS } from "./evaluation.mjs";
 
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);
 
 const LANE = "ts-sdk";
-const TOOLS = ["reclazz_build", "reclazz_diagnose", "reclazz_doctor", "reclazz_pending", "reclazz_reload_control", "reclazz_scan", "reclazz_status", "reclazz_verify", "reclazz_verify_batch"];
 const OWNER = "sdk-owner";
 const OTHER_OWNER = "other-owner";
-const CALL_TIMEOUT_MS = 15000;
 const RECEIPT_POLL_MS = 15000;
 const HELD_MS = 1600;
 const READY_MS = 30000;
 const PROBE_MS = 5000;
-const CLAIM_TOOLS = new Set(["reclazz_build", "reclazz_scan", "reclazz_doctor", "reclazz_reload_control"]);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const sha256 = (file) => createHash("sha256").update(fs.readFileSync(file)).digest("hex");
@@ -201,73 +198,14 @@ class App {
 
 // ---- the lane ----
 
-class Lane {
+class Lane extends ToolCaller {
   constructor(rec, client, app, project, install) {
-    this.rec = rec;
-    this.client = client;
+    super(rec, client);
     this.app = app;
     this.project = project;
     this.install = install;
-    this.validators = new Map();
-    this.required = new Map();
-    this.results = [];
-    this.called = {};
-    this.n = 0;
     this.hashes = {};
     this.last = null;
-  }
-
-  // call runs one tool call and applies every per-call check. want is "ok",
-  // "toolError", "either" or "argError".
-  async call(tool, args, want) {
-    const n = ++this.n;
-    const where = `call #${n} ${tool}`;
-    this.rec.call(tool);
-    this.called[tool] = (this.called[tool] ?? 0) + 1;
-    let res;
-    try {
-      res = await this.client.callTool({ name: tool, arguments: { timeoutMs: "3000", ...args } }, undefined, { timeout: CALL_TIMEOUT_MS });
-    } catch (e) {
-      if (want === "argError" && e.code === -32602) {
-        this.results.push({ name: tool, isError: true, rpcCode: e.code, text: e.message });
-        return null;
-      }
-      throw new Error(`${where}: ${e.message}`);
-    }
-    const texts = res.content.filter((c) => c.type === "text").map((c) => c.text);
-    this.results.push({ name: tool, isError: !!res.isError, data: res.structuredContent, text: texts[0] });
-    if (want === "argError") {
-      // 2025-11-25 (SEP-1303, D5): an argument error is a tool error with one
-      // text block and no structuredContent.
-      if (this.negotiated >= "2025-11-25" && res.isError === true && texts.length === 1 && res.structuredContent === undefined) return null;
-      throw new Error(`${where}: want an argument error, got ${JSON.stringify(res)}`);
-    }
-    if (texts.length !== 1) throw new Error(`${where}: ${texts.length} text blocks, want 1`);
-    if (want === "ok" && res.isError) throw new Error(`${where}: isError, want success: ${texts[0]}`);
-    if (want === "toolError" && !res.isError) throw new Error(`${where}: success, want isError: ${texts[0]}`);
-    const data = res.structuredContent;
-    if (data === undefined) throw new Error(`${where}: no structuredContent in a ${this.negotiated} session`);
-    let parsed;
-    try {
-      parsed = JSON.parse(texts[0]);
-    } catch (e) {
-      throw new Error(`${where}: text is not JSON: ${e.message}`);
-    }
-    if (!isDeepStrictEqual(parsed, data)) throw new Error(`${where}: structuredContent differs from its JSON text`);
-    // The SDK validates only non-error results itself; validate every one.
-    const validate = this.validators.get(tool);
-    const verdict = validate(data);
-    if (!verdict.valid) throw new Error(`${where}: output schema rejects the result: ${verdict.errorMessage}`);
-    const field = this.required.get(tool)[0];
-    const mutated = structuredClone(data);
-    delete mutated[field];
-    if (validate(mutated).valid) throw new Error(`${where}: the output schema accepts the result without required ${field}`);
-    this.rec.witness();
-    if (CLAIM_TOOLS.has(tool) && data.reloadConfirmed === true) {
-      this.rec.falseClaim(tool, "reloadConfirmed:true");
-      throw new Error(`${where}: false completion: reloadConfirmed is true`);
-    }
-    return data;
   }
 
   async build(state, owner, want) {
@@ -394,15 +332,7 @@ test("ts-sdk lane: seven scenarios and pause/resume against a live JVM through b
       await client.ping();
       const tools = (await client.listTools()).tools;
       assert.deepEqual(tools.map((t) => t.name).sort(), TOOLS);
-      const validator = new AjvJsonSchemaValidator();
-      for (const t of tools) {
-        assert.ok(t.outputSchema, `${t.name} advertises an outputSchema`);
-        assert.ok(t.annotations, `${t.name} advertises annotations`);
-        lane.validators.set(t.name, validator.getValidator(t.outputSchema));
-        assert.ok(Array.isArray(t.outputSchema.required) && t.outputSchema.required.length > 0, `${t.name} schema has required fields`);
-        lane.required.set(t.name, t.outputSchema.required);
-      }
-      lane.tools = tools.map((t) => t.name).sort();
+      lane.setTools(tools);
 
       const status = await lane.call("reclazz_status", {}, "ok");
       assert.equal(status.attached, true);
