@@ -33,26 +33,8 @@ import (
 func Clients(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	bin, err := filepath.Abs(filepath.Join("bin", "buildguard"))
+	bin, jar, work, err := clientsPrepare(ctx, "clients")
 	if err != nil {
-		return err
-	}
-	v := os.Getenv("VERSION")
-	if v == "" {
-		v = release.DescribeVersion(ctx, ".")
-	}
-	if err := sh.RunV("go", "build", "-ldflags", "-X "+release.VersionVar+"="+v, "-o", bin, "./cmd/buildguard"); err != nil {
-		return fmt.Errorf("building buildguard: %w", err)
-	}
-	jar, err := refagent.Build(ctx, filepath.Join("bin", "refagent"))
-	if err != nil {
-		return err
-	}
-	work := os.Getenv("WORK_DIR")
-	if work == "" {
-		work = filepath.Join("work", "clients-"+time.Now().UTC().Format("20060102T150405Z"))
-	}
-	if work, err = filepath.Abs(work); err != nil {
 		return err
 	}
 	var only map[string]bool
@@ -78,4 +60,46 @@ func Clients(ctx context.Context) error {
 	}
 	fmt.Printf("clients: evidence in %s; docs/client-matrix.md regenerated\n", work)
 	return err
+}
+
+// ClientsWitness proves the client lanes can fail: with the hold removed from failed-build-hold, the go-sdk and TypeScript lanes must fail there (probe 3, want 2).
+func ClientsWitness(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	bin, jar, work, err := clientsPrepare(ctx, "clients-witness")
+	if err != nil {
+		return err
+	}
+	outs, err := clients.RunHoldWitness(ctx, clients.WitnessConfig{WorkDir: work, Binary: bin, AgentJar: jar, TSDir: filepath.Join("harness", "clients", "ts")})
+	if err != nil {
+		return err
+	}
+	for _, o := range outs {
+		fmt.Printf("WITNESS %s: without the hold, failed-build-hold failed as required: %s\n", o.Lane, o.Evaluation.Scenarios[2].Error)
+	}
+	return nil
+}
+
+// clientsPrepare builds bin/buildguard and the reference agent jar and picks
+// the run's work directory (WORK_DIR, default work/<prefix>-<UTC time>).
+func clientsPrepare(ctx context.Context, prefix string) (bin, jar, work string, err error) {
+	if bin, err = filepath.Abs(filepath.Join("bin", "buildguard")); err != nil {
+		return "", "", "", err
+	}
+	v := os.Getenv("VERSION")
+	if v == "" {
+		v = release.DescribeVersion(ctx, ".")
+	}
+	if err := sh.RunV("go", "build", "-ldflags", "-X "+release.VersionVar+"="+v, "-o", bin, "./cmd/buildguard"); err != nil {
+		return "", "", "", fmt.Errorf("building buildguard: %w", err)
+	}
+	if jar, err = refagent.Build(ctx, filepath.Join("bin", "refagent")); err != nil {
+		return "", "", "", err
+	}
+	work = os.Getenv("WORK_DIR")
+	if work == "" {
+		work = filepath.Join("work", prefix+"-"+time.Now().UTC().Format("20060102T150405Z"))
+	}
+	work, err = filepath.Abs(work)
+	return bin, jar, work, err
 }

@@ -61,6 +61,10 @@ type LaneConfig struct {
 	// Metadata is copied into evaluation.json and evidence.json (client,
 	// SDK, JDK, OS versions …). Nil means none.
 	Metadata map[string]any
+	// SkipHold is fault injection for the witness run only: failed-build-hold
+	// compiles v3 without taking the hold (no build started, no build
+	// failed), so its held check must fail. Default false.
+	SkipHold bool
 }
 
 // callResult is one call in the evidence.
@@ -376,8 +380,10 @@ func (r *runner) mixedBatch(ctx context.Context) error {
 }
 
 func (r *runner) failedBuildHold(ctx context.Context) error {
-	if _, err := r.build(ctx, "started", Owner, wantOK); err != nil {
-		return err
+	if !r.cfg.SkipHold {
+		if _, err := r.build(ctx, "started", Owner, wantOK); err != nil {
+			return err
+		}
 	}
 	h3, err := r.compile(ctx, 3)
 	if err != nil {
@@ -389,8 +395,10 @@ func (r *runner) failedBuildHold(ctx context.Context) error {
 	if _, err := r.proj.CompileBroken(ctx); err != nil {
 		return err
 	}
-	if _, err := r.build(ctx, "failed", Owner, wantOK); err != nil {
-		return err
+	if !r.cfg.SkipHold {
+		if _, err := r.build(ctx, "failed", Owner, wantOK); err != nil {
+			return err
+		}
 	}
 	scan, err := r.call(ctx, "reclazz_scan", nil, wantOK)
 	if err != nil {

@@ -44,6 +44,8 @@ type TSConfig struct {
 	Install bool
 	// Log receives npm's and node's output. Nil means io.Discard.
 	Log io.Writer
+	// SkipHold is the witness fault (CLIENT_FAULT=skip-hold); see LaneConfig.
+	SkipHold bool
 }
 
 // EnsureNodeModules runs `npm ci --ignore-scripts --no-audit --no-fund` in
@@ -99,6 +101,9 @@ func RunTSLane(ctx context.Context, cfg TSConfig) LaneOutcome {
 	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", test)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "BUILDGUARD_BIN="+cfg.Binary, "BUILDGUARD_AGENT_JAR="+cfg.AgentJar, "CLIENT_WORK_DIR="+cfg.WorkDir)
+	if cfg.SkipHold {
+		cmd.Env = append(cmd.Env, "CLIENT_FAULT=skip-hold")
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 10 * time.Second
