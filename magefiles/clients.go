@@ -24,12 +24,15 @@ import (
 //
 // Environment:
 //
-//	CLIENT_LANES  comma-separated lane names to run (default: all; see harness/clients)
+//	CLIENT_LANES  comma-separated lane names to run (default: all lanes and the hold witness;
+//	              names: go-sdk-2024-11-05, go-sdk-2025-06-18, go-sdk-2025-11-25, go-sdk-default,
+//	              ts-sdk, witness); docs/client-matrix.md is regenerated only by a full run
 //	WORK_DIR      a fresh directory for the run (default work/clients-<UTC time>)
 //	VERSION       the version linked into bin/buildguard (default: git describe)
 //
-// A lane failure names the lane, the scenario and the call; every lane still
-// runs and writes its evaluation.json.
+// Then the hold witness runs (see ClientsWitness). A lane failure names the
+// lane, the scenario and the call; every lane still runs and writes its
+// evaluation.json.
 func Clients(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
@@ -53,6 +56,24 @@ func Clients(ctx context.Context) error {
 		Log:      os.Stdout,
 	})
 	if err != nil && !errors.Is(err, clients.ErrLaneFailed) {
+		return err
+	}
+	if only == nil || only["witness"] {
+		fmt.Println("clients: hold witness")
+		outs, werr := clients.RunHoldWitness(ctx, clients.WitnessConfig{WorkDir: filepath.Join(work, "witness"), Binary: bin, AgentJar: jar, TSDir: filepath.Join("harness", "clients", "ts")})
+		res.Witness, res.WitnessRun = outs, true
+		if werr != nil {
+			res.WitnessError = werr.Error()
+			fmt.Printf("FAIL witness: %v\n", werr)
+			err = errors.Join(err, werr)
+		} else {
+			for _, o := range outs {
+				fmt.Printf("WITNESS %s: without the hold, failed-build-hold failed as required: %s\n", o.Lane, o.Evaluation.Scenarios[2].Error)
+			}
+		}
+	}
+	if only != nil {
+		fmt.Printf("clients: evidence in %s; docs/client-matrix.md left as is (partial run)\n", work)
 		return err
 	}
 	if werr := clients.WriteMatrixDoc(filepath.Join("docs", "client-matrix.md"), res); werr != nil {

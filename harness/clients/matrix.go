@@ -51,6 +51,11 @@ type MatrixResult struct {
 	Host    map[string]any
 	Lanes   []LaneOutcome
 	Started time.Time
+	// Witness holds the hold-witness lanes when WitnessRun; WitnessError is
+	// set when the witness did not fail as required.
+	Witness      []LaneOutcome
+	WitnessRun   bool
+	WitnessError string
 }
 
 // LaneNames lists every lane in run order.

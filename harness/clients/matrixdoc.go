@@ -33,11 +33,11 @@ func WriteMatrixDoc(path string, res MatrixResult) error {
 	fmt.Fprintf(&b, "from an unrelated directory against a live JVM (`Service` with a call counter, answering `PROBE <pid> <nonce> <counter> <value>`)\n")
 	fmt.Fprintf(&b, "with the reference agent attached, in directories whose names contain spaces, and runs the seven scenarios of\n")
 	fmt.Fprintf(&b, "build-safety.md §4 in order on one JVM, then pause → compile → scan → status → resume.\n\n")
-	fmt.Fprintf(&b, "Run: `%s`, work directory `%s`.\n\n", res.Started.Format("2006-01-02 15:04 MST"), rel(res.WorkDir))
+	fmt.Fprintf(&b, "Run: %s, work directory `%s`.\n\n", res.Started.Format("2006-01-02 15:04 MST"), rel(res.WorkDir))
 	fmt.Fprintf(&b, "Host: %v, %v/%v, kernel %v, %v; JDK: %s.\n\n", res.Host["os"], res.Host["platform"], res.Host["arch"], res.Host["kernel"], res.Host["go"], firstLine(fmt.Sprint(res.Host["jdk"])))
 	fmt.Fprintf(&b, "## Lanes run\n\n")
-	fmt.Fprintf(&b, "| Lane | Client / SDK | Runtime | Protocol (negotiated) | Result | Scenarios | Tool calls | Negative witnesses | False completions | Elapsed |\n")
-	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| Lane | Client / SDK | Runtime | Server | Protocol (negotiated) | Result | Scenarios | Tool calls | Negative witnesses | False completions | Elapsed |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, l := range res.Lanes {
 		m := l.Evaluation.Metadata
 		result := "**PASS**"
@@ -49,8 +49,8 @@ func WriteMatrixDoc(path string, res MatrixResult) error {
 			runtime = "Node " + fmt.Sprint(n)
 		}
 		s := l.Evaluation.Summary
-		fmt.Fprintf(&b, "| %s | %v (%v) | %s | %v | %s | %d/%d | %d | %d | %d | %.1f s |\n",
-			l.Lane, orDash(m["client"]), orDash(m["sdk"]), runtime, orDash(m["protocolVersion"]), result,
+		fmt.Fprintf(&b, "| %s | %v (%v) | %s | %v %v | %v | %s | %d/%d | %d | %d | %d | %.1f s |\n",
+			l.Lane, orDash(m["client"]), orDash(m["sdk"]), runtime, orDash(m["serverName"]), orDash(m["serverVersion"]), orDash(m["protocolVersion"]), result,
 			s.Succeeded, s.Planned, s.ToolCalls, s.NegativeWitnesses, s.FalseCompletions, l.Elapsed.Seconds())
 	}
 	fmt.Fprintf(&b, "\n## Elapsed time per scenario (ms)\n\n| Lane | setup |")
@@ -71,6 +71,21 @@ func WriteMatrixDoc(path string, res MatrixResult) error {
 			b.WriteString(" – |")
 		}
 		fmt.Fprintf(&b, " %s |\n", cell(l.Evaluation.Extension))
+	}
+	if res.WitnessRun {
+		fmt.Fprintf(&b, "\n## Hold witness\n\n")
+		fmt.Fprintf(&b, "The same run repeated failed-build-hold without the hold (no `build started`/`failed` around the v3 compile) in these lanes;\n")
+		fmt.Fprintf(&b, "each must fail there because the live probe showed 3 where 2 was required, so the held check can fail.\n\n")
+		if res.WitnessError != "" {
+			fmt.Fprintf(&b, "**FAILED**: %s\n", oneLine(res.WitnessError))
+		}
+		for _, l := range res.Witness {
+			msg := "–"
+			if len(l.Evaluation.Scenarios) > 2 {
+				msg = l.Evaluation.Scenarios[2].Error
+			}
+			fmt.Fprintf(&b, "- %s: failed-build-hold %s: `%s`\n", l.Lane, statusOf(l.Evaluation.Scenarios, 2), oneLine(msg))
+		}
 	}
 	fmt.Fprintf(&b, "\n## Artifacts\n\n")
 	seen := map[string]bool{}
@@ -128,4 +143,11 @@ func rel(p string) string {
 		}
 	}
 	return p
+}
+
+func statusOf(rows []Row, i int) string {
+	if i < len(rows) {
+		return rows[i].Status
+	}
+	return "missing"
 }

@@ -666,8 +666,6 @@ const (
 // legacy prose.
 var legacyJSONTools = map[string]bool{"reclazz_status": true, "reclazz_doctor": true, "reclazz_verify": true, "reclazz_verify_batch": true, "reclazz_reload_control": true}
 
-// claimTools must never say reloadConfirmed:true.
-var claimTools = map[string]bool{"reclazz_build": true, "reclazz_scan": true, "reclazz_doctor": true, "reclazz_reload_control": true}
 
 // call runs one tool call and applies the per-call checks: isError as
 // expected; structuredContent present (from 2025-06-18) and equal to the JSON
@@ -748,7 +746,7 @@ func (r *runner) call(ctx context.Context, tool string, args map[string]any, wan
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fail("decoding result: %v", err)
 	}
-	if claimTools[tool] && m["reloadConfirmed"] == true {
+	if m["reloadConfirmed"] == true {
 		r.rec.FalseClaim(tool, "reloadConfirmed:true")
 		return nil, fail("%v: reloadConfirmed is true", ErrFalseCompletion)
 	}

@@ -3,7 +3,7 @@
 // JSON text, the SDK's own validator accepts it against the tool's output
 // schema (error results included, which the SDK itself skips), a copy with
 // the first required field deleted is rejected (a negative witness), and
-// build, scan, doctor and reload_control never claim reloadConfirmed:true.
+// no result ever claims reloadConfirmed:true.
 import assert from "node:assert/strict";
 import { isDeepStrictEqual } from "node:util";
 
@@ -11,7 +11,6 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 
 export const TOOLS = ["reclazz_build", "reclazz_diagnose", "reclazz_doctor", "reclazz_pending", "reclazz_reload_control", "reclazz_scan", "reclazz_status", "reclazz_verify", "reclazz_verify_batch"];
 const CALL_TIMEOUT_MS = 15000;
-const CLAIM_TOOLS = new Set(["reclazz_build", "reclazz_scan", "reclazz_doctor", "reclazz_reload_control"]);
 
 export class ToolCaller {
   // rec is a Recorder (evaluation.mjs); client a connected SDK Client.
@@ -87,7 +86,7 @@ export class ToolCaller {
     delete mutated[field];
     if (validate(mutated).valid) throw new Error(`${where}: the output schema accepts the result without required ${field}`);
     this.rec.witness();
-    if (CLAIM_TOOLS.has(tool) && data.reloadConfirmed === true) {
+    if (data.reloadConfirmed === true) {
       this.rec.falseClaim(tool, "reloadConfirmed:true");
       throw new Error(`${where}: false completion: reloadConfirmed is true`);
     }
