@@ -666,7 +666,6 @@ const (
 // legacy prose.
 var legacyJSONTools = map[string]bool{"reclazz_status": true, "reclazz_doctor": true, "reclazz_verify": true, "reclazz_verify_batch": true, "reclazz_reload_control": true}
 
-
 // call runs one tool call and applies the per-call checks: isError as
 // expected; structuredContent present (from 2025-06-18) and equal to the JSON
 // text, or absent (legacy, parsed from the text where the tool answers JSON);
