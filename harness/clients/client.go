@@ -1,12 +1,15 @@
 package clients
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -79,24 +82,45 @@ type ServerCommand struct {
 	Dir string
 }
 
-func (s ServerCommand) cmd() *exec.Cmd {
+func (s ServerCommand) cmd(stderr io.Writer) *exec.Cmd {
 	c := exec.Command(s.Binary, s.Args...)
 	c.Dir = s.Dir
 	c.Env = os.Environ()
+	c.Stderr = stderr
 	return c
+}
+
+// lockedBuffer collects the server's stderr.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // GoSDKClient is the go-sdk v1.8.0 client over CommandTransport.
 type GoSDKClient struct {
 	lane    string
 	session *sdkmcp.ClientSession
+	stderr  *lockedBuffer
 }
 
 // DialGoSDK starts the server with go-sdk's CommandTransport and initializes
 // a session asking for version (VersionDefault: the SDK's default).
 func DialGoSDK(ctx context.Context, lane string, server ServerCommand, version string) (*GoSDKClient, error) {
 	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "buildguard-client-matrix", Version: "1"}, nil)
-	transport := &sdkmcp.CommandTransport{Command: server.cmd(), TerminateDuration: 2 * time.Second}
+	stderr := &lockedBuffer{}
+	transport := &sdkmcp.CommandTransport{Command: server.cmd(stderr), TerminateDuration: 2 * time.Second}
 	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
 	defer cancel()
 	var opts *sdkmcp.ClientSessionOptions
@@ -107,8 +131,12 @@ func DialGoSDK(ctx context.Context, lane string, server ServerCommand, version s
 	if err != nil {
 		return nil, fmt.Errorf("connecting go-sdk client (%s): %w", lane, err)
 	}
-	return &GoSDKClient{lane: lane, session: session}, nil
+	return &GoSDKClient{lane: lane, session: session, stderr: stderr}, nil
 }
+
+// ServerStderr is what the server wrote to stderr so far (it must write
+// nothing in a normal session).
+func (c *GoSDKClient) ServerStderr() string { return c.stderr.String() }
 
 // Lane implements Client.
 func (c *GoSDKClient) Lane() string { return c.lane }

@@ -547,6 +547,11 @@ func (r *runner) finalChecks() error {
 	if !r.app.Alive() {
 		return fmt.Errorf("%w during the run; see %s", ErrAppExited, r.app.Log)
 	}
+	if se, ok := r.client.(interface{ ServerStderr() string }); ok {
+		if out := se.ServerStderr(); out != "" {
+			return fmt.Errorf("buildguard mcp wrote to stderr in a normal session: %q", out)
+		}
+	}
 	return nil
 }
 
@@ -783,18 +788,4 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// FileSHA256 returns the hex SHA-256 of a file.
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -125,6 +125,9 @@ func TestGoSDKToolShapes(t *testing.T) {
 			if got := agent.Commands(); len(got) == 0 {
 				t.Error("the fake agent saw no command")
 			}
+			if se := c.ServerStderr(); se != "" {
+				t.Errorf("buildguard mcp wrote to stderr: %q", se)
+			}
 		})
 	}
 }
