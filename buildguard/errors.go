@@ -37,6 +37,9 @@ var (
 type InterruptedError struct {
 	// Signal is the signal received; nil when Run's context ended the build.
 	Signal os.Signal
+	// Ran reports whether the command had started. When it had not, nothing
+	// ran and no BUILD failed was sent.
+	Ran bool
 	// Err is nil when everything owed to the agent was confirmed; otherwise
 	// it wraps ErrUnsafe (BUILD failed was not acknowledged) or the
 	// context's error.

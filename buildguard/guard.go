@@ -193,6 +193,7 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 
 	code, sig, werr := g.supervise(ctx, r, sigs)
 	r.Close() // restores the terminal before anything more is printed
+	g.log.Debug("build exited", "code", code)
 	if werr != nil {
 		g.log.Error("waiting for the build failed", "error", werr)
 	}
@@ -215,9 +216,9 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	}
 	switch {
 	case sig != nil:
-		return code, &InterruptedError{Signal: sig, Err: unsafe}
+		return code, &InterruptedError{Signal: sig, Ran: true, Err: unsafe}
 	case ctx.Err() != nil:
-		return code, &InterruptedError{Err: errors.Join(ctx.Err(), unsafe)}
+		return code, &InterruptedError{Ran: true, Err: errors.Join(ctx.Err(), unsafe)}
 	case unsafe != nil:
 		return 1, unsafe
 	}
@@ -226,12 +227,16 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 
 // signals returns the channel Run reacts to and a function that stops it.
 func (g *Guard) signals() (<-chan os.Signal, func()) {
+	quiet := make(chan os.Signal, 1)
+	if len(quietSignals) > 0 {
+		signal.Notify(quiet, quietSignals...)
+	}
 	if g.cfg.Signals != nil {
-		return g.cfg.Signals, func() {}
+		return g.cfg.Signals, func() { signal.Stop(quiet) }
 	}
 	ch := make(chan os.Signal, 8)
 	signal.Notify(ch, notifySignals...)
-	return ch, func() { signal.Stop(ch) }
+	return ch, func() { signal.Stop(ch); signal.Stop(quiet) }
 }
 
 // acquire connects and takes the hold. A signal (or ctx) before the hold is
@@ -248,7 +253,7 @@ func (g *Guard) acquire(ctx context.Context, sigs <-chan os.Signal) (Agent, os.S
 		for {
 			select {
 			case s := <-sigs:
-				if isResize(s) {
+				if !isInterrupt(s) {
 					continue
 				}
 				got = s
@@ -288,7 +293,11 @@ func (g *Guard) connectAndStart(ctx context.Context) (Agent, error) {
 	cancel()
 	if err != nil {
 		g.log.Debug("connecting to the agent failed", "port", port, "error", err, "cause", agentproto.Cause(err))
-		return nil, fmt.Errorf("%w: Cannot open build session: %w", ErrRefused, err)
+		hint := ""
+		if errors.Is(err, agentproto.ErrUnreachable) || errors.Is(err, agentproto.ErrNoHandshake) {
+			hint = "; start the application with the Reclazz agent attached, or point --port/--port-file at its current port"
+		}
+		return nil, fmt.Errorf("%w: Cannot open build session: %w%s", ErrRefused, err, hint)
 	}
 	g.log.Debug("connected to the agent", "port", port)
 	sctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
@@ -364,6 +373,8 @@ func (g *Guard) supervise(ctx context.Context, r Runner, sigs <-chan os.Signal) 
 				if err := r.Resize(); err != nil {
 					g.log.Debug("resizing the build's terminal failed", "error", err)
 				}
+			}
+			if !isInterrupt(s) {
 				continue
 			}
 			g.log.Info("forwarding signal to the build", "signal", s)

@@ -184,3 +184,66 @@ func TestRunUnderTerminalInterruptedRestoresTerminal(t *testing.T) {
 		t.Errorf("agent got %s, want started,failed", got)
 	}
 }
+
+// A terminal on stdin is not handed to a child in a background process group
+// (it would be stopped by SIGTTIN when reading): it reads /dev/null.
+func TestExecRunnerTerminalStdinBecomesDevNull(t *testing.T) {
+	t.Parallel()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	var stdout bytes.Buffer
+	r := NewExecRunner(Command{Argv: []string{"readlink", "/proc/self/fd/0"}, Stdin: tty, Stdout: &stdout})
+	defer r.Close()
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := r.Wait(); err != nil || code != 0 {
+		t.Fatalf("Wait = %d, %v", code, err)
+	}
+	if got := strings.TrimSpace(stdout.String()); got != "/dev/null" {
+		t.Errorf("child stdin is %q, want /dev/null", got)
+	}
+}
+
+// When the wrapper's input is not a terminal and ends, the child reading its
+// terminal sees the end of input too (it does not wait forever).
+func TestPTYRunnerPassesEndOfInput(t *testing.T) {
+	t.Parallel()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	var screen lockedBuffer
+	go io.Copy(&screen, ptmx)
+	r := NewPTYRunner(Command{Argv: []string{"sh", "-c", "cat; echo cat-ended"}, Stdin: strings.NewReader("typed\n"), Stdout: tty})
+	defer r.Close()
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var code int
+	go func() {
+		code, err = r.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		r.Kill()
+		<-done
+		t.Fatal("the child never saw the end of its input")
+	}
+	if err != nil || code != 0 {
+		t.Fatalf("Wait = %d, %v", code, err)
+	}
+	waitOutput(t, &screen, "cat-ended", nil)
+	if !strings.Contains(screen.String(), "typed") {
+		t.Errorf("terminal shows %q, want the input echoed", screen.String())
+	}
+}

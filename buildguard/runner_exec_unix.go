@@ -51,7 +51,9 @@ func (r *ExecRunner) Start() error {
 		r.closeEnds()
 		return err
 	}
-	cmd.Stdin = stdin
+	if stdin != nil { // nil: exec opens /dev/null
+		cmd.Stdin = stdin
+	}
 	if cmd.Stdout, err = r.output(r.c.Stdout); err != nil {
 		r.closeEnds()
 		return err

@@ -97,4 +97,8 @@ var notifySignals = []os.Signal{os.Interrupt}
 
 var terminateSignal = os.Kill
 
+var quietSignals []os.Signal
+
 func isResize(os.Signal) bool { return false }
+
+func isInterrupt(s os.Signal) bool { return s == os.Interrupt }

@@ -10,10 +10,21 @@ import (
 // notifySignals are the signals Run catches while it runs.
 var notifySignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGWINCH}
 
+// quietSignals are caught for the duration of Run only so that they cannot
+// end the wrapper mid-build: a closed stdout (SIGPIPE) must not abandon the
+// hold and the child. Catching (unlike ignoring) is not inherited by the
+// child, which keeps default dispositions.
+var quietSignals = []os.Signal{syscall.SIGPIPE}
+
 // terminateSignal is forwarded when Run's context ends the build.
 const terminateSignal = syscall.SIGTERM
 
 func isResize(s os.Signal) bool { return s == syscall.SIGWINCH }
+
+// isInterrupt reports whether s interrupts the build.
+func isInterrupt(s os.Signal) bool {
+	return s == syscall.SIGINT || s == syscall.SIGTERM || s == syscall.SIGHUP
+}
 
 // DefaultRunner runs c on a pseudo-terminal when c.Stdout is a terminal, and
 // with plain stdio otherwise.

@@ -11,6 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// eof is the terminal's end-of-file character (VEOF, Ctrl-D), sent to the
+// child's terminal when the wrapper's input ends, so that a child reading its
+// terminal sees the end of input as it would have through a pipe.
+var eof = []byte{4}
+
 // stdinCopier copies the wrapper's input to the child's terminal until the
 // input ends or stop is called. For a file it waits with poll(2) on the file
 // and on a wake-up pipe, so that stopping it never leaves a goroutine stuck
@@ -26,7 +31,9 @@ func startStdinCopier(src io.Reader, dst io.Writer, log hclog.Logger) *stdinCopi
 	if !ok {
 		go func() {
 			defer close(c.done)
-			_, _ = io.Copy(dst, src)
+			if _, err := io.Copy(dst, src); err == nil {
+				_, _ = dst.Write(eof)
+			}
 		}()
 		return c
 	}
@@ -63,7 +70,11 @@ func startStdinCopier(src io.Reader, dst io.Writer, log hclog.Logger) *stdinCopi
 					return
 				}
 			}
-			if n == 0 || (err != nil && !errors.Is(err, unix.EINTR) && !errors.Is(err, unix.EAGAIN)) {
+			if n == 0 && err == nil {
+				_, _ = dst.Write(eof)
+				return
+			}
+			if err != nil && !errors.Is(err, unix.EINTR) && !errors.Is(err, unix.EAGAIN) {
 				return
 			}
 		}

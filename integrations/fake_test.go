@@ -28,7 +28,9 @@ const commandTimeout = 240 * time.Second
 // everything: it runs the command after "--" in place of itself. With an owner
 // of the form exit-N it exits with N instead, without running the command (an
 // argument, not an environment variable, so that it also reaches a fake started
-// by a Gradle daemon).
+// by a Gradle daemon). With the owner wait-term it runs nothing and waits for
+// SIGTERM: it creates <record>.ready once it is waiting and <record>.term when
+// the signal came, then exits 143.
 //
 // A record is NUL-separated: the physical working directory, the value of
 // BUILDGUARD_SAFE_BUILD_ACTIVE (or "<unset>"), whether the directory after
@@ -47,6 +49,9 @@ for a do
 	fi
 	prev=$a
 done
+if [ "$owner" = wait-term ]; then
+	trap 'echo terminated >"$rec.term"; kill "$sleeper" 2>/dev/null; exit 143' TERM
+fi
 {
 	printf '%s\0' "$(pwd -P)" "${BUILDGUARD_SAFE_BUILD_ACTIVE-<unset>}" "$cache"
 	printf '%s\0' "$@"
@@ -55,6 +60,13 @@ echo 'fake-buildguard: stdout line'
 echo 'fake-buildguard: stderr line' >&2
 case $owner in
 exit-*) exit "${owner#exit-}" ;;
+wait-term)
+	sleep 300 &
+	sleeper=$!
+	: >"$rec.ready"
+	wait "$sleeper"
+	exit 0
+	;;
 esac
 while [ $# -gt 0 ]; do
 	if [ "$1" = -- ]; then
@@ -99,7 +111,7 @@ func newFakeBuildguard(t *testing.T, dir, name string) fakeBuildguard {
 // calls returns every recorded invocation, in file-name order (not run order).
 func (f fakeBuildguard) calls(t *testing.T) []invocation {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(f.recDir, "call.*"))
+	names, err := filepath.Glob(filepath.Join(f.recDir, "call.??????"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,17 @@
 package integrations
 
 import (
+	"bytes"
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -88,7 +94,10 @@ func newGradleFixture(t *testing.T, daemon bool) *gradleFixture {
 			t.Fatal(err)
 		}
 		f.env = baseEnv("GRADLE_USER_HOME=" + home)
-		t.Cleanup(func() { run(t, root, f.env, "gradle", "--stop") })
+		t.Cleanup(func() {
+			run(t, root, f.env, "gradle", "--stop")
+			waitForDaemonExit(t, home)
+		})
 	} else {
 		// The outer build runs in the client JVM (--no-daemon with default JVM
 		// arguments), so GRADLE_OPTS sets its temp dir.
@@ -210,11 +219,10 @@ func TestGradleInitScript(t *testing.T) {
 			t.Errorf("the child build did not compile A.class: %v", err)
 		}
 	})
-	if gradleExe == "" {
-		t.Fatal("the happy path failed; the next check needs its gradle home")
-	}
-
 	t.Run("up-to-date second run still runs the wrapper", func(t *testing.T) {
+		if gradleExe == "" {
+			t.Fatal("the happy path did not run or failed; this check needs its gradle home")
+		}
 		f.fake.reset(t)
 		res := f.gradle(t, f.env, f.safeBuildArgs("-Pbuildguard.owner=owner-2", "-Pbuildguard.portFile=agent.port")...)
 		if res.exit != 0 {
@@ -245,8 +253,69 @@ func TestGradleInitScript(t *testing.T) {
 		}
 	})
 
+	t.Run("JVM shutdown stops buildguard with SIGTERM", func(t *testing.T) {
+		f.fake.reset(t)
+		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+		defer cancel()
+		argv := append([]string{"--offline", "--no-daemon", "--console=plain", "--init-script", f.initScript},
+			f.safeBuildArgs("-Pbuildguard.owner=wait-term", "-Pbuildguard.port=4000")...)
+		cmd := exec.CommandContext(ctx, "gradle", argv...)
+		cmd.Dir, cmd.Env = f.root, f.env
+		// Its own process group, so that the fake can be cleaned up even if it is orphaned.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pgid := cmd.Process.Pid
+		defer func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }()
+		waited := make(chan error, 1)
+		go func() { waited <- cmd.Wait() }()
+
+		// The gradle start script execs the JVM, so the pid is the JVM's.
+		ready := waitForGlob(t, ctx, waited, filepath.Join(f.fake.recDir, "call.*.ready"))
+		if err := syscall.Kill(cmd.Process.Pid, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-waited:
+			if err == nil {
+				t.Errorf("gradle exit 0 after SIGTERM, want a failure")
+			}
+		case <-ctx.Done():
+			t.Fatalf("gradle did not exit after SIGTERM\n%s", out.String())
+		}
+		term := strings.TrimSuffix(ready, ".ready") + ".term"
+		if _, err := os.Stat(term); err != nil {
+			t.Errorf("buildguard did not receive SIGTERM when the Gradle JVM shut down: %v\n%s", err, out.String())
+		}
+	})
+
 	if left := f.leftoverCaches(t); len(left) != 0 {
 		t.Errorf("temporary project cache dirs left behind: %q", left)
+	}
+}
+
+// waitForGlob waits until a file matches pattern and returns it. It fails the
+// test when ctx ends or the process behind exited ends first.
+func waitForGlob(t *testing.T, ctx context.Context, exited <-chan error, pattern string) string {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if m, err := filepath.Glob(pattern); err != nil {
+			t.Fatal(err)
+		} else if len(m) > 0 {
+			return m[0]
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no file matching %s before the deadline", pattern)
+		case err := <-exited:
+			t.Fatalf("the process exited (%v) before a file matched %s", err, pattern)
+		case <-tick.C:
+		}
 	}
 }
 
@@ -323,4 +392,47 @@ func TestGradleInitScriptInDaemon(t *testing.T) {
 	if left := f.leftoverCaches(t); len(left) != 0 {
 		t.Errorf("temporary project cache dirs left behind: %q", left)
 	}
+}
+
+// daemonExitTimeout bounds the wait for a stopped Gradle daemon to go away.
+const daemonExitTimeout = 30 * time.Second
+
+// waitForDaemonExit waits until every daemon that ran under the Gradle user
+// home has exited, so that removing the temp dirs does not race its last
+// writes. `gradle --stop` returns before the daemon process is gone. The daemon
+// is not our child, so its exit is observed by polling /proc; a daemon still
+// there after daemonExitTimeout is killed.
+func waitForDaemonExit(t *testing.T, home string) {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(home, "daemon", "*", "daemon-*.out.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range logs {
+		pid, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(l), "daemon-"), ".out.log"))
+		if err != nil {
+			t.Errorf("daemon log %s does not name a pid", l)
+			continue
+		}
+		deadline := time.Now().Add(daemonExitTimeout)
+		for processAlive(pid) {
+			if time.Now().After(deadline) {
+				t.Errorf("gradle daemon %d still running %s after --stop; killing it", pid, daemonExitTimeout)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// processAlive reports whether pid is a running (not zombie) process.
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name: "pid (comm) S ...".
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }

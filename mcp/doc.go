@@ -17,11 +17,20 @@
 //     at a time, turns notifications/cancelled into SDK cancellation and
 //     suppresses the cancelled answer, drains in-flight work before reporting
 //     EOF, and writes every answer as one compact line under one lock.
-//   - Receiving middleware answers initialize with the D5 version policy,
+//   - The session is connected in an already-initialized 2024-11-05 state, so
+//     the SDK serves ping, tools/list and tools/call before initialize (in the
+//     legacy shape, D5) instead of refusing them. The transport forwards only
+//     the params fields it checked, so no ignored field (clientInfo, cursor,
+//     a 2026-07-28 sessionless _meta) can fail the SDK's decoding or switch a
+//     request's protocol.
+//   - Receiving middleware answers initialize with the D5 version policy
+//     (and refuses a second successful one with -32600),
 //     recovers panics as -32603, renders tools/list in the session's shape
 //     (fixed order, outputSchema and annotations only where the version has
-//     them) and renders tools/call results (isError always present,
-//     structuredContent only from 2025-06-18 on).
+//     them; no ttlMs/cacheScope cache hints, which belong to 2026-07-28) and
+//     renders tools/call results (isError always present, structuredContent
+//     only from 2025-06-18 on, argument errors as isError results only in
+//     2025-11-25 sessions).
 //
 // It does not implement the tools themselves: a [Caller] (package tools'
 // *tools.Service in production) validates the arguments and runs the agent

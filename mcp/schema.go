@@ -80,8 +80,18 @@ func inputSchema(timeout string, extra obj, required ...string) obj {
 //go:embed outputschemas/*.json
 var outputSchemaFiles embed.FS
 
-// outputSchema returns the checked-in output schema of a tool
-// (mcp-server.md §4.11). A missing or invalid file is a build defect.
+// OutputSchema returns the output schema (JSON Schema 2020-12,
+// mcp-server.md §4.11) of one of the nine tools, as tools/list advertises it
+// from 2025-06-18 on.
+func OutputSchema(tool string) (json.RawMessage, bool) {
+	if _, err := outputSchemaFiles.ReadFile("outputschemas/" + tool + ".json"); err != nil {
+		return nil, false
+	}
+	return outputSchema(tool), true
+}
+
+// outputSchema returns the checked-in output schema of a tool. A missing or
+// invalid file is a build defect.
 func outputSchema(tool string) json.RawMessage {
 	b, err := outputSchemaFiles.ReadFile("outputschemas/" + tool + ".json")
 	if err != nil {

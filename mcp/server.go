@@ -81,7 +81,7 @@ func NewServer(cfg Config) *Server {
 	s.sdk = sdkmcp.NewServer(&sdkmcp.Implementation{Name: ServerName, Version: s.version}, &sdkmcp.ServerOptions{
 		Instructions:              Instructions,
 		Capabilities:              capabilities(),
-		SupportedProtocolVersions: slices.Clone(SupportedVersions),
+		SupportedProtocolVersions: SupportedVersions(),
 		Logger:                    newSlogLogger(s.log.Named("sdk")),
 	})
 	for _, t := range toolDefinitions() {

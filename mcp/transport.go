@@ -411,6 +411,11 @@ func (c *conn) request(id requestID, method string, params json.RawMessage, hasP
 			return
 		}
 	}
+	// The SDK gets canonical params built from the checked fields only: the
+	// contract ignores everything else (clientInfo, capabilities, cursor,
+	// _meta), so nothing else may make the SDK's decoding fail, and no
+	// 2026-07-28 sessionless _meta can switch a request's protocol.
+	var forward json.RawMessage
 	background := false
 	switch method {
 	case methodInitialize:
@@ -419,6 +424,7 @@ func (c *conn) request(id requestID, method string, params json.RawMessage, hasP
 			c.writeError(id.raw, jsonrpc.CodeInvalidParams, msgInitVersion)
 			return
 		}
+		forward = mustMarshal(map[string]json.RawMessage{"protocolVersion": fields["protocolVersion"]})
 	case methodPing, methodToolsList:
 	case methodToolsCall:
 		name, ok := jsonString(fields["name"])
@@ -426,16 +432,20 @@ func (c *conn) request(id requestID, method string, params json.RawMessage, hasP
 			c.writeError(id.raw, jsonrpc.CodeInvalidParams, msgNameString)
 			return
 		}
-		if args, ok := fields["arguments"]; ok && !isObject(args) {
-			c.writeError(id.raw, jsonrpc.CodeInvalidParams, msgArgsObject)
-			return
+		p := map[string]json.RawMessage{"name": fields["name"]}
+		if args, ok := fields["arguments"]; ok {
+			if !isObject(args) {
+				c.writeError(id.raw, jsonrpc.CodeInvalidParams, msgArgsObject)
+				return
+			}
+			p["arguments"] = args
 		}
+		forward = mustMarshal(p)
 		background = name == c.bgTool
 	default:
 		c.writeError(id.raw, jsonrpc.CodeMethodNotFound, "Method not found: "+method)
 		return
 	}
-	params = withoutSessionlessMeta(fields, params)
 
 	c.mu.Lock()
 	if background && c.batch != nil { // only this goroutine starts batches; kept as a guard
@@ -455,7 +465,7 @@ func (c *conn) request(id requestID, method string, params json.RawMessage, hasP
 	if err != nil { // a string id always converts
 		panic(fmt.Sprintf("making token id: %v", err))
 	}
-	if !c.deliver(&jsonrpc.Request{ID: jid, Method: method, Params: params}) {
+	if !c.deliver(&jsonrpc.Request{ID: jid, Method: method, Params: forward}) {
 		return
 	}
 	if !background {
@@ -511,28 +521,13 @@ func cancelNotification(token, reason string) *jsonrpc.Request {
 	return &jsonrpc.Request{Method: methodCancelled, Params: p}
 }
 
-// withoutSessionlessMeta drops the 2026-07-28 per-request protocol version
-// from params._meta: this server serves up to 2025-11-25 within the stdio
-// session, so the SDK must not switch a request to the sessionless protocol.
-func withoutSessionlessMeta(fields map[string]json.RawMessage, params json.RawMessage) json.RawMessage {
-	metaRaw, ok := fields["_meta"]
-	if !ok || !isObject(metaRaw) {
-		return params
-	}
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(metaRaw, &meta) != nil {
-		return params
-	}
-	if _, ok := meta[sdkmcp.MetaKeyProtocolVersion]; !ok {
-		return params
-	}
-	delete(meta, sdkmcp.MetaKeyProtocolVersion)
-	fields["_meta"], _ = json.Marshal(meta)
-	out, err := json.Marshal(fields)
+// mustMarshal encodes a map of raw JSON values, which cannot fail.
+func mustMarshal(m map[string]json.RawMessage) json.RawMessage {
+	b, err := json.Marshal(m)
 	if err != nil {
-		return params
+		panic(fmt.Sprintf("encoding params: %v", err))
 	}
-	return out
+	return b
 }
 
 // deliver hands m to the SDK's Read; false when the connection closed.

@@ -8,13 +8,16 @@ const (
 	Version20251125 = "2025-11-25"
 )
 
-// SupportedVersions lists the versions initialize answers with, newest first.
-var SupportedVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
+// SupportedVersions returns the versions initialize answers with, newest
+// first.
+func SupportedVersions() []string {
+	return []string{Version20251125, Version20250618, Version20250326, Version20241105}
+}
 
 // negotiate applies D5: a supported version is answered with itself, any
 // other (non-blank; the transport refused blank ones) with the newest.
 func negotiate(requested string) string {
-	for _, v := range SupportedVersions {
+	for _, v := range SupportedVersions() {
 		if v == requested {
 			return v
 		}

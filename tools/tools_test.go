@@ -26,6 +26,7 @@ func call(t *testing.T, svc *tools.Service, name string, args map[string]any) (t
 	if err != nil {
 		t.Fatalf("%s(%v): %v", name, args, err)
 	}
+	checkSchema(t, name, res)
 	var data map[string]any
 	if err := json.Unmarshal(res.Data, &data); err != nil {
 		t.Fatalf("%s: result is not a JSON object: %s", name, res.Data)

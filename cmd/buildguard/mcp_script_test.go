@@ -7,9 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"time"
-
 	"testing"
+	"time"
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -86,4 +85,3 @@ func lookPath(ts *testscript.TestScript, name string) string {
 	ts.Fatalf("%s not on the script's PATH", name)
 	return ""
 }
-

@@ -129,12 +129,12 @@ func readPid(ts *testscript.TestScript, file string) int {
 	return pid
 }
 
-// signal INT|TERM|HUP PIDFILE: sends the signal to the process in PIDFILE.
+// signal INT|TERM|HUP|KILL PIDFILE: sends the signal to the process in PIDFILE.
 func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: signal INT|TERM|HUP PIDFILE")
+		ts.Fatalf("usage: signal INT|TERM|HUP|KILL PIDFILE")
 	}
-	sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP}[args[0]]
+	sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP, "KILL": syscall.SIGKILL}[args[0]]
 	if sig == 0 {
 		ts.Fatalf("signal: unknown signal %s", args[0])
 	}
@@ -200,6 +200,9 @@ func expectCodeMain() {
 	switch {
 	case errors.As(err, &ee):
 		got = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			got = 128 + int(ws.Signal())
+		}
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "expectcode:", err)
 		os.Exit(1)
@@ -213,7 +216,8 @@ func expectCodeMain() {
 
 // fakeAgentMain is `fakeagent -portfile PATH [-log FILE] [-fault LIST] [-hold OWNER]`:
 // the fake agent of package agenttest as a process, serving until SIGINT or
-// SIGTERM. Every received command line is appended to -log. Faults
+// SIGTERM, then printing the number of connections it accepted. Every
+// received command line is appended to -log. Faults
 // (comma-separated): reject-started, drop-started, stale-started,
 // disconnect-started, drop-ok, drop-failed, silent-handshake.
 func fakeAgentMain() {
@@ -275,4 +279,6 @@ func fakeAgentMain() {
 	}
 	<-ctx.Done()
 	s.Close()
+	// Scripts stop the agent with `kill -INT` and check how many clients it had.
+	fmt.Printf("accepted=%d\n", s.Accepted())
 }

@@ -146,3 +146,28 @@ func TestMCPSession(t *testing.T) {
 		t.Errorf("agent saw %q, want one HEALTH", got)
 	}
 }
+
+// TestMCPLogging: BUILDGUARD_LOG_LEVEL and BUILDGUARD_LOG_FORMAT=json (D9)
+// put JSON log lines on stderr, never on stdout.
+func TestMCPLogging(t *testing.T) {
+	t.Setenv("BUILDGUARD_LOG_LEVEL", "debug")
+	t.Setenv("BUILDGUARD_LOG_FORMAT", "json")
+	in := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"
+	var stdout, stderr bytes.Buffer
+	if code := runMCP(nil, strings.NewReader(in), &stdout, &stderr); code != ExitOK {
+		t.Errorf("exit %d", code)
+	}
+	if stdout.String() != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
+		t.Errorf("stdout %q", stdout.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if stderr.Len() == 0 {
+		t.Fatal("no debug log on stderr")
+	}
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m["@level"] == nil {
+			t.Errorf("not a JSON log line: %q", l)
+		}
+	}
+}

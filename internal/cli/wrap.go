@@ -108,17 +108,19 @@ func runWrap(args []string, stdout, stderr io.Writer) ExitCode {
 	if err != nil {
 		return wrapExit(0, err, stderr)
 	}
-	if _, err := buildguard.NewOwner(o.owner); err != nil {
+	owner, err := buildguard.NewOwner(o.owner) // a fresh UUID when none is given
+	if err != nil {
 		return wrapExit(0, fmt.Errorf("%w: %w", errUsage, err), stderr)
 	}
 
 	cfg := buildguard.Config{
-		Owner:  o.owner,
+		Owner:  owner,
 		Grace:  o.grace,
 		Stdout: stdout,
 		Stderr: stderr,
 		Logger: wrapLogger(stderr),
 	}
+	// Problems found before connecting refuse the build after the owner line.
 	var refused error
 	switch {
 	case o.portSet && strings.TrimSpace(o.port) == "":
@@ -130,7 +132,7 @@ func runWrap(args []string, stdout, stderr io.Writer) ExitCode {
 	case o.portFileSet:
 		cfg.Endpoint.PortFile = o.portFile
 	}
-	if o.timeoutSet {
+	if o.timeoutSet && refused == nil {
 		ms, ok := agentproto.ParseJavaInt(o.timeoutMs)
 		switch {
 		case !ok:
@@ -141,25 +143,22 @@ func runWrap(args []string, stdout, stderr io.Writer) ExitCode {
 			cfg.Timeout = time.Duration(ms) * time.Millisecond
 		}
 	}
-	g, err := buildguard.New(cfg)
-	if err != nil {
-		return wrapExit(0, fmt.Errorf("%w: %w", errUsage, err), stderr)
-	}
-	if refused != nil {
-		fmt.Fprintln(stderr, buildguard.OwnerLine(g.Owner()))
-		return wrapExit(0, refused, stderr)
-	}
-	if o.transcript != "" {
+	if o.transcript != "" && refused == nil {
 		f, err := os.OpenFile(o.transcript, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
-			fmt.Fprintln(stderr, buildguard.OwnerLine(g.Owner()))
-			return wrapExit(0, fmt.Errorf("%w: cannot create the transcript: %w", buildguard.ErrRefused, err), stderr)
+			refused = fmt.Errorf("%w: cannot create the transcript: %w", buildguard.ErrRefused, err)
+		} else {
+			defer f.Close()
+			cfg.Transcript = f
 		}
-		defer f.Close()
-		cfg.Transcript = f
-		if g, err = buildguard.New(cfg); err != nil {
-			return wrapExit(0, err, stderr)
-		}
+	}
+	if refused != nil {
+		fmt.Fprintln(stderr, buildguard.OwnerLine(owner))
+		return wrapExit(0, refused, stderr)
+	}
+	g, err := buildguard.New(cfg)
+	if err != nil {
+		return wrapExit(0, err, stderr)
 	}
 	code, err := g.Run(context.Background(), o.argv)
 	return wrapExit(code, err, stderr)
@@ -177,9 +176,12 @@ func wrapExit(code int, err error, stderr io.Writer) ExitCode {
 		fmt.Fprintf(stderr, "%sbuildguard: %s\n", wrapUsage, strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 		return ExitUsage
 	case errors.As(err, &ie):
-		if ie.Err != nil {
+		switch {
+		case ie.Err != nil:
 			fmt.Fprintf(stderr, "buildguard: %v\n", ie.Err)
-		} else {
+		case !ie.Ran:
+			fmt.Fprintf(stderr, "buildguard: build interrupted (%v) before the command started; it did not run\n", ie.Signal)
+		default:
 			fmt.Fprintf(stderr, "buildguard: build interrupted (%v); BUILD failed was acknowledged, the output stays held for this owner\n", ie.Signal)
 		}
 		return ExitCode(ie.ExitCode())

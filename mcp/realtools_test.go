@@ -1,0 +1,119 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/tools"
+)
+
+// TestRealToolsAgainstFakeAgent plugs the real *tools.Service into the server
+// and drives it with the go-sdk client against the fake agent: every
+// structuredContent validates against the tool's output schema and equals
+// the text; a legacy session gets the legacy text instead.
+func TestRealToolsAgainstFakeAgent(t *testing.T) {
+	t.Parallel()
+	agent := agenttest.NewServer(t)
+	svc := tools.New(tools.Config{Base: agent.Dir()})
+	schemas := toolOutputSchemas(t)
+	ctx := context.Background()
+
+	cs := connectSDKClient(t, svc, Version20250618)
+	calls := []struct {
+		name    string
+		args    map[string]any
+		isError bool
+	}{
+		{tools.Status, map[string]any{}, false},
+		{tools.Scan, map[string]any{}, false},
+		{tools.Pending, map[string]any{}, false},
+		{tools.Diagnose, map[string]any{"className": "app.Main"}, false},
+		{tools.Doctor, map[string]any{}, false},
+		{tools.ReloadControl, map[string]any{"action": "status"}, false},
+		{tools.Build, map[string]any{"state": "started", "owner": "test-owner"}, false},
+		{tools.Verify, map[string]any{"className": "app.Main", "sha256": sha}, true},
+		{tools.VerifyBatch, map[string]any{"items": []any{map[string]any{"className": "app.Main", "sha256": sha}}}, true},
+		{tools.Status, map[string]any{"port": "1"}, false},
+		{tools.Pending, map[string]any{"port": "65536"}, true},
+	}
+	for _, c := range calls {
+		res, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: c.name, Arguments: c.args})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if res.IsError != c.isError {
+			t.Errorf("%s %v: isError %v, want %v: %+v", c.name, c.args, res.IsError, c.isError, res.StructuredContent)
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		text := res.Content[0].(*sdkmcp.TextContent).Text
+		if !jsonEqual(t, raw, []byte(text)) {
+			t.Errorf("%s: text %s differs from structuredContent %s", c.name, text, raw)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytesReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schemas[c.name].Validate(doc); err != nil {
+			t.Errorf("%s: structuredContent %s violates the output schema: %v", c.name, raw, err)
+		}
+	}
+	_, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.Status, Arguments: map[string]any{"timeoutMs": "0"}})
+	if err == nil {
+		t.Error("timeoutMs 0 at 2025-06-18: want a -32602 error")
+	}
+
+	legacy := connectSDKClient(t, svc, Version20241105)
+	res, err := legacy.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.Scan, Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StructuredContent != nil || res.Content[0].(*sdkmcp.TextContent).Text != "Sent SCAN to the agent. Acceptance and reload completion are not confirmed." {
+		t.Errorf("legacy scan: %+v %+v", res.StructuredContent, res.Content[0])
+	}
+}
+
+// TestRealBatchCancel: a real verify_batch waiting (timeoutMs 60000) for a
+// receipt the agent never sends is cancelled by notifications/cancelled: no
+// answer is ever written, and the slot frees long before the 60 s budget, so
+// the cancellation reached the agent exchange itself.
+func TestRealBatchCancel(t *testing.T) {
+	t.Parallel()
+	agent := agenttest.NewServer(t, agenttest.WithReply(func(r *agenttest.Reply) {
+		if r.Kind == agenttest.KindVerify {
+			agenttest.DropReply(r)
+		}
+	}))
+	s := startSession(t, tools.New(tools.Config{Base: agent.Dir()}), time.Second)
+	s.send(`{"jsonrpc":"2.0","id":"batch","method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{"timeoutMs":"60000","items":[{"className":"app.Main","sha256":"` + sha + `"}]}}}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := agent.WaitCommand(ctx, "VERIFY "); err != nil {
+		t.Fatalf("the batch never sent VERIFY: %v", err)
+	}
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"batch"}}`)
+	for i := 0; ; i++ {
+		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"reclazz_status"}}`, i))
+		got := s.recv()
+		if field(t, got, "id") != fmt.Sprint(i) {
+			t.Fatalf("unexpected answer %s", got)
+		}
+		if !strings.Contains(got, "-32000") {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the batch slot stayed busy 10 s after cancellation")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if rest := s.closeAndRest(); len(rest) != 0 {
+		t.Errorf("cancelled batch answered: %q", rest)
+	}
+}
