@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -481,13 +482,17 @@ func (r *runner) malformedInput(ctx context.Context) error {
 	if r.argErrorsAreToolErrors() {
 		want = wantArgToolError
 	}
-	if _, err := r.call(ctx, "reclazz_build", map[string]any{"state": "invented", "owner": Owner}, want); err != nil {
+	d, err := r.call(ctx, "reclazz_build", map[string]any{"state": "invented", "owner": Owner}, want)
+	if err != nil {
 		return err
+	}
+	if d["message"] != MsgBadState {
+		return fmt.Errorf("malformed build: message %q, want %q", d["message"], MsgBadState)
 	}
 	if err := r.client.Ping(ctx); err != nil {
 		return fmt.Errorf("ping after the malformed call: %w", err)
 	}
-	_, err := r.probe(ctx, 4)
+	_, err = r.probe(ctx, 4)
 	return err
 }
 
@@ -667,6 +672,56 @@ const (
 	wantArgToolError               // an argument error as a tool error (2025-11-25)
 )
 
+// MsgBadState is the argument error of reclazz_build with an invalid state
+// (mcp-server.md §4.6), as -32602 or, from 2025-11-25, as the tool error text.
+const MsgBadState = "reclazz_build requires state: started, ok or failed"
+
+// Legacy texts of the prose tools (mcp-server.md §4.3–§4.6).
+const (
+	legacyScanSent      = "Sent SCAN to the agent. Acceptance and reload completion are not confirmed."
+	legacyScanFailed    = "Scan request failed: "
+	legacyBuildFailed   = "Build signal not confirmed: "
+	legacyPendingFailed = "Pending query failed: "
+	legacyDiagFailed    = "Diagnosis query failed: "
+)
+
+// checkLegacyText checks the legacy prose of build, scan, pending and diagnose.
+func checkLegacyText(tool string, args map[string]any, isError bool, text string) error {
+	var ok bool
+	var want string
+	switch tool {
+	case "reclazz_build":
+		if isError {
+			want, ok = legacyBuildFailed+"…", strings.HasPrefix(text, legacyBuildFailed)
+		} else {
+			want = fmt.Sprintf("Acknowledged BUILD %v. This is not reload completion.", args["state"])
+			ok = text == want
+		}
+	case "reclazz_scan":
+		if isError {
+			want, ok = legacyScanFailed+"…", strings.HasPrefix(text, legacyScanFailed)
+		} else {
+			want, ok = legacyScanSent, text == legacyScanSent
+		}
+	case "reclazz_pending", "reclazz_diagnose":
+		prefix := legacyPendingFailed
+		if tool == "reclazz_diagnose" {
+			prefix = legacyDiagFailed
+		}
+		if isError {
+			want, ok = prefix+"…", strings.HasPrefix(text, prefix)
+		} else {
+			want, ok = "the agent's INFO lines", text != "" && !strings.HasPrefix(text, prefix)
+		}
+	default:
+		return fmt.Errorf("%w: %s has no legacy prose", ErrShape, tool)
+	}
+	if !ok {
+		return fmt.Errorf("%w: legacy text %q, want %s", ErrShape, text, want)
+	}
+	return nil
+}
+
 // legacyJSONTools return JSON text in legacy sessions; the others return
 // legacy prose.
 var legacyJSONTools = map[string]bool{"reclazz_status": true, "reclazz_doctor": true, "reclazz_verify": true, "reclazz_verify_batch": true, "reclazz_reload_control": true}
@@ -701,7 +756,7 @@ func (r *runner) call(ctx context.Context, tool string, args map[string]any, wan
 			return nil, fail("want JSON-RPC -32602, got code %d isError %v %v", res.RPCCode, res.IsError, res.Texts)
 		}
 		cr.Text = res.RPCMessage
-		return nil, nil
+		return map[string]any{"message": res.RPCMessage}, nil
 	}
 	if res.RPCCode != 0 {
 		return nil, fail("JSON-RPC error %d %s", res.RPCCode, res.RPCMessage)
@@ -714,7 +769,7 @@ func (r *runner) call(ctx context.Context, tool string, args map[string]any, wan
 		if !res.IsError || res.Structured != nil {
 			return nil, fail("want an argument error as a tool error without structuredContent, got isError %v structured %s", res.IsError, res.Structured)
 		}
-		return nil, nil
+		return map[string]any{"message": res.Texts[0]}, nil
 	}
 	if (want == wantOK && res.IsError) || (want == wantToolError && !res.IsError) {
 		return nil, fail("isError %v, want %v: %s", res.IsError, want == wantToolError, res.Texts[0])
@@ -734,6 +789,10 @@ func (r *runner) call(ctx context.Context, tool string, args map[string]any, wan
 		return nil, fail("structuredContent in a %s session", r.version)
 	case legacyJSONTools[tool]:
 		data = json.RawMessage(res.Texts[0])
+	default:
+		if err := checkLegacyText(tool, full, res.IsError, res.Texts[0]); err != nil {
+			return nil, fail("%v", err)
+		}
 	}
 	if data == nil {
 		return nil, nil

@@ -422,7 +422,8 @@ test("ts-sdk lane: seven scenarios and pause/resume against a live JVM through b
     });
 
     await rec.run("malformed-input", async () => {
-      await lane.call("reclazz_build", { state: "invented", owner: OWNER }, "argError");
+      const bad = await lane.call("reclazz_build", { state: "invented", owner: OWNER }, "argError");
+      assert.equal(bad.message, "reclazz_build requires state: started, ok or failed");
       await client.ping();
       await lane.probe(4);
     });

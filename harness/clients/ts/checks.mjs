@@ -53,7 +53,7 @@ export class ToolCaller {
     } catch (e) {
       if (want === "argError" && e.code === -32602) {
         this.results.push({ name: tool, isError: true, rpcCode: e.code, text: e.message });
-        return null;
+        return { message: e.message };
       }
       throw new Error(`${where}: ${e.message}`);
     }
@@ -62,7 +62,7 @@ export class ToolCaller {
     if (want === "argError") {
       // 2025-11-25 (SEP-1303, D5): an argument error is a tool error with one
       // text block and no structuredContent.
-      if (this.negotiated >= "2025-11-25" && res.isError === true && texts.length === 1 && res.structuredContent === undefined) return null;
+      if (this.negotiated >= "2025-11-25" && res.isError === true && texts.length === 1 && res.structuredContent === undefined) return { message: texts[0] };
       throw new Error(`${where}: want an argument error, got ${JSON.stringify(res)}`);
     }
     if (texts.length !== 1) throw new Error(`${where}: ${texts.length} text blocks, want 1`);
