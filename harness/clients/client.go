@@ -20,6 +20,7 @@ import (
 // client SDK's own default.
 const (
 	Version20241105 = "2024-11-05"
+	Version20250326 = "2025-03-26"
 	Version20250618 = "2025-06-18"
 	Version20251125 = "2025-11-25"
 	VersionDefault  = ""

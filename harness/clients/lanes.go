@@ -11,7 +11,7 @@ const GoSDKModule = "github.com/modelcontextprotocol/go-sdk"
 
 // GoSDKVersions are the protocol versions the Go SDK lanes ask for, one lane
 // each; VersionDefault is the SDK's own default.
-var GoSDKVersions = []string{Version20241105, Version20250618, Version20251125, VersionDefault}
+var GoSDKVersions = []string{Version20241105, Version20250326, Version20250618, Version20251125, VersionDefault}
 
 // GoSDKLaneName names the Go SDK lane for a requested version.
 func GoSDKLaneName(version string) string {

@@ -189,6 +189,9 @@ func RunLane(ctx context.Context, cfg LaneConfig) (LaneReport, error) {
 // structured reports whether the session carries outputSchema and structuredContent.
 func (r *runner) structured() bool { return r.version >= Version20250618 }
 
+// annotated reports whether tools/list carries annotations (from 2025-03-26, D5).
+func (r *runner) annotated() bool { return r.version >= Version20250326 }
+
 // argErrorsAreToolErrors reports whether invalid arguments come back as tool
 // errors (2025-11-25 and later, D5) instead of -32602.
 func (r *runner) argErrorsAreToolErrors() bool { return r.version >= Version20251125 }
@@ -259,8 +262,8 @@ func (r *runner) setup(ctx context.Context) error {
 		}
 	} else {
 		for _, t := range tools {
-			if len(t.OutputSchema) != 0 || t.HasAnnotations {
-				return fmt.Errorf("%w: %s advertises outputSchema or annotations in a %s session", ErrShape, t.Name, r.version)
+			if len(t.OutputSchema) != 0 || t.HasAnnotations != r.annotated() {
+				return fmt.Errorf("%w: %s in a %s session: outputSchema %v, annotations %v (want none, %v)", ErrShape, t.Name, r.version, len(t.OutputSchema) != 0, t.HasAnnotations, r.annotated())
 			}
 		}
 		if r.cfg.ReferenceSchemas == nil {

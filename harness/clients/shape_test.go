@@ -67,7 +67,7 @@ func TestGoSDKToolShapes(t *testing.T) {
 				t.Fatalf("tools %s", got)
 			}
 			for _, tl := range tools {
-				if (len(tl.OutputSchema) > 0) != r.structured() || tl.HasAnnotations != r.structured() {
+				if (len(tl.OutputSchema) > 0) != r.structured() || tl.HasAnnotations != r.annotated() {
 					t.Fatalf("%s in %s: outputSchema %v annotations %v", tl.Name, r.version, len(tl.OutputSchema) > 0, tl.HasAnnotations)
 				}
 			}
