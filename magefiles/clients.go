@@ -58,6 +58,9 @@ func Clients(ctx context.Context) error {
 	if err != nil && !errors.Is(err, clients.ErrLaneFailed) {
 		return err
 	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted; docs/client-matrix.md left as is: %w", errors.Join(err, ctx.Err()))
+	}
 	if only == nil || only["witness"] {
 		fmt.Println("clients: hold witness")
 		outs, werr := clients.RunHoldWitness(ctx, clients.WitnessConfig{WorkDir: filepath.Join(work, "witness"), Binary: bin, AgentJar: jar, TSDir: filepath.Join("harness", "clients", "ts")})
@@ -71,6 +74,9 @@ func Clients(ctx context.Context) error {
 				fmt.Printf("WITNESS %s: without the hold, failed-build-hold failed as required: %s\n", o.Lane, o.Evaluation.Scenarios[2].Error)
 			}
 		}
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted; docs/client-matrix.md left as is: %w", errors.Join(err, ctx.Err()))
 	}
 	if only != nil {
 		fmt.Printf("clients: evidence in %s; docs/client-matrix.md left as is (partial run)\n", work)

@@ -90,6 +90,9 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig) (MatrixResult, error) {
 		if name == TSLaneName && cfg.TSDir == "" {
 			continue
 		}
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("matrix interrupted before lane %s: %w", name, err)
+		}
 		fmt.Fprintf(log, "clients: lane %s\n", name)
 		t0 := time.Now()
 		var out LaneOutcome

@@ -127,7 +127,9 @@ class App {
     const portFile = path.join(project.root, "agent.port");
     const agentArgs = `watchDirs=${project.classes},startupDelaySec=1,debounceMs=100,portFile=${portFile}`;
     const log = fs.createWriteStream(path.join(project.root, "app.log"));
-    const child = spawn("java", [`-javaagent:${agentJar}=${agentArgs}`, "-cp", project.classes, "App"], { cwd: project.root, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    // Not detached: the JVM stays in this process group, so the Go driver's
+    // group kill on a timeout ends it too.
+    const child = spawn("java", [`-javaagent:${agentJar}=${agentArgs}`, "-cp", project.classes, "App"], { cwd: project.root, stdio: ["pipe", "pipe", "pipe"] });
     const app = new App(child, portFile, log);
     child.stderr.pipe(log, { end: false });
     await app.ready();
@@ -181,11 +183,7 @@ class App {
   }
   async close() {
     if (!this.exited) {
-      try {
-        process.kill(-this.child.pid, "SIGKILL");
-      } catch {
-        this.child.kill("SIGKILL");
-      }
+      this.child.kill("SIGKILL");
       let timer;
       await Promise.race([once(this.child, "exit"), new Promise((r) => (timer = setTimeout(r, 10000)))]);
       clearTimeout(timer);
