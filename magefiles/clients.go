@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -82,11 +83,34 @@ func Clients(ctx context.Context) error {
 		fmt.Printf("clients: evidence in %s; docs/client-matrix.md left as is (partial run)\n", work)
 		return err
 	}
-	if werr := clients.WriteMatrixDoc(filepath.Join("docs", "client-matrix.md"), res); werr != nil {
+	if werr := writeClientMatrix(work); werr != nil {
 		return errors.Join(err, werr)
 	}
 	fmt.Printf("clients: evidence in %s; docs/client-matrix.md regenerated\n", work)
 	return err
+}
+
+// ClientsDoc regenerates docs/client-matrix.md from the evaluation.json and evidence.json files of a finished run (WORK_DIR, default: the newest work/clients-*).
+func ClientsDoc() error {
+	work := os.Getenv("WORK_DIR")
+	if work == "" {
+		runs, _ := filepath.Glob(filepath.Join("work", "clients-2*"))
+		if len(runs) == 0 {
+			return errors.New("no work/clients-* run found: run go tool mage clients, or set WORK_DIR")
+		}
+		sort.Strings(runs)
+		work = runs[len(runs)-1]
+	}
+	return writeClientMatrix(work)
+}
+
+// writeClientMatrix writes docs/client-matrix.md from the files of the run in work.
+func writeClientMatrix(work string) error {
+	res, err := clients.LoadMatrix(work)
+	if err != nil {
+		return err
+	}
+	return clients.WriteMatrixDoc(filepath.Join("docs", "client-matrix.md"), res)
 }
 
 // ClientsWitness proves the client lanes can fail: with the hold removed from failed-build-hold, the go-sdk and TypeScript lanes must fail there (probe 3, want 2).

@@ -150,3 +150,86 @@ func ReadEvaluation(path string) (Evaluation, error) {
 	}
 	return ev, nil
 }
+
+// LoadMatrix reads a finished run back from its work directory: each lane's
+// evaluation.json (a lane passed only when its evaluation says so and its
+// evidence.json exists) and the hold witness under witness/. The matrix doc
+// is written from this, so it states only what the files record.
+func LoadMatrix(workDir string) (MatrixResult, error) {
+	res := MatrixResult{WorkDir: workDir, Host: map[string]any{}}
+	st, err := os.Stat(workDir)
+	if err != nil {
+		return res, fmt.Errorf("reading the run: %w", err)
+	}
+	res.Started = st.ModTime().UTC()
+	if _, stamp, ok := strings.Cut(filepath.Base(workDir), "-"); ok {
+		if t, err := time.Parse("20060102T150405Z", stamp); err == nil {
+			res.Started = t
+		}
+	}
+	for _, name := range LaneNames() {
+		out, ok, err := loadLane(filepath.Join(workDir, name), name)
+		if err != nil {
+			return res, err
+		}
+		if !ok {
+			continue
+		}
+		res.Lanes = append(res.Lanes, out)
+		for _, k := range []string{"platform", "arch", "os", "kernel", "go", "jdk"} {
+			if v, ok := out.Evaluation.Metadata[k]; ok && res.Host[k] == nil && name != TSLaneName {
+				res.Host[k] = v
+			}
+		}
+	}
+	if len(res.Lanes) == 0 {
+		return res, fmt.Errorf("no lane evaluation.json under %s", workDir)
+	}
+	var werrs []error
+	for _, name := range []string{GoSDKLaneName(Version20250618), TSLaneName} {
+		out, ok, err := loadLane(filepath.Join(workDir, "witness", name), name)
+		if err != nil {
+			return res, err
+		}
+		if !ok {
+			continue
+		}
+		res.WitnessRun = true
+		res.Witness = append(res.Witness, out)
+		if err := CheckHoldWitness(out); err != nil {
+			werrs = append(werrs, err)
+		}
+	}
+	if err := errors.Join(werrs...); err != nil {
+		res.WitnessError = err.Error()
+	}
+	return res, nil
+}
+
+// loadLane reads one lane directory; ok is false when the lane did not run.
+func loadLane(dir, name string) (LaneOutcome, bool, error) {
+	out := LaneOutcome{Lane: name, EvaluationPath: filepath.Join(dir, "evaluation.json")}
+	if _, err := os.Stat(dir); err != nil {
+		return out, false, nil
+	}
+	ev, err := ReadEvaluation(out.EvaluationPath)
+	if err != nil {
+		out.Error = fmt.Sprintf("lane %s: no evaluation.json: %v", name, err)
+		return out, true, nil
+	}
+	out.Evaluation = ev
+	out.Elapsed = time.Duration(ev.Summary.ElapsedMs) * time.Millisecond
+	evidence := filepath.Join(dir, "evidence.json")
+	_, evErr := os.Stat(evidence)
+	switch {
+	case ev.Passed && evErr == nil:
+		out.Passed, out.EvidencePath = true, evidence
+	case ev.Passed:
+		out.Error = fmt.Sprintf("lane %s: evaluation.json says passed but there is no evidence.json", name)
+	case ev.Error != "":
+		out.Error = fmt.Sprintf("lane %s: %s", name, ev.Error)
+	default:
+		out.Error = fmt.Sprintf("lane %s: not passed", name)
+	}
+	return out, true, nil
+}

@@ -189,3 +189,45 @@ func TestMatrixDocClaimsOnlyWhatRan(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadMatrixNeedsEvidenceForAPass(t *testing.T) {
+	t.Parallel()
+	work := filepath.Join(t.TempDir(), "clients-20261130T120000Z")
+	write := func(lane string, ev Evaluation, evidence bool) {
+		dir := filepath.Join(work, lane)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJSON(filepath.Join(dir, "evaluation.json"), ev); err != nil {
+			t.Fatal(err)
+		}
+		if evidence {
+			if err := WriteJSON(filepath.Join(dir, "evidence.json"), map[string]any{"passed": true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("go-sdk-2025-06-18", Evaluation{Passed: true, Metadata: map[string]any{"os": "TestOS"}}, true)
+	write("go-sdk-2025-11-25", Evaluation{Passed: true}, false)
+	write("ts-sdk", Evaluation{Passed: false, Error: "recovery: call #3 reclazz_verify: isError"}, false)
+	res, err := LoadMatrix(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, l := range res.Lanes {
+		got[l.Lane] = l.Passed
+	}
+	want := map[string]bool{"go-sdk-2025-06-18": true, "go-sdk-2025-11-25": false, "ts-sdk": false}
+	if len(got) != len(want) {
+		t.Fatalf("lanes %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s passed = %v, want %v", k, got[k], v)
+		}
+	}
+	if res.Host["os"] != "TestOS" || res.Started.Hour() != 12 || res.WitnessRun {
+		t.Errorf("host %v started %v witness %v", res.Host, res.Started, res.WitnessRun)
+	}
+}
