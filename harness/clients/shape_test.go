@@ -164,7 +164,8 @@ func TestTSToolShapes(t *testing.T) {
 	}
 }
 
-// TestTSRecorder runs the TypeScript recorder's negative tests.
+// TestTSRecorder runs the TypeScript recorder's negative tests and checks
+// that every lane module parses.
 func TestTSRecorder(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
@@ -177,5 +178,13 @@ func TestTSRecorder(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "# fail 0") {
 		t.Fatalf("node --test evaluation.test.mjs: %v\n%s", err, out)
+	}
+	// The live-JVM lane runs only under mage; at least it must parse.
+	for _, f := range []string{TSTestFile, "checks.mjs", "evaluation.mjs", "shape.test.mjs"} {
+		check := exec.CommandContext(ctx, "node", "--check", f)
+		check.Dir = "ts"
+		if out, err := check.CombinedOutput(); err != nil {
+			t.Errorf("node --check %s: %v\n%s", f, err, out)
+		}
 	}
 }
