@@ -1,12 +1,9 @@
 package acceptance
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 )
@@ -114,18 +111,4 @@ func writeEvidence(dir string, e *LaneEvidence) (string, error) {
 		return "", fmt.Errorf("writing evidence: %w", err)
 	}
 	return path, nil
-}
-
-// fileSHA256 is the lower-case hex SHA-256 of a file's bytes.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("hashing %s: %w", path, err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hashing %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

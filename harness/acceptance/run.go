@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
 
 // machine is what every lane's evidence records about the run's tools.
@@ -128,19 +130,19 @@ func prepare(ctx context.Context, c *Config, t tools) (machine, error) {
 		fmt.Fprintf(c.Out, "acceptance: agent jar %s\n", c.AgentJar)
 	}
 	var err error
-	if m.agentSHA, err = fileSHA256(c.AgentJar); err != nil {
+	if m.agentSHA, err = agentproto.FileSHA256(c.AgentJar); err != nil {
 		return m, fmt.Errorf("%w: the agent jar: %v", ErrPrerequisite, err)
 	}
-	if m.bgSHA, err = fileSHA256(c.Buildguard); err != nil {
+	if m.bgSHA, err = agentproto.FileSHA256(c.Buildguard); err != nil {
 		return m, err
 	}
 	if c.has(LaneGradle) {
-		if m.initSHA, err = fileSHA256(t.initScript); err != nil {
+		if m.initSHA, err = agentproto.FileSHA256(t.initScript); err != nil {
 			return m, err
 		}
 	}
 	if c.has(LaneMaven) {
-		if m.shimSHA, err = fileSHA256(t.mvnShim); err != nil {
+		if m.shimSHA, err = agentproto.FileSHA256(t.mvnShim); err != nil {
 			return m, err
 		}
 		if m.mavenFiles, err = mirrorRepository(c.MavenRepoSource, t.mavenRepo); err != nil {

@@ -136,7 +136,7 @@ func (r *laneRun) build(ctx context.Context, s step, logName string) (int, error
 
 // sha hashes a class file.
 func (r *laneRun) sha(path string) (string, error) {
-	h, err := fileSHA256(path)
+	h, err := agentproto.FileSHA256(path)
 	if err != nil {
 		return "", r.fail(err, "reading %s", filepath.Base(path))
 	}

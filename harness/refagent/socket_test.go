@@ -120,6 +120,7 @@ func TestStatusSocket(t *testing.T) {
 		}
 	})
 
+	backPressureRE := regexp.MustCompile(`"level":"WARN","message":"Status client is not keeping up — dropped (1 event|[1-9][0-9]*000 events)\. Reload is unaffected\."`)
 	t.Run("a client that does not read loses lines, others are warned", func(t *testing.T) {
 		slow := handshake(t, port)
 		slow.conn.SetReadBuffer(4096)
@@ -145,7 +146,9 @@ func TestStatusSocket(t *testing.T) {
 		for i := 0; ; i++ {
 			select {
 			case line := <-warned:
-				if !strings.Contains(line, `"level":"WARN","message":"Status client is not keeping up — dropped 1 event. Reload is unaffected."`) {
+				// The warning comes at the 1st drop and every 1000th after it;
+				// under load the reading client may itself drop the first one.
+				if !backPressureRE.MatchString(line) {
 					t.Errorf("back-pressure warning = %s", line)
 				}
 				return

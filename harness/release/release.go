@@ -10,17 +10,16 @@ package release
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
 
 // VersionVar is the linker symbol that carries the version.
@@ -142,7 +141,7 @@ func buildOne(ctx context.Context, c Config, out string, t Target) (Artifact, er
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return Artifact{}, fmt.Errorf("building %s for %s: %w\n%s", c.Package, t, err, strings.TrimSpace(string(b)))
 	}
-	sum, err := fileSHA256(path)
+	sum, err := agentproto.FileSHA256(path)
 	if err != nil {
 		return Artifact{}, err
 	}
@@ -166,18 +165,4 @@ func DescribeVersion(ctx context.Context, dir string) string {
 		return "dev"
 	}
 	return v
-}
-
-// fileSHA256 is the lower-case hex SHA-256 of a file.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("hashing %s: %w", path, err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hashing %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -2,15 +2,13 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/tools"
 )
 
@@ -79,7 +77,7 @@ func verifyArgs(pos []string, own map[string]string) (map[string]any, error) {
 	file, hasFile := own["classFile"]
 	switch {
 	case hasFile && len(pos) == 1:
-		sum, err := fileSHA256(file)
+		sum, err := agentproto.FileSHA256(file)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +99,7 @@ func batchArgs(pos []string, _ map[string]string) (map[string]any, error) {
 			return nil, fmt.Errorf("%q is not CLASS=SHA256 or CLASS=@FILE", p)
 		}
 		if file, isFile := strings.CutPrefix(value, "@"); isFile {
-			sum, err := fileSHA256(file)
+			sum, err := agentproto.FileSHA256(file)
 			if err != nil {
 				return nil, err
 			}
@@ -110,20 +108,6 @@ func batchArgs(pos []string, _ map[string]string) (map[string]any, error) {
 		items = append(items, map[string]string{"className": class, "sha256": value})
 	}
 	return map[string]any{"items": items}, nil
-}
-
-// fileSHA256 hashes the exact bytes of a class file.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("reading class file: %w", err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("reading class file: %w", err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // parseToolArgs splits args into positionals and flags; flags may stand

@@ -34,11 +34,17 @@ type wrapOptions struct {
 var errUsage = errors.New("usage error")
 
 // parseWrap parses options until the first `--`; every option takes the next
-// token as its value, whatever it is, and a repeated option overrides the
-// earlier one (mcp-server.md §6). It returns help=true for --help.
+// token as its value, whatever it is (or the text after "=" in --opt=value),
+// and a repeated option overrides the earlier one (mcp-server.md §6). It
+// returns help=true for --help.
 func parseWrap(args []string) (o wrapOptions, help bool, err error) {
 	for i := 0; i < len(args); i++ {
-		opt := args[i]
+		opt, v, inline := strings.Cut(args[i], "=")
+		if !inline {
+			opt = args[i]
+		} else if opt == "--" || opt == "--help" || opt == "-h" {
+			return o, false, fmt.Errorf("%w: unknown option %q", errUsage, args[i])
+		}
 		switch opt {
 		case "--":
 			o.argv = args[i+1:]
@@ -50,13 +56,15 @@ func parseWrap(args []string) (o wrapOptions, help bool, err error) {
 			return o, true, nil
 		case "--port", "--port-file", "--owner", "--timeout-ms", "--grace", "--transcript":
 		default:
-			return o, false, fmt.Errorf("%w: unknown option %q", errUsage, opt)
+			return o, false, fmt.Errorf("%w: unknown option %q", errUsage, args[i])
 		}
-		if i+1 >= len(args) {
-			return o, false, fmt.Errorf("%w: %s needs a value", errUsage, opt)
+		if !inline {
+			if i+1 >= len(args) {
+				return o, false, fmt.Errorf("%w: %s needs a value", errUsage, opt)
+			}
+			i++
+			v = args[i]
 		}
-		i++
-		v := args[i]
 		switch opt {
 		case "--port":
 			o.port, o.portSet = v, true
