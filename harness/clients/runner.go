@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -239,6 +240,13 @@ func (r *runner) setup(ctx context.Context) error {
 	}
 	if n := r.client.ServerName(); n != "buildguard" {
 		return fmt.Errorf("serverInfo.name %q, want buildguard", n)
+	}
+	vout, err := exec.CommandContext(ctx, filepath.Join(r.install, "buildguard"), "version").Output()
+	if err != nil {
+		return fmt.Errorf("buildguard version: %w", err)
+	}
+	if v := strings.TrimSpace(string(vout)); v == "" || v != r.client.ServerVersion() {
+		return fmt.Errorf("serverInfo.version %q, but buildguard version prints %q", r.client.ServerVersion(), v)
 	}
 	if err := r.client.Ping(ctx); err != nil {
 		return fmt.Errorf("ping: %w", err)

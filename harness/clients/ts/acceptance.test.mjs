@@ -224,7 +224,7 @@ class Lane extends ToolCaller {
     const p = await this.app.probe();
     this.rec.observe(p);
     this.last = p;
-    assert.equal(p.value, value, `probe shows value ${p.value}, want ${value}`);
+    if (p.value !== value) throw new Error(`probe shows value ${p.value}, want ${value}`);
     return p;
   }
 
@@ -329,6 +329,8 @@ test("ts-sdk lane: seven scenarios and pause/resume against a live JVM through b
       assert.ok(negotiated, "the SDK reported the negotiated protocol version");
       const info = client.getServerVersion();
       assert.equal(info?.name, "buildguard");
+      const printed = (await run(binCopy, ["version"])).stdout.trim();
+      assert.equal(info.version, printed, "serverInfo.version is what buildguard version prints");
       metadata.serverName = info.name;
       metadata.serverVersion = info.version;
       await client.ping();
