@@ -1,0 +1,228 @@
+package clients
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Protocol versions a lane can ask for. VersionDefault asks for nothing: the
+// client SDK's own default.
+const (
+	Version20241105 = "2024-11-05"
+	Version20250326 = "2025-03-26"
+	Version20250618 = "2025-06-18"
+	Version20251125 = "2025-11-25"
+	VersionDefault  = ""
+)
+
+// CallTimeout bounds one MCP request from a lane.
+const CallTimeout = 15 * time.Second
+
+// ToolInfo is one tools/list entry as a client saw it.
+type ToolInfo struct {
+	Name string
+	// OutputSchema is the advertised output schema, or nil.
+	OutputSchema json.RawMessage
+	// HasAnnotations reports whether annotations were advertised.
+	HasAnnotations bool
+}
+
+// CallResult is one tools/call outcome as a client saw it: either a tool
+// result or a JSON-RPC error (RPCCode non-zero).
+type CallResult struct {
+	IsError bool
+	// Texts are the text content blocks.
+	Texts []string
+	// Structured is structuredContent re-encoded as JSON, or nil when absent.
+	Structured json.RawMessage
+	// RPCCode and RPCMessage describe a JSON-RPC error answer; RPCCode is 0
+	// for a tool result.
+	RPCCode    int64
+	RPCMessage string
+}
+
+// Client is what a lane needs from an MCP client: the scenario runner is
+// written against it, so a lane is one implementation.
+type Client interface {
+	// Lane names the lane, e.g. "go-sdk 2025-06-18".
+	Lane() string
+	// ProtocolVersion is the negotiated protocol version.
+	ProtocolVersion() string
+	// ServerName and ServerVersion are the initialize serverInfo.
+	ServerName() string
+	ServerVersion() string
+	// Ping sends ping.
+	Ping(ctx context.Context) error
+	// ListTools returns tools/list.
+	ListTools(ctx context.Context) ([]ToolInfo, error)
+	// Call runs tools/call. A JSON-RPC error is a CallResult with RPCCode,
+	// not a Go error; a Go error means the transport broke.
+	Call(ctx context.Context, name string, args map[string]any) (CallResult, error)
+	// Close ends the session and the server process.
+	Close() error
+}
+
+// ServerCommand describes how a lane starts `buildguard mcp`.
+type ServerCommand struct {
+	// Binary is the buildguard binary.
+	Binary string
+	// Args are the arguments, e.g. mcp --project-dir P --port-file agent.port.
+	Args []string
+	// Dir is the server's working directory (the unrelated launch directory).
+	Dir string
+}
+
+func (s ServerCommand) cmd(stderr io.Writer) *exec.Cmd {
+	c := exec.Command(s.Binary, s.Args...)
+	c.Dir = s.Dir
+	c.Env = os.Environ()
+	c.Stderr = stderr
+	return c
+}
+
+// lockedBuffer collects the server's stderr.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// GoSDKClient is the go-sdk v1.8.0 client over CommandTransport.
+type GoSDKClient struct {
+	lane    string
+	session *sdkmcp.ClientSession
+	stderr  *lockedBuffer
+}
+
+// DialGoSDK starts the server with go-sdk's CommandTransport and initializes
+// a session asking for version (VersionDefault: the SDK's default).
+func DialGoSDK(ctx context.Context, lane string, server ServerCommand, version string) (*GoSDKClient, error) {
+	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "buildguard-client-matrix", Version: "1"}, nil)
+	stderr := &lockedBuffer{}
+	transport := &sdkmcp.CommandTransport{Command: server.cmd(stderr), TerminateDuration: 2 * time.Second}
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
+	var opts *sdkmcp.ClientSessionOptions
+	if version != VersionDefault {
+		opts = &sdkmcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	session, err := client.Connect(ctx, transport, opts)
+	if err != nil {
+		return nil, fmt.Errorf("connecting go-sdk client (%s): %w", lane, err)
+	}
+	return &GoSDKClient{lane: lane, session: session, stderr: stderr}, nil
+}
+
+// ServerStderr is what the server wrote to stderr so far (it must write
+// nothing in a normal session).
+func (c *GoSDKClient) ServerStderr() string { return c.stderr.String() }
+
+// Lane implements Client.
+func (c *GoSDKClient) Lane() string { return c.lane }
+
+// ProtocolVersion implements Client.
+func (c *GoSDKClient) ProtocolVersion() string {
+	if r := c.session.InitializeResult(); r != nil {
+		return r.ProtocolVersion
+	}
+	return ""
+}
+
+// ServerName implements Client.
+func (c *GoSDKClient) ServerName() string {
+	if r := c.session.InitializeResult(); r != nil && r.ServerInfo != nil {
+		return r.ServerInfo.Name
+	}
+	return ""
+}
+
+// ServerVersion implements Client.
+func (c *GoSDKClient) ServerVersion() string {
+	if r := c.session.InitializeResult(); r != nil && r.ServerInfo != nil {
+		return r.ServerInfo.Version
+	}
+	return ""
+}
+
+// Ping implements Client.
+func (c *GoSDKClient) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
+	return c.session.Ping(ctx, nil)
+}
+
+// ListTools implements Client.
+func (c *GoSDKClient) ListTools(ctx context.Context) ([]ToolInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
+	res, err := c.session.ListTools(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("tools/list: %w", err)
+	}
+	var out []ToolInfo
+	for _, t := range res.Tools {
+		ti := ToolInfo{Name: t.Name, HasAnnotations: t.Annotations != nil}
+		if t.OutputSchema != nil {
+			b, err := json.Marshal(t.OutputSchema)
+			if err != nil {
+				return nil, fmt.Errorf("encoding outputSchema of %s: %w", t.Name, err)
+			}
+			ti.OutputSchema = b
+		}
+		out = append(out, ti)
+	}
+	return out, nil
+}
+
+// Call implements Client.
+func (c *GoSDKClient) Call(ctx context.Context, name string, args map[string]any) (CallResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
+	res, err := c.session.CallTool(ctx, &sdkmcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) {
+			return CallResult{RPCCode: rpcErr.Code, RPCMessage: rpcErr.Message}, nil
+		}
+		return CallResult{}, fmt.Errorf("tools/call %s: %w", name, err)
+	}
+	out := CallResult{IsError: res.IsError}
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*sdkmcp.TextContent); ok {
+			out.Texts = append(out.Texts, tc.Text)
+		}
+	}
+	if res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return CallResult{}, fmt.Errorf("encoding structuredContent of %s: %w", name, err)
+		}
+		out.Structured = b
+	}
+	return out, nil
+}
+
+// Close implements Client.
+func (c *GoSDKClient) Close() error { return c.session.Close() }
