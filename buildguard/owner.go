@@ -14,10 +14,20 @@ func NewOwner(owner string) (string, error) {
 	if owner == "" {
 		return agentproto.NewToken(), nil
 	}
-	if !agentproto.ValidToken(owner) {
-		return "", fmt.Errorf("%w: it must be 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'", ErrInvalidOwner)
+	if err := CheckOwner(owner); err != nil {
+		return "", err
 	}
 	return owner, nil
+}
+
+// CheckOwner returns nil when owner is a valid owner token, and an error
+// wrapping ErrInvalidOwner otherwise; "" is invalid. The error text never
+// contains the rejected value.
+func CheckOwner(owner string) error {
+	if !agentproto.ValidToken(owner) {
+		return fmt.Errorf("%w: it must be 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'", ErrInvalidOwner)
+	}
+	return nil
 }
 
 // OwnerLine is the line printed on stderr before a build connects (D8). It is

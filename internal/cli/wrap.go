@@ -25,7 +25,7 @@ func isWrapForm(args []string) bool {
 // wrapOptions are the parsed options of the wrapper form.
 type wrapOptions struct {
 	port, portFile, owner, timeoutMs, transcript string
-	portSet, portFileSet, timeoutSet             bool
+	portSet, portFileSet, ownerSet, timeoutSet   bool
 	grace                                        time.Duration
 	argv                                         []string
 }
@@ -71,7 +71,7 @@ func parseWrap(args []string) (o wrapOptions, help bool, err error) {
 		case "--port-file":
 			o.portFile, o.portFileSet = v, true
 		case "--owner":
-			o.owner = v
+			o.owner, o.ownerSet = v, true
 		case "--timeout-ms":
 			o.timeoutMs, o.timeoutSet = v, true
 		case "--grace":
@@ -116,7 +116,12 @@ func runWrap(args []string, stdout, stderr io.Writer) ExitCode {
 	if err != nil {
 		return wrapExit(0, err, stderr)
 	}
-	owner, err := buildguard.NewOwner(o.owner) // a fresh UUID when none is given
+	// A fresh UUID only when --owner is absent: a given owner is checked,
+	// also when it is empty (a script passing an unset variable).
+	owner, err := buildguard.NewOwner(o.owner)
+	if o.ownerSet {
+		err = buildguard.CheckOwner(o.owner)
+	}
 	if err != nil {
 		return wrapExit(0, fmt.Errorf("%w: %w", errUsage, err), stderr)
 	}

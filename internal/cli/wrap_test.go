@@ -26,7 +26,7 @@ func TestParseWrapInlineValues(t *testing.T) {
 	}
 	// A value may itself contain "=", and an empty inline value is a value.
 	o, _, err := parseWrap([]string{"--port-file=a=b", "--owner=", "--", "x"})
-	if err != nil || o.portFile != "a=b" || o.owner != "" || !o.portFileSet {
+	if err != nil || o.portFile != "a=b" || o.owner != "" || !o.ownerSet || !o.portFileSet {
 		t.Errorf("parsed %+v, %v", o, err)
 	}
 	for _, args := range [][]string{{"--=x", "--", "y"}, {"--help=1", "--", "y"}, {"--bogus=1", "--", "y"}, {"--port=1"}} {
