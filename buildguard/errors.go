@@ -38,7 +38,8 @@ type InterruptedError struct {
 	// Signal is the signal received; nil when Run's context ended the build.
 	Signal os.Signal
 	// Ran reports whether the command had started. When it had not, nothing
-	// ran and no BUILD failed was sent.
+	// ran; BUILD failed was sent (best effort) only if the hold had already
+	// been acknowledged.
 	Ran bool
 	// Err is nil when everything owed to the agent was confirmed; otherwise
 	// it wraps ErrUnsafe (BUILD failed was not acknowledged) or the

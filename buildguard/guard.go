@@ -182,6 +182,15 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 		Transcript: c.Transcript, Logger: g.log.Named("child"),
 	})
 	defer r.Close()
+	// A signal taken after the acknowledgement but before the start still
+	// means no command: report the hold failed, as acquire does.
+	if s := pendingInterrupt(sigs); s != nil {
+		g.log.Info("interrupted before the build started", "signal", s)
+		if ferr := g.finish(ctx, agent, agentproto.BuildFailed); ferr != nil {
+			g.log.Debug("BUILD failed after an interrupted start", "error", ferr)
+		}
+		return 0, &InterruptedError{Signal: s}
+	}
 	if err := r.Start(); err != nil {
 		r.Close()
 		g.log.Warn("the build command could not be started", "error", err)
@@ -237,6 +246,21 @@ func (g *Guard) signals() (<-chan os.Signal, func()) {
 	ch := make(chan os.Signal, 8)
 	signal.Notify(ch, notifySignals...)
 	return ch, func() { signal.Stop(ch); signal.Stop(quiet) }
+}
+
+// pendingInterrupt returns the first interrupting signal already delivered
+// on sigs, without waiting; other signals (a resize) are dropped.
+func pendingInterrupt(sigs <-chan os.Signal) os.Signal {
+	for {
+		select {
+		case s := <-sigs:
+			if isInterrupt(s) {
+				return s
+			}
+		default:
+			return nil
+		}
+	}
 }
 
 // acquire connects and takes the hold. A signal (or ctx) before the hold is

@@ -375,6 +375,31 @@ func TestRunSignalBeforeAckRunsNoChild(t *testing.T) {
 	}
 }
 
+// A signal that arrives after the hold was acknowledged but before the
+// command started (here: while its runner is made) still means no command:
+// the hold is reported failed and nothing runs.
+func TestRunSignalAfterAckBeforeStartRunsNoChild(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	argv, env := childCmd(t, "marker", marker)
+	h.cfg.NewRunner = func(c Command) Runner {
+		h.sigs <- syscall.SIGTERM
+		return NewExecRunner(c)
+	}
+	_, err := h.run(t, argv, env)
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || ie.ExitCode() != 143 || ie.Ran {
+		t.Fatalf("err = %#v, want an interruption before the command ran, exit 143", err)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the child ran: %v", err)
+	}
+	if got := h.agent.states(); got != "started,failed" {
+		t.Errorf("agent got %s, want started,failed", got)
+	}
+}
+
 func TestRunContextCancelStopsChild(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
