@@ -4,6 +4,7 @@ package buildguard
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -89,6 +90,10 @@ func (r *ExecRunner) Close() error { return r.Kill() }
 // IsTerminal reports whether w is a terminal. The Windows build never uses a
 // pseudo-terminal, so the answer does not change how the child runs.
 func IsTerminal(w any) bool { return false }
+
+// LogWriter returns the writer for the wrapper's own log lines on w; on
+// Windows, where no runner changes the console mode, it is w itself.
+func LogWriter(w io.Writer) io.Writer { return w }
 
 // DefaultRunner returns an ExecRunner; Windows builds have no pty runner.
 func DefaultRunner(c Command) Runner { return NewExecRunner(c) }

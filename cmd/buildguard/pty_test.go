@@ -4,12 +4,14 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/buildguard/buildguard/agentproto/agenttest"
 	"github.com/creack/pty"
@@ -108,5 +110,83 @@ func TestWrapSurvivesClosedStdout(t *testing.T) {
 	}
 	if cmds := strings.Join(agent.Commands(), "\n"); !strings.Contains(cmds, "BUILD ok ") {
 		t.Errorf("agent received %q, want BUILD ok", cmds)
+	}
+}
+
+// TestWrapLogLinesWhileTerminalIsRaw: a line the wrapper logs while the build
+// runs under a pty (our terminal in raw mode, no output processing) still
+// ends with "\r\n", so it and the lines after it start at the left margin
+// instead of forming a staircase; the terminal is restored afterwards.
+func TestWrapLogLinesWhileTerminalIsRaw(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("buildguard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := agenttest.NewServer(t)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	cmd := exec.Command(bin, "--port-file", agent.PortFile(), "--owner", "raw-owner", "--",
+		"sh", "-c", `echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; exec sleep 300`, "sh", pidFile)
+	cmd.Env = append(os.Environ(), "BUILDGUARD_LOG_LEVEL=info")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var screen bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		io.Copy(&screen, ptmx)
+		close(done)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(pidFile); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("the build did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	raw, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw.Oflag&unix.OPOST != 0 {
+		t.Errorf("the terminal keeps output processing while the build runs; this test needs raw mode")
+	}
+	cmd.Process.Signal(unix.SIGTERM)
+	werr := cmd.Wait()
+	after, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	<-done
+	var ee *exec.ExitError
+	if !errors.As(werr, &ee) || ee.ExitCode() != 143 {
+		t.Fatalf("buildguard: %v, want exit 143\n%q", werr, screen.String())
+	}
+	out := screen.String()
+	i := strings.Index(out, "forwarding signal to the build")
+	if i < 0 {
+		t.Fatalf("terminal shows %q, want the forwarding log line", out)
+	}
+	if line, _, _ := strings.Cut(out[i:], "\n"); !strings.HasSuffix(line, "\r") {
+		t.Errorf("log line written in raw mode ends with a bare \\n: %q", out[i:])
+	}
+	if *after != *before {
+		t.Errorf("terminal state not restored:\nbefore %+v\nafter  %+v", *before, *after)
 	}
 }

@@ -100,7 +100,7 @@ func wrapLogger(stderr io.Writer) hclog.Logger {
 		Name:       "buildguard",
 		Level:      level,
 		JSONFormat: os.Getenv("BUILDGUARD_LOG_FORMAT") == "json",
-		Output:     stderr,
+		Output:     buildguard.LogWriter(stderr), // lines stay aligned while a pty build runs
 		Color:      hclog.ColorOff,
 	})
 }
