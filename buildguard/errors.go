@@ -61,8 +61,13 @@ func (e *InterruptedError) Error() string {
 func (e *InterruptedError) Unwrap() error { return e.Err }
 
 // ExitCode is 128 plus the signal number, as a shell reports a process that
-// a signal ended; 1 when no signal was involved.
+// a signal ended; 1 when no signal was involved or when the finish was not
+// confirmed (Err wraps ErrUnsafe), like every build that did not complete
+// safely.
 func (e *InterruptedError) ExitCode() int {
+	if errors.Is(e.Err, ErrUnsafe) {
+		return 1
+	}
 	if s, ok := e.Signal.(syscall.Signal); ok {
 		return 128 + int(s)
 	}
