@@ -244,7 +244,7 @@ func (g *Guard) signals() (<-chan os.Signal, func()) {
 		return g.cfg.Signals, func() { signal.Stop(quiet) }
 	}
 	ch := make(chan os.Signal, 8)
-	signal.Notify(ch, notifySignals...)
+	signal.Notify(ch, caughtSignals()...)
 	return ch, func() { signal.Stop(ch); signal.Stop(quiet) }
 }
 

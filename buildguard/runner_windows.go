@@ -100,6 +100,8 @@ func DefaultRunner(c Command) Runner { return NewExecRunner(c) }
 
 var notifySignals = []os.Signal{os.Interrupt}
 
+func caughtSignals() []os.Signal { return notifySignals }
+
 var terminateSignal = os.Kill
 
 var quietSignals []os.Signal

@@ -4,11 +4,27 @@ package buildguard
 
 import (
 	"os"
+	"os/signal"
 	"syscall"
 )
 
 // notifySignals are the signals Run catches while it runs.
 var notifySignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGWINCH}
+
+// caughtSignals are the notifySignals Run catches: all of them, except a
+// SIGHUP that was ignored when the process started (nohup). Catching it would
+// undo nohup for the build; left ignored, the command inherits the ignore as
+// it would without the wrapper.
+func caughtSignals() []os.Signal {
+	var sigs []os.Signal
+	for _, s := range notifySignals {
+		if s == syscall.SIGHUP && signal.Ignored(s) {
+			continue
+		}
+		sigs = append(sigs, s)
+	}
+	return sigs
+}
 
 // quietSignals are caught for the duration of Run only so that they cannot
 // end the wrapper mid-build: a closed stdout (SIGPIPE) must not abandon the
