@@ -16,7 +16,10 @@
 //     pseudo-terminal, raw stdin, window size), both ending every process of
 //     the child's group on every path;
 //   - signals: SIGINT, SIGTERM and SIGHUP are forwarded to the child's
-//     process group, which is killed after a grace period.
+//     process group, which is killed after a grace period (a SIGHUP ignored
+//     at start, as under nohup, stays ignored for the wrapper and the child);
+//   - the wrapper's log lines on a terminal (LogWriter), aligned also while
+//     a PTYRunner keeps the terminal in raw mode.
 //
 // It does not own the wire (package agentproto does), the command line or
 // exit codes (package internal/cli maps this package's errors to them), and
