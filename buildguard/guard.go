@@ -176,10 +176,18 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 		return 0, err
 	}
 
+	// Ctrl-C typed on a raw terminal (pty mode) arrives here, not as SIGINT.
+	typed := make(chan struct{}, 1)
 	r := c.NewRunner(Command{
 		Argv: argv, Dir: c.Dir, Env: c.Env,
 		Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr,
 		Transcript: c.Transcript, Logger: g.log.Named("child"),
+		Interrupt: func() {
+			select {
+			case typed <- struct{}{}:
+			default:
+			}
+		},
 	})
 	defer r.Close()
 	// A signal taken after the acknowledgement but before the start still
@@ -200,7 +208,7 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 		return 127, err
 	}
 
-	code, sig, werr := g.supervise(ctx, r, sigs)
+	code, sig, werr := g.supervise(ctx, r, sigs, typed)
 	r.Close() // restores the terminal before anything more is printed
 	g.log.Debug("build exited", "code", code)
 	if werr != nil {
@@ -349,10 +357,11 @@ func (g *Guard) finish(ctx context.Context, agent Agent, state string) error {
 	return nil
 }
 
-// supervise waits for the command while reacting to signals and ctx: the
+// supervise waits for the command while reacting to signals, to the
+// interrupt character typed on a raw terminal (as SIGINT) and to ctx: the
 // first interruption is forwarded to the command's process group and starts
 // the grace period, after which the group is killed.
-func (g *Guard) supervise(ctx context.Context, r Runner, sigs <-chan os.Signal) (int, os.Signal, error) {
+func (g *Guard) supervise(ctx context.Context, r Runner, sigs <-chan os.Signal, typed <-chan struct{}) (int, os.Signal, error) {
 	type result struct {
 		code int
 		err  error
@@ -406,6 +415,12 @@ func (g *Guard) supervise(ctx context.Context, r Runner, sigs <-chan os.Signal) 
 				sig = s
 			}
 			interrupt(s)
+		case <-typed:
+			g.log.Info("interrupt key typed; forwarding SIGINT to the build")
+			if sig == nil {
+				sig = os.Interrupt
+			}
+			interrupt(os.Interrupt)
 		case <-ctxDone:
 			ctxDone = nil
 			g.log.Info("cancelled; stopping the build")

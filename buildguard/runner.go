@@ -67,6 +67,13 @@ type Command struct {
 	DrainTimeout time.Duration
 	// Logger receives debug and warning lines; nil means no logging.
 	Logger hclog.Logger
+	// Interrupt, when not nil, is called each time the user types the
+	// terminal's interrupt character (VINTR, usually Ctrl-C) while a
+	// PTYRunner copies our raw terminal to the child: raw mode turns that key
+	// into a byte, so no SIGINT reaches the wrapper. The byte is then not
+	// passed on; the caller treats the call as SIGINT. nil passes it on to
+	// the child's terminal.
+	Interrupt func()
 }
 
 func (c Command) withDefaults() Command {

@@ -97,15 +97,23 @@ func (r *PTYRunner) Start() error {
 	}
 	r.pt = pt
 
+	intr := -1 // the interrupt character of our terminal, when it has one
 	if f, ok := terminalFile(r.c.Stdin); ok {
 		r.termMu.Lock()
 		r.termFd = int(f.Fd())
+		if t, err := unix.IoctlGetTermios(r.termFd, ioctlGetTermios); err == nil && t.Lflag&unix.ISIG != 0 && t.Cc[unix.VINTR] != 0 {
+			intr = int(t.Cc[unix.VINTR])
+		}
 		if st, err := term.MakeRaw(r.termFd); err == nil {
 			r.termState = st
 		} else {
+			intr = -1 // not raw: the terminal itself sends SIGINT
 			r.c.Logger.Warn("cannot put the terminal in raw mode; input is line-buffered", "error", err)
 		}
 		r.termMu.Unlock()
+	}
+	if r.c.Interrupt == nil {
+		intr = -1
 	}
 
 	var w io.Writer = r.c.Stdout
@@ -117,7 +125,7 @@ func (r *PTYRunner) Start() error {
 		defer close(r.out)
 		pump(w, pt, r.c.Logger)
 	}()
-	r.in = startStdinCopier(r.c.Stdin, pt, r.c.Logger)
+	r.in = startStdinCopier(r.c.Stdin, pt, intr, r.c.Interrupt, r.c.Logger)
 	return nil
 }
 

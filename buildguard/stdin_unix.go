@@ -3,6 +3,7 @@
 package buildguard
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -25,7 +26,9 @@ type stdinCopier struct {
 	done         chan struct{}
 }
 
-func startStdinCopier(src io.Reader, dst io.Writer, log hclog.Logger) *stdinCopier {
+// When intr is a character (0-255), each occurrence of it in the input is
+// not copied: onIntr is called instead (the raw terminal's Ctrl-C).
+func startStdinCopier(src io.Reader, dst io.Writer, intr int, onIntr func(), log hclog.Logger) *stdinCopier {
 	c := &stdinCopier{done: make(chan struct{})}
 	f, ok := src.(*os.File)
 	if !ok {
@@ -66,7 +69,7 @@ func startStdinCopier(src io.Reader, dst io.Writer, log hclog.Logger) *stdinCopi
 			}
 			n, err := unix.Read(fd, buf)
 			if n > 0 {
-				if _, werr := dst.Write(buf[:n]); werr != nil {
+				if werr := copyInput(dst, buf[:n], intr, onIntr); werr != nil {
 					return
 				}
 			}
@@ -93,4 +96,28 @@ func (c *stdinCopier) stop() {
 		<-c.done
 		c.wakeR.Close()
 	}
+}
+
+// copyInput writes p to dst, except that each byte equal to intr (when it is
+// 0-255) is dropped and reported to onIntr.
+func copyInput(dst io.Writer, p []byte, intr int, onIntr func()) error {
+	if intr < 0 || intr > 255 {
+		_, err := dst.Write(p)
+		return err
+	}
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, byte(intr))
+		if i < 0 {
+			_, err := dst.Write(p)
+			return err
+		}
+		if i > 0 {
+			if _, err := dst.Write(p[:i]); err != nil {
+				return err
+			}
+		}
+		onIntr()
+		p = p[i+1:]
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +189,91 @@ func TestWrapLogLinesWhileTerminalIsRaw(t *testing.T) {
 	}
 	if *after != *before {
 		t.Errorf("terminal state not restored:\nbefore %+v\nafter  %+v", *before, *after)
+	}
+}
+
+// TestWrapCtrlCUnderPTYStopsStubbornBuild: under a pty the user's terminal is
+// raw, so Ctrl-C arrives as a byte, not as SIGINT. The wrapper still treats
+// it as SIGINT (D8): forwarded to the build's process group, SIGKILL after
+// the grace period when the build ignores it, BUILD failed acknowledged,
+// exit 130, and the terminal restored.
+func TestWrapCtrlCUnderPTYStopsStubbornBuild(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("buildguard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := agenttest.NewServer(t)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	script := `trap '' INT TERM HUP; echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; while :; do sleep 1; done`
+	cmd := exec.Command(bin, "--port-file", agent.PortFile(), "--owner", "ctrlc-owner", "--grace", "200ms", "--",
+		"sh", "-c", script, "sh", pidFile)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var screen bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		io.Copy(&screen, ptmx)
+		close(done)
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(pidFile); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			<-exited
+			t.Fatal("the build did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := ptmx.Write([]byte{3}); err != nil { // Ctrl-C typed by the user
+		t.Fatal(err)
+	}
+	var werr error
+	select {
+	case werr = <-exited:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		if b, err := os.ReadFile(pidFile); err == nil { // the build ignores the hangup
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+		t.Fatal("Ctrl-C did not stop the build")
+	}
+	after, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	<-done
+	var ee *exec.ExitError
+	if !errors.As(werr, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("buildguard: %v, want exit 130\n%q", werr, screen.String())
+	}
+	if out := screen.String(); !strings.Contains(out, "build interrupted (interrupt); BUILD failed was acknowledged") {
+		t.Errorf("terminal shows %q, want the interruption line", out)
+	}
+	if *after != *before {
+		t.Errorf("terminal state not restored:\nbefore %+v\nafter  %+v", *before, *after)
+	}
+	if cmds := strings.Join(agent.Commands(), "\n"); !strings.Contains(cmds, "BUILD failed ") {
+		t.Errorf("agent received %q, want BUILD failed", cmds)
 	}
 }
