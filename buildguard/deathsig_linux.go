@@ -4,6 +4,7 @@ import "syscall"
 
 // dieWithParent makes the kernel send SIGKILL to the child when the wrapper
 // dies without a chance to stop it (a SIGKILL of the wrapper): an orphaned
-// build would otherwise keep compiling into held output. Only the direct
-// child receives it; under a pty the closing terminal hangs up the rest.
+// build would otherwise keep compiling into held output. Both runners use
+// it. Only the direct child receives it; under a pty the closing terminal
+// also hangs up the rest of the child's session.
 func dieWithParent(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }

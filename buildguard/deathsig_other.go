@@ -5,5 +5,6 @@ package buildguard
 import "syscall"
 
 // dieWithParent has no portable equivalent outside Linux: there, a SIGKILL
-// of the wrapper leaves a pipe-mode child running.
+// of the wrapper leaves a pipe-mode child running (a pty-mode child gets
+// the hangup of its closed terminal).
 func dieWithParent(*syscall.SysProcAttr) {}

@@ -79,6 +79,9 @@ func (r *PTYRunner) Start() error {
 	if cmd.Err != nil {
 		return fmt.Errorf("%w: %w", ErrCannotRun, cmd.Err)
 	}
+	// pty adds Setsid and Setctty; the kernel kills the child if we die.
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	dieWithParent(cmd.SysProcAttr)
 	ptmx, err := pty.StartWithSize(cmd, r.size())
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrCannotRun, err)

@@ -277,3 +277,59 @@ func TestWrapCtrlCUnderPTYStopsStubbornBuild(t *testing.T) {
 		t.Errorf("agent received %q, want BUILD failed", cmds)
 	}
 }
+
+// TestWrapSIGKILLUnderPTYEndsBuild: when the wrapper is SIGKILLed while the
+// build runs under a pty, the kernel ends the build too (Pdeathsig, as in
+// pipe mode), also a build that ignores the hangup of its closed terminal.
+// The hold stays installed (D8).
+func TestWrapSIGKILLUnderPTYEndsBuild(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("buildguard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := agenttest.NewServer(t)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	script := `trap '' INT TERM HUP; echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; while :; do sleep 1; done`
+	cmd := exec.Command(bin, "--port-file", agent.PortFile(), "--owner", "kill-owner", "--", "sh", "-c", script, "sh", pidFile)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, ptmx)
+	deadline := time.Now().Add(20 * time.Second)
+	var pid int
+	for {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("the build did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	tty.Close()
+	deadline = time.Now().Add(10 * time.Second)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			unix.Kill(pid, unix.SIGKILL)
+			t.Fatalf("the build (pid %d) outlived the SIGKILLed wrapper", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if cmds := strings.Join(agent.Commands(), "\n"); strings.Contains(cmds, "BUILD ok") || strings.Contains(cmds, "BUILD failed") {
+		t.Errorf("agent received %q, want BUILD started only", cmds)
+	}
+}
