@@ -319,6 +319,26 @@ func utf16Len(b []byte) int {
 	return n
 }
 
+// validUTF8 decodes b as UTF-8 text the way the contract's reader does:
+// every byte that is not part of a valid sequence reads as U+FFFD. So an id
+// echoed verbatim never puts invalid UTF-8 on the output.
+func validUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return out
+}
+
 // trimJSONSpace trims the four JSON whitespace characters.
 func trimJSONSpace(b []byte) []byte {
 	return bytes.Trim(b, " \t\r\n")
@@ -334,7 +354,7 @@ func (c *conn) handleLine(line []byte) {
 			c.writeError(answerID, jsonrpc.CodeInternalError, msgInternal)
 		}
 	}()
-	line = trimJSONSpace(line)
+	line = validUTF8(trimJSONSpace(line))
 	if len(line) == 0 {
 		return
 	}
