@@ -100,7 +100,7 @@ func capabilities() *sdkmcp.ServerCapabilities {
 // returns nil after draining, at most DrainTimeout for a cancelled batch) or
 // ctx is cancelled.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &Transport{In: in, Out: out, BackgroundTool: tools.VerifyBatch, DrainTimeout: s.drain, Logger: s.log.Named("transport")}
+	t := &Transport{In: in, Out: out, BackgroundTool: tools.VerifyBatch, InvalidArgs: s.invalidBatchArgs, DrainTimeout: s.drain, Logger: s.log.Named("transport")}
 	// The session starts out "initialized" at 2024-11-05 so the SDK serves
 	// requests before initialize (in the legacy shape, D5); the initialize
 	// middleware answers initialize itself.
@@ -138,6 +138,19 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("serving MCP session: %w", err)
 	}
 	return nil
+}
+
+// invalidBatchArgs reports whether a verification batch with these raw
+// arguments fails its argument checks (arguments that are not an object are
+// the transport's own -32602 and never get here).
+func (s *Server) invalidBatchArgs(rawArgs json.RawMessage) bool {
+	args := map[string]json.RawMessage{}
+	if len(rawArgs) > 0 {
+		if err := json.Unmarshal(rawArgs, &args); err != nil || args == nil {
+			return true
+		}
+	}
+	return s.caller.Check(tools.VerifyBatch, args) != nil
 }
 
 // sessionVersion is the negotiated version of ss; "" before initialize.

@@ -68,8 +68,9 @@ const (
 // and tools/call, and the cancellations it must act on.
 //
 // Requests are handed to the SDK one at a time: the reader waits for each
-// answer before it reads the next line, except for a call of BackgroundTool,
-// which occupies the single batch slot while reading goes on. While the slot
+// answer before it reads the next line, except for a call of BackgroundTool
+// with valid arguments, which occupies the single batch slot while reading
+// goes on. While the slot
 // is busy, the same id is refused with -32600, ping and tools/list are served,
 // and everything else gets -32000. notifications/cancelled naming the batch
 // cancels its context in the SDK and suppresses its answer; EOF does the same,
@@ -86,6 +87,11 @@ type Transport struct {
 	// BackgroundTool names the tool whose calls run on the batch slot.
 	// Empty means tools.VerifyBatch.
 	BackgroundTool string
+	// InvalidArgs reports whether a call of BackgroundTool with these
+	// arguments (nil when absent) fails its argument checks. Such a call is
+	// answered like any other request, at once and in order, and never takes
+	// the batch slot. Nil means every call of BackgroundTool takes the slot.
+	InvalidArgs func(args json.RawMessage) bool
 	// DrainTimeout bounds the wait at EOF for the cancelled batch to finish.
 	// Zero means DefaultDrainTimeout.
 	DrainTimeout time.Duration
@@ -115,6 +121,7 @@ func (t *Transport) Connect(context.Context) (sdkmcp.Connection, error) {
 		in:       t.In,
 		out:      t.Out,
 		bgTool:   t.BackgroundTool,
+		badArgs:  t.InvalidArgs,
 		drain:    t.DrainTimeout,
 		log:      t.Logger,
 		msgs:     make(chan jsonrpc.Message),
@@ -138,11 +145,12 @@ func (t *Transport) Connect(context.Context) (sdkmcp.Connection, error) {
 
 // conn is the sdkmcp.Connection of a Transport.
 type conn struct {
-	in     io.Reader
-	out    io.Writer
-	bgTool string
-	drain  time.Duration
-	log    hclog.Logger
+	in      io.Reader
+	out     io.Writer
+	bgTool  string
+	badArgs func(json.RawMessage) bool
+	drain   time.Duration
+	log     hclog.Logger
 
 	msgs      chan jsonrpc.Message // reader → SDK
 	eof       chan struct{}        // closed once input ended and in-flight work drained
@@ -461,7 +469,7 @@ func (c *conn) request(id requestID, method string, params json.RawMessage, hasP
 			p["arguments"] = args
 		}
 		forward = mustMarshal(p)
-		background = name == c.bgTool
+		background = name == c.bgTool && (c.badArgs == nil || !c.badArgs(p["arguments"]))
 	default:
 		c.writeError(id.raw, jsonrpc.CodeMethodNotFound, "Method not found: "+method)
 		return
