@@ -120,6 +120,11 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	select {
 	case err = <-done:
 	case <-t.ended():
+		if t.drainExpired() {
+			// The transport already waited DrainTimeout for the cancelled
+			// batch; the contract allows that one wait, then exit 0 (§2.1).
+			return nil
+		}
 		// Input ended and the transport drained; the SDK still waits for
 		// handlers, which a tool ignoring cancellation could hold forever.
 		timer := time.NewTimer(s.drain)

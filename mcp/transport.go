@@ -112,6 +112,12 @@ func (t *Transport) ended() <-chan struct{} {
 	return t.conn.eof
 }
 
+// drainExpired reports, once ended is closed, whether the wait at EOF for
+// the cancelled batch ran out before the batch finished.
+func (t *Transport) drainExpired() bool {
+	return t.conn != nil && t.conn.drainExpired
+}
+
 // Connect implements sdkmcp.Transport: it starts reading In.
 func (t *Transport) Connect(context.Context) (sdkmcp.Connection, error) {
 	if t.In == nil || t.Out == nil {
@@ -163,6 +169,10 @@ type conn struct {
 	seq      uint64
 	inflight map[string]*call // by token
 	batch    *call            // the active background call, if any
+
+	// drainExpired is set before eof is closed: the batch outlived the
+	// wait at EOF.
+	drainExpired bool
 }
 
 // call is one request handed to the SDK under a token id.
@@ -271,6 +281,7 @@ func (c *conn) finish() {
 		case <-b.answered:
 		case <-timer.C:
 			c.log.Warn("batch did not finish after cancellation", "waited", c.drain)
+			c.drainExpired = true
 		case <-c.closed:
 		}
 		timer.Stop()
