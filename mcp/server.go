@@ -366,7 +366,9 @@ func (s *Server) runTool(ctx context.Context, ss *sdkmcp.ServerSession, name str
 	var argErr *tools.ArgError
 	switch {
 	case errors.As(err, &argErr):
-		if argErr.Protocol || !sh.argToolError {
+		// A call of an unknown tool is a protocol error in every version
+		// (D5), even when its arguments fail first (§4.0 orders the message).
+		if argErr.Protocol || !sh.argToolError || toolRank(name) == len(tools.Names) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: argErr.Message}
 		}
 		return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: argErr.Message}}, IsError: true}, nil
