@@ -20,14 +20,6 @@ import (
 // ServerName is serverInfo.name (decision D3).
 const ServerName = "buildguard"
 
-// Instructions is the initialize instructions paragraph: the safe loop.
-const Instructions = "buildguard guards a JVM running the Reclazz hot-reload agent against half-built class output. " +
-	"Work in this loop: call reclazz_doctor first and compare its pid, workingDirectory and sessionId with the application you mean; " +
-	"call reclazz_build with state started and a unique owner token you keep, and wait for the acknowledgement before compiling; compile; " +
-	"then call reclazz_build with the same owner and state ok only if the compiler exited 0, otherwise failed (the output stays held until that owner builds successfully); " +
-	"then verify every changed class with reclazz_verify or reclazz_verify_batch against the SHA-256 of the class file you built, where only applied counts; " +
-	"finally exercise the application to check the behaviour. An acknowledgement or a scan is never proof of a reload."
-
 // Error texts of the middleware.
 const (
 	msgAlreadyInitialized = "Invalid Request: the session is already initialized"
@@ -79,7 +71,6 @@ func NewServer(cfg Config) *Server {
 		s.drain = DefaultDrainTimeout
 	}
 	s.sdk = sdkmcp.NewServer(&sdkmcp.Implementation{Name: ServerName, Version: s.version}, &sdkmcp.ServerOptions{
-		Instructions:              Instructions,
 		Capabilities:              capabilities(),
 		SupportedProtocolVersions: SupportedVersions(),
 		Logger:                    newSlogLogger(s.log.Named("sdk")),
@@ -100,7 +91,7 @@ func capabilities() *sdkmcp.ServerCapabilities {
 // returns nil after draining, at most DrainTimeout for a cancelled batch) or
 // ctx is cancelled.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &Transport{In: in, Out: out, BackgroundTool: tools.VerifyBatch, DrainTimeout: s.drain, Logger: s.log.Named("transport")}
+	t := &Transport{In: in, Out: out, BackgroundTool: tools.VerifyBatch, InvalidArgs: s.invalidBatchArgs, DrainTimeout: s.drain, Logger: s.log.Named("transport")}
 	// The session starts out "initialized" at 2024-11-05 so the SDK serves
 	// requests before initialize (in the legacy shape, D5); the initialize
 	// middleware answers initialize itself.
@@ -120,6 +111,11 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	select {
 	case err = <-done:
 	case <-t.ended():
+		if t.drainExpired() {
+			// The transport already waited DrainTimeout for the cancelled
+			// batch; the contract allows that one wait, then exit 0 (§2.1).
+			return nil
+		}
 		// Input ended and the transport drained; the SDK still waits for
 		// handlers, which a tool ignoring cancellation could hold forever.
 		timer := time.NewTimer(s.drain)
@@ -138,6 +134,19 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("serving MCP session: %w", err)
 	}
 	return nil
+}
+
+// invalidBatchArgs reports whether a verification batch with these raw
+// arguments fails its argument checks (arguments that are not an object are
+// the transport's own -32602 and never get here).
+func (s *Server) invalidBatchArgs(rawArgs json.RawMessage) bool {
+	args := map[string]json.RawMessage{}
+	if len(rawArgs) > 0 {
+		if err := json.Unmarshal(rawArgs, &args); err != nil || args == nil {
+			return true
+		}
+	}
+	return s.caller.Check(tools.VerifyBatch, args) != nil
 }
 
 // sessionVersion is the negotiated version of ss; "" before initialize.
@@ -202,7 +211,6 @@ func (s *Server) initialize(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 		return &sdkmcp.InitializeResult{
 			ProtocolVersion: v,
 			Capabilities:    capabilities(),
-			Instructions:    Instructions,
 			ServerInfo:      &sdkmcp.Implementation{Name: ServerName, Version: s.version},
 		}, nil
 	}
@@ -358,7 +366,9 @@ func (s *Server) runTool(ctx context.Context, ss *sdkmcp.ServerSession, name str
 	var argErr *tools.ArgError
 	switch {
 	case errors.As(err, &argErr):
-		if argErr.Protocol || !sh.argToolError {
+		// A call of an unknown tool is a protocol error in every version
+		// (D5), even when its arguments fail first (§4.0 orders the message).
+		if argErr.Protocol || !sh.argToolError || toolRank(name) == len(tools.Names) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: argErr.Message}
 		}
 		return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: argErr.Message}}, IsError: true}, nil

@@ -84,18 +84,35 @@ var knownKeys = []string{"projectDir", "portFile", "port", "hybrisHome", "timeou
 // problem: unreachable agents, timeouts and rejections are tool results with
 // IsError set. Cancelling ctx closes the agent connection at once.
 func (s *Service) Call(ctx context.Context, name string, args map[string]json.RawMessage) (Result, error) {
-	c, err := s.validate(name, args)
+	c, run, err := s.prepare(name, args)
 	if err != nil {
 		return Result{}, err
 	}
+	return run.run(ctx, s, c)
+}
+
+// Check runs the argument checks of Call without touching any agent: it
+// returns the *ArgError Call would return for these arguments, or nil when
+// Call would run the tool.
+func (s *Service) Check(name string, args map[string]json.RawMessage) error {
+	_, _, err := s.prepare(name, args)
+	return err
+}
+
+// prepare runs every argument check of a call, in the contract's order.
+func (s *Service) prepare(name string, args map[string]json.RawMessage) (*call, handler, error) {
+	c, err := s.validate(name, args)
+	if err != nil {
+		return nil, handler{}, err
+	}
 	run, ok := handlers[name]
 	if !ok {
-		return Result{}, &ArgError{Message: "Unknown tool: " + name, Protocol: true}
+		return nil, handler{}, &ArgError{Message: "Unknown tool: " + name, Protocol: true}
 	}
 	if err := run.check(c); err != nil {
-		return Result{}, err
+		return nil, handler{}, err
 	}
-	return run.run(ctx, s, c)
+	return c, run, nil
 }
 
 type handler struct {
