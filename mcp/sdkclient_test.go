@@ -69,7 +69,7 @@ func TestSDKClient(t *testing.T) {
 			if init.ProtocolVersion != c.want {
 				t.Errorf("negotiated %s, want %s", init.ProtocolVersion, c.want)
 			}
-			if init.ServerInfo.Name != ServerName || init.ServerInfo.Version != "test" || init.Instructions != "" {
+			if init.ServerInfo.Name != ServerName || init.ServerInfo.Version != "test" || init.Instructions != Instructions {
 				t.Errorf("initialize result: %+v", init)
 			}
 			if init.Capabilities.Tools == nil || init.Capabilities.Logging != nil || init.Capabilities.Tools.ListChanged {

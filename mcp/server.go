@@ -20,6 +20,14 @@ import (
 // ServerName is serverInfo.name (decision D3).
 const ServerName = "buildguard"
 
+// Instructions is the initialize instructions paragraph: the safe loop.
+const Instructions = "buildguard guards a JVM running the Reclazz hot-reload agent against half-built class output. " +
+	"Work in this loop: call reclazz_doctor first and compare its pid, workingDirectory and sessionId with the application you mean; " +
+	"call reclazz_build with state started and a unique owner token you keep, and wait for the acknowledgement before compiling; compile; " +
+	"then call reclazz_build with the same owner and state ok only if the compiler exited 0, otherwise failed (the output stays held until that owner builds successfully); " +
+	"then verify every changed class with reclazz_verify or reclazz_verify_batch against the SHA-256 of the class file you built, where only applied counts; " +
+	"finally exercise the application to check the behaviour. An acknowledgement or a scan is never proof of a reload."
+
 // Error texts of the middleware.
 const (
 	msgAlreadyInitialized = "Invalid Request: the session is already initialized"
@@ -71,6 +79,7 @@ func NewServer(cfg Config) *Server {
 		s.drain = DefaultDrainTimeout
 	}
 	s.sdk = sdkmcp.NewServer(&sdkmcp.Implementation{Name: ServerName, Version: s.version}, &sdkmcp.ServerOptions{
+		Instructions:              Instructions,
 		Capabilities:              capabilities(),
 		SupportedProtocolVersions: SupportedVersions(),
 		Logger:                    newSlogLogger(s.log.Named("sdk")),
@@ -211,6 +220,7 @@ func (s *Server) initialize(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 		return &sdkmcp.InitializeResult{
 			ProtocolVersion: v,
 			Capabilities:    capabilities(),
+			Instructions:    Instructions,
 			ServerInfo:      &sdkmcp.Implementation{Name: ServerName, Version: s.version},
 		}, nil
 	}
