@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
 	"time"
 )
 
@@ -49,7 +48,7 @@ func (c *Conn) Query(ctx context.Context, command string) ([]string, error) {
 				return lines, nil
 			}
 		case LevelInfo:
-			if !ev.HasMessage || strings.TrimSpace(ev.Message) == "" {
+			if !ev.HasMessage || IsBlank(ev.Message) {
 				return lines, &wireError{msg: ErrInvalidResponse.Error(), errs: []error{ErrInvalidResponse, errors.New("blank INFO message")}}
 			}
 			lines = append(lines, ev.Message)

@@ -124,6 +124,25 @@ func HasControl(s string) bool {
 	return false
 }
 
+// IsBlank is Java's String.isBlank: s is empty or holds only Java white
+// space (Character.isWhitespace) — the Unicode space, line and paragraph
+// separators except the no-break ones (U+00A0, U+2007, U+202F), and TAB, LF,
+// VT, FF, CR and U+001C..U+001F. Unlike Go's unicode.IsSpace it does not
+// count a no-break space or U+0085 as blank.
+func IsBlank(s string) bool {
+	for _, r := range s {
+		switch {
+		case r >= '\t' && r <= '\r', r >= 0x1C && r <= 0x1F:
+		case r == 0xA0 || r == 0x2007 || r == 0x202F:
+			return false
+		case unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // CheckCommand returns ErrInvalidCommand unless line is safe to send as one
 // command: at most MaxCommandChars UTF-16 units and no control character (so
 // no argument can smuggle in a second line).

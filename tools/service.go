@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
@@ -147,11 +146,11 @@ func (s *Service) validate(name string, args map[string]json.RawMessage) (*call,
 		project = p
 	}
 	for _, k := range []string{"portFile", "hybrisHome"} {
-		if v, ok := c.str[k]; ok && strings.TrimSpace(v) == "" {
+		if v, ok := c.str[k]; ok && agentproto.IsBlank(v) {
 			return nil, argError("%s must not be blank", k)
 		}
 	}
-	if v, ok := c.str["port"]; ok && strings.TrimSpace(v) == "" {
+	if v, ok := c.str["port"]; ok && agentproto.IsBlank(v) {
 		return nil, argError("port must not be blank")
 	}
 	c.endpoint = agentproto.Endpoint{Port: c.str["port"], PortFile: c.str["portFile"], HybrisHome: c.str["hybrisHome"], Base: project}
