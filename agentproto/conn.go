@@ -19,6 +19,11 @@ type Dialer struct {
 	// ConnectTimeout bounds the TCP connect on each address tried. Zero means
 	// only the context bounds it.
 	ConnectTimeout time.Duration
+	// HandshakeTimeout, when non-zero, gives the CONNECTED handshake its own
+	// deadline of this length, counted from the moment the connection is up
+	// (a session's connect and handshake are bounded separately); ctx still
+	// bounds it too. Zero means only ctx bounds the handshake.
+	HandshakeTimeout time.Duration
 }
 
 // Dial connects with the zero Dialer.
@@ -43,7 +48,13 @@ func (d Dialer) Dial(ctx context.Context, port int) (*Conn, error) {
 		return nil, &wireError{msg: fmt.Sprintf("%s on 127.0.0.1:%d", ErrUnreachable, port), errs: []error{ErrUnreachable, err}}
 	}
 	c := &Conn{nc: nc, br: bufio.NewReaderSize(nc, 4096), port: port}
-	if err := c.handshake(ctx); err != nil {
+	hctx := ctx
+	if d.HandshakeTimeout > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(ctx, d.HandshakeTimeout)
+		defer cancel()
+	}
+	if err := c.handshake(hctx); err != nil {
 		c.Close()
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,5 +156,35 @@ func TestCancelInterruptsWait(t *testing.T) {
 	_, err := c.Verify(ctx, "A", strings.Repeat("a", 64))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// Dialer.HandshakeTimeout gives the handshake its own deadline, counted from
+// the moment the connection is up (mcp-server.md §3.3: connect, handshake and
+// each command of a session get timeoutMs each): a silent agent ends the
+// dial with ErrNoHandshake even when ctx has no deadline.
+func TestDialHandshakeTimeout(t *testing.T) {
+	t.Parallel()
+	done := make(chan struct{})
+	port := serve(t, func(p *peer) { <-done })
+	defer close(done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res := make(chan error, 1)
+	go func() {
+		c, err := Dialer{ConnectTimeout: time.Second, HandshakeTimeout: 200 * time.Millisecond}.Dial(ctx, port)
+		if c != nil {
+			c.Close()
+		}
+		res <- err
+	}()
+	select {
+	case err := <-res:
+		if !errors.Is(err, ErrNoHandshake) || !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("Dial = %v, want ErrNoHandshake by its deadline", err)
+		}
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatalf("Dial with HandshakeTimeout still waiting on a silent agent: %v", <-res)
 	}
 }

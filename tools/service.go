@@ -186,7 +186,9 @@ func canonicalDir(base, p string) (string, error) {
 
 // open resolves the endpoint, connects, and runs the gate when armed.
 // It returns the resolved port (also on failure, when known) and a Conn.
-// deadline bounds connect and handshake; the gate gets its own.
+// The connect is bounded by connectTimeout, the handshake and the gate by a
+// fresh timeoutMs each (all within ctx, which carries the whole budget of the
+// simple tools and of verify_batch).
 func (s *Service) open(ctx context.Context, c *call, connectTimeout time.Duration) (int, *agentproto.Conn, error) {
 	port, err := c.endpoint.Resolve()
 	if err != nil {
@@ -194,9 +196,8 @@ func (s *Service) open(ctx context.Context, c *call, connectTimeout time.Duratio
 	}
 	d := s.cfg.Dialer
 	d.ConnectTimeout = connectTimeout
-	dctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	conn, err := d.Dial(dctx, port)
+	d.HandshakeTimeout = c.timeout
+	conn, err := d.Dial(ctx, port)
 	if err != nil {
 		return port, nil, &openError{err: err}
 	}
