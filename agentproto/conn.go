@@ -177,7 +177,22 @@ func (c *Conn) send(ctx context.Context, line string) error {
 func (c *Conn) readLine() ([]byte, error) {
 	// A UTF-8 sequence of n bytes is at least n/3 UTF-16 units, so past this
 	// many bytes the line is too long whatever it holds.
-	const maxBytes = 3 * MaxReplyChars
+	line, err := c.readLineBytes(3 * MaxReplyChars)
+	if err == nil && UTF16Len(string(line)) >= MaxReplyChars {
+		return nil, ErrTooLong
+	}
+	return line, err
+}
+
+// readBroadcastLine is readLine for the lines of a broadcast query, which
+// are bounded by MaxBroadcastLineBytes instead.
+func (c *Conn) readBroadcastLine() ([]byte, error) {
+	return c.readLineBytes(MaxBroadcastLineBytes)
+}
+
+// readLineBytes returns the next line without its terminator; a line longer
+// than maxBytes fails with ErrTooLong without being buffered past the limit.
+func (c *Conn) readLineBytes(maxBytes int) ([]byte, error) {
 	for {
 		chunk, err := c.br.ReadSlice('\n')
 		c.partial = append(c.partial, chunk...)
@@ -189,7 +204,7 @@ func (c *Conn) readLine() ([]byte, error) {
 		case err == nil:
 			line := bytes.TrimSuffix(bytes.TrimSuffix(c.partial, []byte("\n")), []byte("\r"))
 			c.partial = nil
-			if UTF16Len(string(line)) >= MaxReplyChars {
+			if len(line) > maxBytes {
 				return nil, ErrTooLong
 			}
 			return line, nil

@@ -57,3 +57,35 @@ func TestReplyLineLimit(t *testing.T) {
 		})
 	}
 }
+
+// Broadcast queries read with the Java sidecar's broadcast reader, which has
+// no 16384-char cap (agent-protocol.md §2.4): an agent line can legitimately
+// reach ~25K chars when a 4096-char message is all control characters
+// (escaped six-fold). Go caps those lines at MaxBroadcastLineBytes instead.
+func TestQueryLineLimit(t *testing.T) {
+	t.Parallel()
+	long := `{"level":"INFO","message":"` + strings.Repeat(`\u0001`, 4096) + `...(truncated)","timestamp":"2026-09-08T09:12:44Z"}`
+	for _, tc := range []struct {
+		name string
+		line string
+		ok   bool
+	}{
+		{"escaped 4096-char message", long, true},
+		{"exactly the byte cap", padTo(t, "x", MaxBroadcastLineBytes, "x"), true},
+		{"one byte over the cap", padTo(t, "x", MaxBroadcastLineBytes+1, "x"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			port := serve(t, func(p *peer) {
+				p.line(connected)
+				p.command()
+				p.line(tc.line)
+				p.command()
+			})
+			lines, err := dial(t, port).Query(ctxFor(t, 3*time.Second), "PENDING")
+			if tc.ok && (err != nil || len(lines) != 1) || !tc.ok && !errors.Is(err, ErrTooLong) {
+				t.Fatalf("Query with a %d-byte line = %d lines, %v; want ok=%v", len(tc.line), len(lines), err, tc.ok)
+			}
+		})
+	}
+}

@@ -19,6 +19,13 @@ const (
 	// units, excluding the line terminator. A line of this length or longer fails
 	// the request with ErrTooLong.
 	MaxReplyChars = 16384
+	// MaxBroadcastLineBytes is the longest agent line a broadcast query
+	// (HEALTH, PENDING, DIAGNOSE) reads, in bytes, excluding the terminator.
+	// The Java sidecar's broadcast reader has no cap and a valid agent line
+	// can exceed MaxReplyChars (a 4096-char message of control characters is
+	// ~25K chars escaped), so these lines get the 64 KiB bound
+	// agent-protocol.md §2.4 recommends; a longer line fails with ErrTooLong.
+	MaxBroadcastLineBytes = 64 << 10
 	// MaxClassNameChars is the longest binary class name VERIFY and DIAGNOSE accept.
 	MaxClassNameChars = 256
 	// MaxTokenChars is the longest request, owner, DOCTOR or VERIFY token.
