@@ -10,7 +10,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -65,7 +64,7 @@ func (d Dialer) connect(ctx context.Context, port int) (net.Conn, error) {
 	nd := net.Dialer{Timeout: d.ConnectTimeout}
 	p := strconv.Itoa(port)
 	nc, err := nd.DialContext(ctx, "tcp4", net.JoinHostPort("127.0.0.1", p))
-	if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+	if err == nil || !refused(err) {
 		return nc, err
 	}
 	if nc6, err6 := nd.DialContext(ctx, "tcp6", net.JoinHostPort("::1", p)); err6 == nil {
