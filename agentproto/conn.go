@@ -155,10 +155,16 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// send writes one command line after checking it (CheckCommand).
+// send writes one command line after checking it (CheckCommand). Nothing is
+// written once ctx is cancelled: bind's interrupt runs asynchronously, so
+// without this check a command could still go out after the cancellation
+// (a cancelled verify_batch must write no further VERIFY).
 func (c *Conn) send(ctx context.Context, line string) error {
 	if err := CheckCommand(line); err != nil {
 		return err
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return ctx.Err()
 	}
 	if _, err := c.nc.Write([]byte(line + "\n")); err != nil {
 		err = c.cause(ctx, err)

@@ -188,3 +188,38 @@ func TestDialHandshakeTimeout(t *testing.T) {
 		t.Fatalf("Dial with HandshakeTimeout still waiting on a silent agent: %v", <-res)
 	}
 }
+
+// A cancelled ctx sends nothing: once a verify_batch is cancelled, no further
+// VERIFY may reach the agent (mcp-server.md §5), whichever operation comes
+// next on the connection.
+func TestCancelledContextSendsNothing(t *testing.T) {
+	t.Parallel()
+	ops := map[string]func(ctx context.Context, c *Conn) error{
+		"verify": func(ctx context.Context, c *Conn) error { _, err := c.Verify(ctx, "A", strings.Repeat("a", 64)); return err },
+		"build":  func(ctx context.Context, c *Conn) error { return c.Build(ctx, BuildStarted, "o") },
+		"doctor": func(ctx context.Context, c *Conn) error { _, err := c.Doctor(ctx); return err },
+		"reload": func(ctx context.Context, c *Conn) error { _, err := c.Reload(ctx, ReloadStatus); return err },
+		"query":  func(ctx context.Context, c *Conn) error { _, err := c.Query(ctx, "PENDING"); return err },
+		"scan":   func(ctx context.Context, c *Conn) error { return c.Scan(ctx) },
+	}
+	for name, op := range ops {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := make(chan string, 1)
+			port := serve(t, func(p *peer) {
+				p.line(connected)
+				got <- p.command()
+			})
+			c := dial(t, port)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if err := op(ctx, c); !errors.Is(err, context.Canceled) {
+				t.Errorf("%s with a cancelled ctx = %v, want context.Canceled", name, err)
+			}
+			c.Close()
+			if cmd := <-got; cmd != "" {
+				t.Errorf("agent received %q after the cancellation", cmd)
+			}
+		})
+	}
+}
