@@ -22,8 +22,8 @@ var (
 // Port > PortFile > HybrisHome > discovery in Base, and an explicit selector
 // never falls back to the next one (mcp-server.md §1.2 step 7).
 type Endpoint struct {
-	// Port is an explicit port, as given (it is trimmed, then parsed like Java's
-	// Integer.parseInt). Empty means unset.
+	// Port is an explicit port, as given (it is trimmed like Java's trim(),
+	// then parsed like Java's Integer.parseInt). Empty means unset.
 	Port string
 	// PortFile is an explicit port file; a relative path resolves against Base.
 	// It must be a regular file. Empty means unset.
