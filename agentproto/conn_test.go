@@ -195,7 +195,10 @@ func TestDialHandshakeTimeout(t *testing.T) {
 func TestCancelledContextSendsNothing(t *testing.T) {
 	t.Parallel()
 	ops := map[string]func(ctx context.Context, c *Conn) error{
-		"verify": func(ctx context.Context, c *Conn) error { _, err := c.Verify(ctx, "A", strings.Repeat("a", 64)); return err },
+		"verify": func(ctx context.Context, c *Conn) error {
+			_, err := c.Verify(ctx, "A", strings.Repeat("a", 64))
+			return err
+		},
 		"build":  func(ctx context.Context, c *Conn) error { return c.Build(ctx, BuildStarted, "o") },
 		"doctor": func(ctx context.Context, c *Conn) error { _, err := c.Doctor(ctx); return err },
 		"reload": func(ctx context.Context, c *Conn) error { _, err := c.Reload(ctx, ReloadStatus); return err },

@@ -14,7 +14,7 @@ func TestNoConnectionLeftOpen(t *testing.T) {
 	calls := map[string]map[string]any{
 		tools.Status: {}, tools.Scan: {}, tools.Pending: {}, tools.Diagnose: {"className": "A"},
 		tools.Doctor: {}, tools.ReloadControl: {"action": "status"}, tools.Build: {"state": "started", "owner": "o"},
-		tools.Verify: {"className": "A", "sha256": sha},
+		tools.Verify:      {"className": "A", "sha256": sha},
 		tools.VerifyBatch: {"items": []any{map[string]any{"className": "A", "sha256": sha}, map[string]any{"className": "B", "sha256": sha}}},
 	}
 	modes := map[string]struct {
