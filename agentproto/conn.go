@@ -10,7 +10,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -19,6 +18,11 @@ type Dialer struct {
 	// ConnectTimeout bounds the TCP connect on each address tried. Zero means
 	// only the context bounds it.
 	ConnectTimeout time.Duration
+	// HandshakeTimeout, when non-zero, gives the CONNECTED handshake its own
+	// deadline of this length, counted from the moment the connection is up
+	// (a session's connect and handshake are bounded separately); ctx still
+	// bounds it too. Zero means only ctx bounds the handshake.
+	HandshakeTimeout time.Duration
 }
 
 // Dial connects with the zero Dialer.
@@ -43,7 +47,13 @@ func (d Dialer) Dial(ctx context.Context, port int) (*Conn, error) {
 		return nil, &wireError{msg: fmt.Sprintf("%s on 127.0.0.1:%d", ErrUnreachable, port), errs: []error{ErrUnreachable, err}}
 	}
 	c := &Conn{nc: nc, br: bufio.NewReaderSize(nc, 4096), port: port}
-	if err := c.handshake(ctx); err != nil {
+	hctx := ctx
+	if d.HandshakeTimeout > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(ctx, d.HandshakeTimeout)
+		defer cancel()
+	}
+	if err := c.handshake(hctx); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -54,7 +64,7 @@ func (d Dialer) connect(ctx context.Context, port int) (net.Conn, error) {
 	nd := net.Dialer{Timeout: d.ConnectTimeout}
 	p := strconv.Itoa(port)
 	nc, err := nd.DialContext(ctx, "tcp4", net.JoinHostPort("127.0.0.1", p))
-	if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+	if err == nil || !refused(err) {
 		return nc, err
 	}
 	if nc6, err6 := nd.DialContext(ctx, "tcp6", net.JoinHostPort("::1", p)); err6 == nil {
@@ -145,10 +155,16 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// send writes one command line after checking it (CheckCommand).
+// send writes one command line after checking it (CheckCommand). Nothing is
+// written once ctx is cancelled: bind's interrupt runs asynchronously, so
+// without this check a command could still go out after the cancellation
+// (a cancelled verify_batch must write no further VERIFY).
 func (c *Conn) send(ctx context.Context, line string) error {
 	if err := CheckCommand(line); err != nil {
 		return err
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return ctx.Err()
 	}
 	if _, err := c.nc.Write([]byte(line + "\n")); err != nil {
 		err = c.cause(ctx, err)
@@ -166,7 +182,22 @@ func (c *Conn) send(ctx context.Context, line string) error {
 func (c *Conn) readLine() ([]byte, error) {
 	// A UTF-8 sequence of n bytes is at least n/3 UTF-16 units, so past this
 	// many bytes the line is too long whatever it holds.
-	const maxBytes = 3 * MaxReplyChars
+	line, err := c.readLineBytes(3 * MaxReplyChars)
+	if err == nil && UTF16Len(string(line)) >= MaxReplyChars {
+		return nil, ErrTooLong
+	}
+	return line, err
+}
+
+// readBroadcastLine is readLine for the lines of a broadcast query, which
+// are bounded by MaxBroadcastLineBytes instead.
+func (c *Conn) readBroadcastLine() ([]byte, error) {
+	return c.readLineBytes(MaxBroadcastLineBytes)
+}
+
+// readLineBytes returns the next line without its terminator; a line longer
+// than maxBytes fails with ErrTooLong without being buffered past the limit.
+func (c *Conn) readLineBytes(maxBytes int) ([]byte, error) {
 	for {
 		chunk, err := c.br.ReadSlice('\n')
 		c.partial = append(c.partial, chunk...)
@@ -178,7 +209,7 @@ func (c *Conn) readLine() ([]byte, error) {
 		case err == nil:
 			line := bytes.TrimSuffix(bytes.TrimSuffix(c.partial, []byte("\n")), []byte("\r"))
 			c.partial = nil
-			if UTF16Len(string(line)) >= MaxReplyChars {
+			if len(line) > maxBytes {
 				return nil, ErrTooLong
 			}
 			return line, nil

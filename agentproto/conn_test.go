@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,5 +156,73 @@ func TestCancelInterruptsWait(t *testing.T) {
 	_, err := c.Verify(ctx, "A", strings.Repeat("a", 64))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// Dialer.HandshakeTimeout gives the handshake its own deadline, counted from
+// the moment the connection is up (mcp-server.md §3.3: connect, handshake and
+// each command of a session get timeoutMs each): a silent agent ends the
+// dial with ErrNoHandshake even when ctx has no deadline.
+func TestDialHandshakeTimeout(t *testing.T) {
+	t.Parallel()
+	done := make(chan struct{})
+	port := serve(t, func(p *peer) { <-done })
+	defer close(done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res := make(chan error, 1)
+	go func() {
+		c, err := Dialer{ConnectTimeout: time.Second, HandshakeTimeout: 200 * time.Millisecond}.Dial(ctx, port)
+		if c != nil {
+			c.Close()
+		}
+		res <- err
+	}()
+	select {
+	case err := <-res:
+		if !errors.Is(err, ErrNoHandshake) || !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("Dial = %v, want ErrNoHandshake by its deadline", err)
+		}
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatalf("Dial with HandshakeTimeout still waiting on a silent agent: %v", <-res)
+	}
+}
+
+// A cancelled ctx sends nothing: once a verify_batch is cancelled, no further
+// VERIFY may reach the agent (mcp-server.md §5), whichever operation comes
+// next on the connection.
+func TestCancelledContextSendsNothing(t *testing.T) {
+	t.Parallel()
+	ops := map[string]func(ctx context.Context, c *Conn) error{
+		"verify": func(ctx context.Context, c *Conn) error {
+			_, err := c.Verify(ctx, "A", strings.Repeat("a", 64))
+			return err
+		},
+		"build":  func(ctx context.Context, c *Conn) error { return c.Build(ctx, BuildStarted, "o") },
+		"doctor": func(ctx context.Context, c *Conn) error { _, err := c.Doctor(ctx); return err },
+		"reload": func(ctx context.Context, c *Conn) error { _, err := c.Reload(ctx, ReloadStatus); return err },
+		"query":  func(ctx context.Context, c *Conn) error { _, err := c.Query(ctx, "PENDING"); return err },
+		"scan":   func(ctx context.Context, c *Conn) error { return c.Scan(ctx) },
+	}
+	for name, op := range ops {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := make(chan string, 1)
+			port := serve(t, func(p *peer) {
+				p.line(connected)
+				got <- p.command()
+			})
+			c := dial(t, port)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if err := op(ctx, c); !errors.Is(err, context.Canceled) {
+				t.Errorf("%s with a cancelled ctx = %v, want context.Canceled", name, err)
+			}
+			c.Close()
+			if cmd := <-got; cmd != "" {
+				t.Errorf("agent received %q after the cancellation", cmd)
+			}
+		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 )
 
 // The DOCTOR statuses.
@@ -143,7 +142,7 @@ func decodeDoctor(token, payload string) (*Doctor, error) {
 	if reloadConfirmed {
 		return nil, errors.New("reloadConfirmed must be false")
 	}
-	if d.VerifySupported && strings.TrimSpace(d.SessionID) == "" {
+	if d.VerifySupported && IsBlank(d.SessionID) {
 		return nil, errors.New("verifySupported with a blank sessionId")
 	}
 	for _, f := range []struct {
@@ -166,7 +165,7 @@ func decodeDoctor(token, payload string) (*Doctor, error) {
 		return nil, fmt.Errorf("more than %d watched directories in the sample", maxWatchedSample)
 	}
 	for _, p := range d.WatchedDirectories {
-		if strings.TrimSpace(p) == "" || UTF16Len(p) > maxWatchedPath {
+		if IsBlank(p) || UTF16Len(p) > maxWatchedPath {
 			return nil, errors.New("a watched directory is blank or too long")
 		}
 	}

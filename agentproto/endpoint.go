@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // The port-file locations, relative to a project or hybris home directory,
@@ -21,8 +22,8 @@ var (
 // Port > PortFile > HybrisHome > discovery in Base, and an explicit selector
 // never falls back to the next one (mcp-server.md §1.2 step 7).
 type Endpoint struct {
-	// Port is an explicit port, as given (it is trimmed, then parsed like Java's
-	// Integer.parseInt). Empty means unset.
+	// Port is an explicit port, as given (it is trimmed like Java's trim(),
+	// then parsed like Java's Integer.parseInt). Empty means unset.
 	Port string
 	// PortFile is an explicit port file; a relative path resolves against Base.
 	// It must be a regular file. Empty means unset.
@@ -71,12 +72,12 @@ func (e Endpoint) abs(p string) string {
 	return filepath.Join(base, p)
 }
 
-// ParsePort parses a port as the contract does: trimmed, Java
-// Integer.parseInt syntax, then 1..65535. An unparsable value is reported as
-// given ("invalid port: <raw>"); an out-of-range one by its number, which is
-// also returned.
+// ParsePort parses a port as the contract does: trimmed like Java's trim(),
+// Java Integer.parseInt syntax, then 1..65535. An unparsable value is
+// reported as given ("invalid port: <raw>"); an out-of-range one by its
+// number, which is also returned.
 func ParsePort(raw string) (int, error) {
-	n, ok := ParseJavaInt(strings.TrimSpace(raw))
+	n, ok := ParseJavaInt(JavaTrim(raw))
 	if !ok {
 		return 0, fmt.Errorf("%w: %s", ErrInvalidPort, raw)
 	}
@@ -87,22 +88,57 @@ func ParsePort(raw string) (int, error) {
 }
 
 // ParseJavaInt parses s like Java's Integer.parseInt: an optional sign and
-// decimal digits, no spaces, within the int32 range.
+// decimal digits, no spaces, within the int32 range. A digit is any decimal
+// digit of the Basic Multilingual Plane, as Character.digit takes it, so
+// "٥٠٠٠" (Arabic-Indic) is 5000; a digit outside the BMP is two surrogate
+// chars to Java and no digit.
 func ParseJavaInt(s string) (int, bool) {
-	digits := strings.TrimPrefix(strings.TrimPrefix(s, "+"), "-")
-	if len(s)-len(digits) > 1 || digits == "" {
-		return 0, false
-	}
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
+	var ascii strings.Builder
+	for i, r := range s {
+		if i == 0 && (r == '+' || r == '-') {
+			ascii.WriteRune(r)
+			continue
+		}
+		d := javaDigit(r)
+		if d < 0 {
 			return 0, false
 		}
+		ascii.WriteByte(byte('0' + d))
 	}
-	n, err := strconv.ParseInt(s, 10, 32)
+	digits := strings.TrimLeft(ascii.String(), "+-")
+	if digits == "" || len(ascii.String())-len(digits) > 1 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(ascii.String(), 10, 32)
 	if err != nil {
 		return 0, false
 	}
 	return int(n), true
+}
+
+// javaDigit is Character.digit(ch, 10) for a rune: its value when it is a
+// decimal digit (Nd) of the BMP, else -1. Unicode keeps every run of Nd
+// digits contiguous and ordered 0 to 9, so the value is the distance from
+// the start of the run, modulo 10.
+func javaDigit(r rune) int {
+	if r >= '0' && r <= '9' {
+		return int(r - '0')
+	}
+	if r > 0xFFFF || !unicode.Is(unicode.Nd, r) {
+		return -1
+	}
+	zero := r
+	for unicode.Is(unicode.Nd, zero-1) {
+		zero--
+	}
+	return int(r-zero) % 10
+}
+
+// JavaTrim is Java's String.trim(): it strips every char up to U+0020 (space
+// and the C0 controls) from both ends, and nothing else — a no-break space
+// stays.
+func JavaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 }
 
 func readPortFile(path string) (int, error) {
@@ -113,7 +149,7 @@ func readPortFile(path string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s", ErrUnreadablePortFile, path)
 	}
-	n, ok := ParseJavaInt(strings.TrimSpace(string(data)))
+	n, ok := ParseJavaInt(JavaTrim(string(data)))
 	if !ok {
 		return 0, fmt.Errorf("%w: %s", ErrUnreadablePortFile, path)
 	}

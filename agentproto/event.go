@@ -2,7 +2,6 @@ package agentproto
 
 import (
 	"errors"
-	"strings"
 )
 
 // The event levels of protocol 1 (agent-protocol.md §2.2).
@@ -54,7 +53,7 @@ func parseHandshake(line []byte) (string, error) {
 		return "", errors.New("first line is not a CONNECTED event")
 	}
 	agent, ok := obj.String("agent")
-	if !ok || strings.TrimSpace(agent) == "" {
+	if !ok || IsBlank(agent) {
 		return "", errors.New(`"agent" is not a non-blank string`)
 	}
 	if v, _ := obj.Get("version"); string(v) != "1" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
 	"time"
 )
 
@@ -19,7 +18,7 @@ const QuietPeriod = 500 * time.Millisecond
 // lines may include unrelated INFO traffic. With no line collected the error
 // wraps ErrNoInfo. A blank INFO message or a line that is not a JSON object
 // wraps ErrInvalidResponse; the lines collected before any error are returned
-// with it.
+// with it. Lines are bounded by MaxBroadcastLineBytes, not MaxReplyChars.
 func (c *Conn) Query(ctx context.Context, command string) ([]string, error) {
 	stop := c.bind(ctx)
 	defer stop()
@@ -35,7 +34,7 @@ func (c *Conn) Query(ctx context.Context, command string) ([]string, error) {
 				c.nc.SetReadDeadline(quiet)
 			}
 		}
-		line, err := c.readLine()
+		line, err := c.readBroadcastLine()
 		if err != nil {
 			return c.queryEnd(ctx, lines, err)
 		}
@@ -49,7 +48,7 @@ func (c *Conn) Query(ctx context.Context, command string) ([]string, error) {
 				return lines, nil
 			}
 		case LevelInfo:
-			if !ev.HasMessage || strings.TrimSpace(ev.Message) == "" {
+			if !ev.HasMessage || IsBlank(ev.Message) {
 				return lines, &wireError{msg: ErrInvalidResponse.Error(), errs: []error{ErrInvalidResponse, errors.New("blank INFO message")}}
 			}
 			lines = append(lines, ev.Message)

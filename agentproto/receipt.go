@@ -3,7 +3,6 @@ package agentproto
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // The receipt statuses of the agent (agent-protocol.md §8). Only
@@ -68,11 +67,11 @@ func decodeReceipt(token, class, sha256, payload string) (*Receipt, error) {
 		return nil, errors.New("className does not echo the request")
 	case r.ExpectedSHA256 != sha256:
 		return nil, errors.New("expectedSha256 does not echo the request")
-	case strings.TrimSpace(r.SessionID) == "":
+	case IsBlank(r.SessionID):
 		return nil, errors.New("blank sessionId")
 	case !oneOf(r.Status, ReceiptApplied, ReceiptRunning, ReceiptFailed, ReceiptUnverified, ReceiptMismatch, ReceiptNotObserved):
 		return nil, fmt.Errorf("unknown status %q", r.Status)
-	case r.Status == ReceiptApplied && (r.ObservedSHA256 != sha256 || strings.TrimSpace(r.CompletedAt) == ""):
+	case r.Status == ReceiptApplied && (r.ObservedSHA256 != sha256 || IsBlank(r.CompletedAt)):
 		return nil, errors.New("applied without the expected observedSha256 and a completedAt")
 	}
 	return r, nil

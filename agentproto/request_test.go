@@ -324,6 +324,15 @@ func TestConfirmProject(t *testing.T) {
 		{"parent", root, false},
 		{"relative", "A", false},
 		{"missing on this host", project + "/gone", false},
+		{"symlink from outside into the project", root + "/into", true},
+		{"symlink in the project to outside", project + "/out", false},
+		{"dot-dot out of the project", project + "/module/../../AB", false},
+	}
+	if err := os.Symlink(project+"/module", root+"/into"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(root+"/AB", project+"/out"); err != nil {
+		t.Fatal(err)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,6 +19,13 @@ const (
 	// units, excluding the line terminator. A line of this length or longer fails
 	// the request with ErrTooLong.
 	MaxReplyChars = 16384
+	// MaxBroadcastLineBytes is the longest agent line a broadcast query
+	// (HEALTH, PENDING, DIAGNOSE) reads, in bytes, excluding the terminator.
+	// The Java sidecar's broadcast reader has no cap and a valid agent line
+	// can exceed MaxReplyChars (a 4096-char message of control characters is
+	// ~25K chars escaped), so these lines get the 64 KiB bound
+	// agent-protocol.md §2.4 recommends; a longer line fails with ErrTooLong.
+	MaxBroadcastLineBytes = 64 << 10
 	// MaxClassNameChars is the longest binary class name VERIFY and DIAGNOSE accept.
 	MaxClassNameChars = 256
 	// MaxTokenChars is the longest request, owner, DOCTOR or VERIFY token.
@@ -122,6 +129,25 @@ func HasControl(s string) bool {
 		}
 	}
 	return false
+}
+
+// IsBlank is Java's String.isBlank: s is empty or holds only Java white
+// space (Character.isWhitespace) — the Unicode space, line and paragraph
+// separators except the no-break ones (U+00A0, U+2007, U+202F), and TAB, LF,
+// VT, FF, CR and U+001C..U+001F. Unlike Go's unicode.IsSpace it does not
+// count a no-break space or U+0085 as blank.
+func IsBlank(s string) bool {
+	for _, r := range s {
+		switch {
+		case r >= '\t' && r <= '\r', r >= 0x1C && r <= 0x1F:
+		case r == 0xA0 || r == 0x2007 || r == 0x202F:
+			return false
+		case unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // CheckCommand returns ErrInvalidCommand unless line is safe to send as one

@@ -49,3 +49,48 @@ func TestCheckCommand(t *testing.T) {
 		}
 	}
 }
+
+// ParseJavaInt follows Integer.parseInt, which takes any BMP decimal digit
+// (Character.digit), not only ASCII: "٥٠٠٠" is 5000 to the Java sidecar.
+func TestParseJavaInt(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]int{
+		"5000": 5000, "+100": 100, "007": 7, "-1": -1, "-0": 0,
+		"2147483647": 2147483647, "-2147483648": -2147483648,
+		"\u0665\u0660\u0660\u0660": 5000, // Arabic-Indic digits
+		"\uff18\uff10\uff18\uff10": 8080, // fullwidth digits
+		"+\u0967\u0966":            10,   // Devanagari digits after a sign
+		"1\u0660":                  10,   // mixed scripts, as Java allows
+	} {
+		if got, ok := ParseJavaInt(s); !ok || got != want {
+			t.Errorf("ParseJavaInt(%q) = %d, %v; want %d", s, got, ok, want)
+		}
+	}
+	for _, s := range []string{"", "+", "-", "+-1", "-+1", " 5", "5 ", "1.5", "1e3", "2147483648", "-2147483649",
+		"\U0001D7CF", // MATHEMATICAL BOLD DIGIT ONE: a surrogate pair to Java, not a digit
+		"\u00bd", "x1", "\u2167"} {
+		if got, ok := ParseJavaInt(s); ok {
+			t.Errorf("ParseJavaInt(%q) = %d, accepted", s, got)
+		}
+	}
+}
+
+// IsBlank and the port trimming follow Java's String.isBlank and trim(): a
+// no-break space is not white space to either.
+func TestJavaBlankAndTrim(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]bool{
+		"": true, " ": true, "\t\n": true, "\u2003": true, "\u3000 ": true,
+		"\u00a0": false, "\u2007": false, "\u202f": false, " a ": false,
+	} {
+		if got := IsBlank(s); got != want {
+			t.Errorf("IsBlank(%q) = %v, want %v", s, got, want)
+		}
+	}
+	if n, err := ParsePort(" 4000\u00a0"); err == nil || err.Error() != "invalid port:  4000\u00a0" {
+		t.Errorf("ParsePort with a trailing no-break space = %d, %v; Java's trim() keeps it, so the parse fails", n, err)
+	}
+	if n, err := ParsePort("\x00 4000\t"); err != nil || n != 4000 {
+		t.Errorf("ParsePort with a NUL and a tab around = %d, %v; Java's trim() strips every char <= U+0020", n, err)
+	}
+}

@@ -13,10 +13,11 @@
 //     and answers framing, parse, envelope, id, params and method errors itself
 //     (the SDK never sees a malformed message), swaps request ids for opaque
 //     tokens so the raw id literal is echoed back exactly, runs one
-//     verification batch in the background while other requests are served one
-//     at a time, turns notifications/cancelled into SDK cancellation and
-//     suppresses the cancelled answer, drains in-flight work before reporting
-//     EOF, and writes every answer as one compact line under one lock.
+//     verification batch with valid arguments in the background while other
+//     requests are served one at a time, turns notifications/cancelled into
+//     SDK cancellation and suppresses the cancelled answer, drains in-flight
+//     work before reporting EOF, and writes every answer as one compact line
+//     under one lock.
 //   - The session is connected in an already-initialized 2024-11-05 state, so
 //     the SDK serves ping, tools/list and tools/call before initialize (in the
 //     legacy shape, D5) instead of refusing them. The transport forwards only

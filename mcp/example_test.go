@@ -18,6 +18,8 @@ func (staticCaller) Call(context.Context, string, map[string]json.RawMessage) (t
 	return tools.Result{Data: json.RawMessage(`{"attached":false,"reason":"no agent"}`), LegacyText: `{"attached":false,"reason":"no agent"}`}, nil
 }
 
+func (staticCaller) Check(string, map[string]json.RawMessage) error { return nil }
+
 // A session over stdin-like input: every answer is one line on the output,
 // with the id exactly as the client wrote it.
 func ExampleServer_Serve() {

@@ -62,6 +62,17 @@ func (f *fakeCaller) Call(ctx context.Context, name string, args map[string]json
 	return tools.Result{Data: json.RawMessage(data), LegacyText: "legacy text of " + name}, nil
 }
 
+// Check mimics the argument checks of Call.
+func (f *fakeCaller) Check(name string, args map[string]json.RawMessage) error {
+	if string(args["timeoutMs"]) == `"bad"` {
+		return &tools.ArgError{Message: "timeoutMs must be an integer string between 1 and 60000"}
+	}
+	if !isKnownTool(name) {
+		return &tools.ArgError{Message: "Unknown tool: " + name, Protocol: true}
+	}
+	return nil
+}
+
 func (f *fakeCaller) releaseChan() <-chan tools.Result {
 	if f.release == nil {
 		return nil

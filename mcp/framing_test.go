@@ -74,3 +74,19 @@ func TestEmptyInputExitsCleanly(t *testing.T) {
 		t.Errorf("got %q, want no output", got)
 	}
 }
+
+// TestInvalidUTF8 reads input as UTF-8 text: a byte that is not part of a
+// valid sequence is read as U+FFFD, so an echoed id never puts invalid UTF-8
+// on stdout.
+func TestInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	in := "{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"ping\"}\n" +
+		"{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\",\"method\":\"nope\"}\n" +
+		"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\xfe\xef\xbf\xbd\",\"method\":\"ping\",\"params\":1}\n"
+	want := `{"jsonrpc":"2.0","id":"a` + "\uFFFD" + `b","result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"` + "\uFFFD" + `","error":{"code":-32601,"message":"Method not found: nope"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"` + "\uFFFD\uFFFD\uFFFD" + `","error":{"code":-32602,"message":"params must be an object"}}` + "\n"
+	if got := serveAll(t, in); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

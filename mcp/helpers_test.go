@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -24,6 +25,9 @@ func assertOnlyJSONRPC(t *testing.T, out []byte) {
 	}
 	if out[len(out)-1] != '\n' {
 		t.Errorf("output does not end with a newline: %q", out)
+	}
+	if !utf8.Valid(out) {
+		t.Errorf("output is not valid UTF-8: %q", out)
 	}
 	for _, line := range bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n")) {
 		var compact bytes.Buffer

@@ -117,3 +117,38 @@ func TestRealBatchCancel(t *testing.T) {
 		t.Errorf("cancelled batch answered: %q", rest)
 	}
 }
+
+// TestRealInvalidBatchIsAnsweredInOrder sends invalid verification batches
+// with the real *tools.Service, each followed by a request that a busy batch
+// slot would refuse, and closes stdin at once: every batch is answered with
+// its -32602, and nothing is refused or suppressed.
+func TestRealInvalidBatchIsAnsweredInOrder(t *testing.T) {
+	t.Parallel()
+	var in strings.Builder
+	bad := []string{
+		`{"items":[]}`,
+		`{"items":[{"className":"a.B","sha256":"` + sha + `","extra":1}]}`,
+		`{"items":[{"className":"a.B","sha256":"` + sha + `"},{"className":"a.B","sha256":"` + sha + `"}]}`,
+		`{}`,
+		`{"timeoutMs":"0","items":[{"className":"a.B","sha256":"` + sha + `"}]}`,
+	}
+	var want strings.Builder
+	for i, args := range bad {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":%s}}`+"\n", 2*i, args)
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"resources/list"}`+"\n", 2*i+1)
+		msg := "items must contain 1–32 unique className/lower-case sha256 pairs, with no extra fields"
+		if strings.Contains(args, "timeoutMs") {
+			msg = "timeoutMs must be an integer string between 1 and 60000"
+		}
+		fmt.Fprintf(&want, `{"jsonrpc":"2.0","id":%d,"error":{"code":-32602,"message":%q}}`+"\n", 2*i, msg)
+		fmt.Fprintf(&want, `{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"Method not found: resources/list"}}`+"\n", 2*i+1)
+	}
+	var out strings.Builder
+	srv := NewServer(Config{Caller: tools.New(tools.Config{Base: t.TempDir()})})
+	if err := srv.Serve(context.Background(), strings.NewReader(in.String()), &out); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if out.String() != want.String() {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want.String())
+	}
+}

@@ -100,7 +100,7 @@ func capabilities() *sdkmcp.ServerCapabilities {
 // returns nil after draining, at most DrainTimeout for a cancelled batch) or
 // ctx is cancelled.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &Transport{In: in, Out: out, BackgroundTool: tools.VerifyBatch, DrainTimeout: s.drain, Logger: s.log.Named("transport")}
+	t := &Transport{In: in, Out: out, BackgroundTool: tools.VerifyBatch, InvalidArgs: s.invalidBatchArgs, DrainTimeout: s.drain, Logger: s.log.Named("transport")}
 	// The session starts out "initialized" at 2024-11-05 so the SDK serves
 	// requests before initialize (in the legacy shape, D5); the initialize
 	// middleware answers initialize itself.
@@ -120,6 +120,11 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	select {
 	case err = <-done:
 	case <-t.ended():
+		if t.drainExpired() {
+			// The transport already waited DrainTimeout for the cancelled
+			// batch; the contract allows that one wait, then exit 0 (§2.1).
+			return nil
+		}
 		// Input ended and the transport drained; the SDK still waits for
 		// handlers, which a tool ignoring cancellation could hold forever.
 		timer := time.NewTimer(s.drain)
@@ -138,6 +143,19 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("serving MCP session: %w", err)
 	}
 	return nil
+}
+
+// invalidBatchArgs reports whether a verification batch with these raw
+// arguments fails its argument checks (arguments that are not an object are
+// the transport's own -32602 and never get here).
+func (s *Server) invalidBatchArgs(rawArgs json.RawMessage) bool {
+	args := map[string]json.RawMessage{}
+	if len(rawArgs) > 0 {
+		if err := json.Unmarshal(rawArgs, &args); err != nil || args == nil {
+			return true
+		}
+	}
+	return s.caller.Check(tools.VerifyBatch, args) != nil
 }
 
 // sessionVersion is the negotiated version of ss; "" before initialize.
@@ -358,7 +376,9 @@ func (s *Server) runTool(ctx context.Context, ss *sdkmcp.ServerSession, name str
 	var argErr *tools.ArgError
 	switch {
 	case errors.As(err, &argErr):
-		if argErr.Protocol || !sh.argToolError {
+		// A call of an unknown tool is a protocol error in every version
+		// (D5), even when its arguments fail first (§4.0 orders the message).
+		if argErr.Protocol || !sh.argToolError || toolRank(name) == len(tools.Names) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: argErr.Message}
 		}
 		return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: argErr.Message}}, IsError: true}, nil

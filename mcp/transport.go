@@ -68,8 +68,9 @@ const (
 // and tools/call, and the cancellations it must act on.
 //
 // Requests are handed to the SDK one at a time: the reader waits for each
-// answer before it reads the next line, except for a call of BackgroundTool,
-// which occupies the single batch slot while reading goes on. While the slot
+// answer before it reads the next line, except for a call of BackgroundTool
+// with valid arguments, which occupies the single batch slot while reading
+// goes on. While the slot
 // is busy, the same id is refused with -32600, ping and tools/list are served,
 // and everything else gets -32000. notifications/cancelled naming the batch
 // cancels its context in the SDK and suppresses its answer; EOF does the same,
@@ -86,6 +87,11 @@ type Transport struct {
 	// BackgroundTool names the tool whose calls run on the batch slot.
 	// Empty means tools.VerifyBatch.
 	BackgroundTool string
+	// InvalidArgs reports whether a call of BackgroundTool with these
+	// arguments (nil when absent) fails its argument checks. Such a call is
+	// answered like any other request, at once and in order, and never takes
+	// the batch slot. Nil means every call of BackgroundTool takes the slot.
+	InvalidArgs func(args json.RawMessage) bool
 	// DrainTimeout bounds the wait at EOF for the cancelled batch to finish.
 	// Zero means DefaultDrainTimeout.
 	DrainTimeout time.Duration
@@ -106,6 +112,12 @@ func (t *Transport) ended() <-chan struct{} {
 	return t.conn.eof
 }
 
+// drainExpired reports, once ended is closed, whether the wait at EOF for
+// the cancelled batch ran out before the batch finished.
+func (t *Transport) drainExpired() bool {
+	return t.conn != nil && t.conn.drainExpired
+}
+
 // Connect implements sdkmcp.Transport: it starts reading In.
 func (t *Transport) Connect(context.Context) (sdkmcp.Connection, error) {
 	if t.In == nil || t.Out == nil {
@@ -115,6 +127,7 @@ func (t *Transport) Connect(context.Context) (sdkmcp.Connection, error) {
 		in:       t.In,
 		out:      t.Out,
 		bgTool:   t.BackgroundTool,
+		badArgs:  t.InvalidArgs,
 		drain:    t.DrainTimeout,
 		log:      t.Logger,
 		msgs:     make(chan jsonrpc.Message),
@@ -138,11 +151,12 @@ func (t *Transport) Connect(context.Context) (sdkmcp.Connection, error) {
 
 // conn is the sdkmcp.Connection of a Transport.
 type conn struct {
-	in     io.Reader
-	out    io.Writer
-	bgTool string
-	drain  time.Duration
-	log    hclog.Logger
+	in      io.Reader
+	out     io.Writer
+	bgTool  string
+	badArgs func(json.RawMessage) bool
+	drain   time.Duration
+	log     hclog.Logger
 
 	msgs      chan jsonrpc.Message // reader → SDK
 	eof       chan struct{}        // closed once input ended and in-flight work drained
@@ -155,6 +169,10 @@ type conn struct {
 	seq      uint64
 	inflight map[string]*call // by token
 	batch    *call            // the active background call, if any
+
+	// drainExpired is set before eof is closed: the batch outlived the
+	// wait at EOF.
+	drainExpired bool
 }
 
 // call is one request handed to the SDK under a token id.
@@ -263,6 +281,7 @@ func (c *conn) finish() {
 		case <-b.answered:
 		case <-timer.C:
 			c.log.Warn("batch did not finish after cancellation", "waited", c.drain)
+			c.drainExpired = true
 		case <-c.closed:
 		}
 		timer.Stop()
@@ -319,6 +338,26 @@ func utf16Len(b []byte) int {
 	return n
 }
 
+// validUTF8 decodes b as UTF-8 text the way the contract's reader does:
+// every byte that is not part of a valid sequence reads as U+FFFD. So an id
+// echoed verbatim never puts invalid UTF-8 on the output.
+func validUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return out
+}
+
 // trimJSONSpace trims the four JSON whitespace characters.
 func trimJSONSpace(b []byte) []byte {
 	return bytes.Trim(b, " \t\r\n")
@@ -334,7 +373,7 @@ func (c *conn) handleLine(line []byte) {
 			c.writeError(answerID, jsonrpc.CodeInternalError, msgInternal)
 		}
 	}()
-	line = trimJSONSpace(line)
+	line = validUTF8(trimJSONSpace(line))
 	if len(line) == 0 {
 		return
 	}
@@ -441,7 +480,7 @@ func (c *conn) request(id requestID, method string, params json.RawMessage, hasP
 			p["arguments"] = args
 		}
 		forward = mustMarshal(p)
-		background = name == c.bgTool
+		background = name == c.bgTool && (c.badArgs == nil || !c.badArgs(p["arguments"]))
 	default:
 		c.writeError(id.raw, jsonrpc.CodeMethodNotFound, "Method not found: "+method)
 		return

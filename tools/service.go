@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
@@ -84,18 +83,35 @@ var knownKeys = []string{"projectDir", "portFile", "port", "hybrisHome", "timeou
 // problem: unreachable agents, timeouts and rejections are tool results with
 // IsError set. Cancelling ctx closes the agent connection at once.
 func (s *Service) Call(ctx context.Context, name string, args map[string]json.RawMessage) (Result, error) {
-	c, err := s.validate(name, args)
+	c, run, err := s.prepare(name, args)
 	if err != nil {
 		return Result{}, err
 	}
+	return run.run(ctx, s, c)
+}
+
+// Check runs the argument checks of Call without touching any agent: it
+// returns the *ArgError Call would return for these arguments, or nil when
+// Call would run the tool.
+func (s *Service) Check(name string, args map[string]json.RawMessage) error {
+	_, _, err := s.prepare(name, args)
+	return err
+}
+
+// prepare runs every argument check of a call, in the contract's order.
+func (s *Service) prepare(name string, args map[string]json.RawMessage) (*call, handler, error) {
+	c, err := s.validate(name, args)
+	if err != nil {
+		return nil, handler{}, err
+	}
 	run, ok := handlers[name]
 	if !ok {
-		return Result{}, &ArgError{Message: "Unknown tool: " + name, Protocol: true}
+		return nil, handler{}, &ArgError{Message: "Unknown tool: " + name, Protocol: true}
 	}
 	if err := run.check(c); err != nil {
-		return Result{}, err
+		return nil, handler{}, err
 	}
-	return run.run(ctx, s, c)
+	return c, run, nil
 }
 
 type handler struct {
@@ -147,11 +163,11 @@ func (s *Service) validate(name string, args map[string]json.RawMessage) (*call,
 		project = p
 	}
 	for _, k := range []string{"portFile", "hybrisHome"} {
-		if v, ok := c.str[k]; ok && strings.TrimSpace(v) == "" {
+		if v, ok := c.str[k]; ok && agentproto.IsBlank(v) {
 			return nil, argError("%s must not be blank", k)
 		}
 	}
-	if v, ok := c.str["port"]; ok && strings.TrimSpace(v) == "" {
+	if v, ok := c.str["port"]; ok && agentproto.IsBlank(v) {
 		return nil, argError("port must not be blank")
 	}
 	c.endpoint = agentproto.Endpoint{Port: c.str["port"], PortFile: c.str["portFile"], HybrisHome: c.str["hybrisHome"], Base: project}
@@ -187,7 +203,9 @@ func canonicalDir(base, p string) (string, error) {
 
 // open resolves the endpoint, connects, and runs the gate when armed.
 // It returns the resolved port (also on failure, when known) and a Conn.
-// deadline bounds connect and handshake; the gate gets its own.
+// The connect is bounded by connectTimeout, the handshake and the gate by a
+// fresh timeoutMs each (all within ctx, which carries the whole budget of the
+// simple tools and of verify_batch).
 func (s *Service) open(ctx context.Context, c *call, connectTimeout time.Duration) (int, *agentproto.Conn, error) {
 	port, err := c.endpoint.Resolve()
 	if err != nil {
@@ -195,9 +213,8 @@ func (s *Service) open(ctx context.Context, c *call, connectTimeout time.Duratio
 	}
 	d := s.cfg.Dialer
 	d.ConnectTimeout = connectTimeout
-	dctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	conn, err := d.Dial(dctx, port)
+	d.HandshakeTimeout = c.timeout
+	conn, err := d.Dial(ctx, port)
 	if err != nil {
 		return port, nil, &openError{err: err}
 	}

@@ -437,3 +437,27 @@ func TestStartupPortFile(t *testing.T) {
 		t.Fatalf("projectDir did not discard the startup port file: %v", data)
 	}
 }
+
+// timeoutMs and port follow Java's Integer.parseInt and trim(): a timeout in
+// Arabic-Indic digits is valid, a no-break space is neither blank nor
+// trimmed, so it reaches the port parse and fails there (a result, not an
+// argument error).
+func TestJavaNumberQuirks(t *testing.T) {
+	t.Parallel()
+	a := agenttest.NewServer(t)
+	res, data := call(t, svc(), tools.Status, map[string]any{"port": port(a), "timeoutMs": "\u0662\u0660\u0660\u0660"})
+	if res.IsError || data["attached"] != true {
+		t.Fatalf("status with timeoutMs in Arabic-Indic digits = %s", res.Data)
+	}
+	res, data = call(t, svc(), tools.Status, map[string]any{"port": "\u00a0"})
+	if res.IsError || data["attached"] != false || data["reason"] != "invalid port: \u00a0" {
+		t.Fatalf("status with port U+00A0 = %s", res.Data)
+	}
+	res, data = call(t, svc(), tools.Status, map[string]any{"port": port(a) + "\u00a0"})
+	if data["attached"] != false || data["reason"] != "invalid port: "+port(a)+"\u00a0" {
+		t.Fatalf("status with a trailing no-break space = %s; Java's trim() keeps it", res.Data)
+	}
+	if _, err := callErr(svc(), tools.Status, map[string]any{"portFile": "\u3000"}); err == nil || err.Error() != "portFile must not be blank" {
+		t.Fatalf("portFile U+3000 = %v, want the blank-path error", err)
+	}
+}

@@ -137,7 +137,8 @@ type Faults struct {
 	Handshake Handshake
 	// HandshakeDelay delays the handshake of every new connection.
 	HandshakeDelay time.Duration
-	// DisconnectAfterHandshake closes each connection right after CONNECTED.
+	// DisconnectAfterHandshake closes each connection right after CONNECTED;
+	// the agent handles no command from it.
 	DisconnectAfterHandshake bool
 	// DisconnectOn, when it returns true for a received command line (as read),
 	// closes that connection before the command is handled (no state change,

@@ -378,7 +378,9 @@ func (s *Server) register(nc net.Conn) {
 	s.notify()
 	s.wg.Add(2)
 	go c.writeLoop()
-	go c.readLoop(f.StopReading)
+	// A connection closed right after CONNECTED handles no command: without
+	// this, a command the client sends at once could race the close.
+	go c.readLoop(f.StopReading || f.DisconnectAfterHandshake)
 	if f.HandshakeDelay > 0 {
 		s.wg.Add(1)
 		go func() {

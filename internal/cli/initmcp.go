@@ -95,7 +95,18 @@ func cutFlag(arg, name string) (string, bool) {
 // writeMCPConfig merges the stdio server entry into the .mcp.json at path,
 // keeping every other entry and key in its place, and writes atomically. It
 // reports whether the file changed.
+//
+// A path that is a symlink is followed: the file it points to is replaced and
+// the link stays. A link that does not resolve is an error, and nothing is
+// written.
 func writeMCPConfig(path, binary, projectDir string) (bool, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return false, fmt.Errorf("resolving the symlink: %w", err)
+		}
+		path = target
+	}
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("reading %s: %w", path, err)

@@ -114,3 +114,44 @@ func TestInitUsage(t *testing.T) {
 		t.Errorf("init --help = %d %q %q", code, stdout.String(), stderr.String())
 	}
 }
+
+// A .mcp.json that is a symlink (a config shared between checkouts) is
+// updated where it points; the link stays a link. A dangling link is left
+// alone.
+func TestInitMCPWritesThroughSymlink(t *testing.T) {
+	t.Parallel()
+	dir, shared := t.TempDir(), t.TempDir()
+	target := filepath.Join(shared, "mcp.json")
+	if err := os.WriteFile(target, []byte(`{"keep":1}`), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, ".mcp.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if code, msg := runInitIn(t, dir); code != ExitOK {
+		t.Fatalf("init = %d: %s", code, msg)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf(".mcp.json is no longer a symlink: %v %v", fi.Mode(), err)
+	}
+	var got map[string]any
+	data, _ := os.ReadFile(target)
+	if err := json.Unmarshal(data, &got); err != nil || got["keep"] != 1.0 || got["mcpServers"].(map[string]any)["buildguard"] == nil {
+		t.Fatalf("link target = %s (%v)", data, err)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o640 {
+		t.Errorf("target mode = %v, want the existing 0640", fi.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(shared); len(entries) != 1 {
+		t.Errorf("stray files beside the target: %v", entries)
+	}
+
+	dangling := t.TempDir()
+	link = filepath.Join(dangling, ".mcp.json")
+	os.Symlink(filepath.Join(dangling, "missing", "mcp.json"), link)
+	code, msg := runInitIn(t, dangling)
+	if fi, err := os.Lstat(link); code != ExitFailure || err != nil || fi.Mode()&os.ModeSymlink == 0 || !strings.Contains(msg, "left unchanged") {
+		t.Errorf("dangling link: init = %d %q; link now %v %v", code, msg, fi, err)
+	}
+}

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode"
-	"unicode/utf16"
 
+	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/mcp"
 	"github.com/buildguard/buildguard/tools"
 )
@@ -122,10 +122,10 @@ func resolvePath(base, p string) string {
 	return filepath.Join(base, p)
 }
 
-// validStartupPath: nonblank, at most 4096 UTF-16 units, no ISO control
-// character (C0, DEL, C1).
+// validStartupPath: nonblank (Java's isBlank), at most 4096 UTF-16 units, no
+// ISO control character (C0, DEL, C1).
 func validStartupPath(p string) bool {
-	if strings.TrimSpace(p) == "" || len(utf16.Encode([]rune(p))) > maxPathChars {
+	if agentproto.IsBlank(p) || agentproto.UTF16Len(p) > maxPathChars {
 		return false
 	}
 	return !strings.ContainsFunc(p, unicode.IsControl)

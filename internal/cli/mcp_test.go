@@ -56,6 +56,9 @@ func TestMCPStartupFailures(t *testing.T) {
 		{[]string{"--port-file", strings.Repeat("😀", 2049)}, "Path must be nonblank, at most 4096 characters and contain no control characters"},
 		{[]string{"--project-dir", filepath.Join(dir, "missing")}, "projectDir must name an existing directory"},
 		{[]string{"--project-dir", file}, "projectDir must name an existing directory"},
+		// A no-break space is not blank to Java's isBlank: the path is
+		// checked, and does not exist.
+		{[]string{"--project-dir", "\u00a0"}, "projectDir must name an existing directory"},
 	}
 	for _, c := range cases {
 		var stdout, stderr bytes.Buffer

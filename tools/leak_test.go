@@ -1,0 +1,51 @@
+package tools_test
+
+import (
+	"testing"
+
+	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/tools"
+)
+
+// Every tool closes its agent connection on every path: success, a failed
+// project gate, a reply that never comes and a malformed reply.
+func TestNoConnectionLeftOpen(t *testing.T) {
+	t.Parallel()
+	calls := map[string]map[string]any{
+		tools.Status: {}, tools.Scan: {}, tools.Pending: {}, tools.Diagnose: {"className": "A"},
+		tools.Doctor: {}, tools.ReloadControl: {"action": "status"}, tools.Build: {"state": "started", "owner": "o"},
+		tools.Verify:      {"className": "A", "sha256": sha},
+		tools.VerifyBatch: {"items": []any{map[string]any{"className": "A", "sha256": sha}, map[string]any{"className": "B", "sha256": sha}}},
+	}
+	modes := map[string]struct {
+		opts []agenttest.Option
+		gate bool
+	}{
+		"answered":       {},
+		"gate fails":     {opts: []agenttest.Option{agenttest.WithDoctor(agenttest.Evidence{WorkingDirectory: "/"})}, gate: true},
+		"never answered": {opts: []agenttest.Option{agenttest.WithReply(agenttest.DropReply)}},
+		"malformed":      {opts: []agenttest.Option{agenttest.WithReply(agenttest.SetField("status", `"made_up"`))}},
+	}
+	for mode, m := range modes {
+		for name, args := range calls {
+			t.Run(mode+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				a := agenttest.NewServer(t, append([]agenttest.Option{agenttest.WithHeartbeat(-1)}, m.opts...)...)
+				full := map[string]any{"port": port(a), "timeoutMs": "300"}
+				if m.gate {
+					full["projectDir"] = a.Dir()
+				}
+				for k, v := range args {
+					full[k] = v
+				}
+				call(t, svc(), name, full)
+				if a.Accepted() == 0 {
+					t.Fatal("the tool never connected")
+				}
+				if err := a.WaitClients(ctxT(t), 0); err != nil {
+					t.Fatalf("%s left a connection open: %v", name, err)
+				}
+			})
+		}
+	}
+}
