@@ -131,9 +131,17 @@ func (c *Conn) bind(ctx context.Context) (stop func()) {
 	} else {
 		c.nc.SetDeadline(time.Time{})
 	}
-	unhook := context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Unix(1, 0)) })
+	interrupted := make(chan struct{})
+	unhook := context.AfterFunc(ctx, func() {
+		c.nc.SetDeadline(time.Unix(1, 0))
+		close(interrupted)
+	})
 	return func() {
-		unhook()
+		if !unhook() {
+			// The interruption already started: let it finish, so it cannot
+			// land on the next operation's deadline.
+			<-interrupted
+		}
 		c.nc.SetDeadline(time.Time{})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // The BUILD states.
@@ -211,4 +212,31 @@ func (c *Conn) Scan(ctx context.Context) error {
 	stop := c.bind(ctx)
 	defer stop()
 	return c.send(ctx, "SCAN")
+}
+
+// Discard reads and drops whatever the agent sends until ctx ends, and then
+// returns nil. A long build holds its connection without awaiting anything;
+// reading it meanwhile keeps broadcasts from filling the agent's bounded
+// outbox for this connection, which would drop the next reply. A line cut
+// off when ctx ends is kept for the next read. It returns an error wrapping
+// ErrDisconnected when the connection ends first.
+func (c *Conn) Discard(ctx context.Context) error {
+	stop := c.bind(ctx)
+	defer stop()
+	for {
+		_, err := c.readLine()
+		switch {
+		case err == nil, errors.Is(err, ErrTooLong):
+			continue
+		case ctx.Err() != nil, isTimeout(err) && deadlinePassed(ctx):
+			// The socket deadline (ctx's) can fire just before ctx reports it.
+			return nil
+		}
+		return c.readFailure(ctx, err)
+	}
+}
+
+func deadlinePassed(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }

@@ -1,11 +1,13 @@
 package agentproto
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -405,5 +407,48 @@ func TestEndpointResolve(t *testing.T) {
 				t.Errorf("Resolve() = %d, %v; want %d, %q", port, err, tc.port, tc.err)
 			}
 		})
+	}
+}
+
+// Discard drops lines until its context ends, keeps a line cut off at that
+// moment, and leaves the connection ready for the next request.
+func TestDiscard(t *testing.T) {
+	t.Parallel()
+	proceed := make(chan struct{})
+	port := serve(t, func(p *peer) {
+		p.line(connected)
+		for i := 0; i < 500; i++ {
+			p.line(info(fmt.Sprintf("broadcast %d", i)))
+		}
+		ack := info("BUILD_ACK TOKEN started owner=" + owner)
+		p.write(`{"level":"HEARTBEAT","mess`) // cut off mid-line when the reading stops
+		<-proceed
+		p.line(`age":"","timestamp":"t"}`)
+		cmd := p.command()
+		p.line(strings.Replace(ack, "TOKEN", token(cmd), 1))
+		p.command()
+	})
+	var once sync.Once
+	release := func() { once.Do(func() { close(proceed) }) }
+	t.Cleanup(release)
+	c := dial(t, port)
+	// Discarding ends with its context (a deadline here); by then it has
+	// read the broadcasts and stopped inside the cut-off line.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := c.Discard(ctx); err != nil {
+		t.Fatalf("Discard = %v, want nil when its context ends", err)
+	}
+	release()
+	if err := c.Build(ctxFor(t, 2*time.Second), BuildStarted, owner); err != nil {
+		t.Fatalf("Build after Discard: %v", err)
+	}
+}
+
+func TestDiscardReportsADisconnect(t *testing.T) {
+	t.Parallel()
+	port := serve(t, func(p *peer) { p.line(connected); p.line(info("bye")) })
+	if err := dial(t, port).Discard(ctxFor(t, 2*time.Second)); !errors.Is(err, ErrDisconnected) {
+		t.Fatalf("Discard = %v, want ErrDisconnected", err)
 	}
 }

@@ -120,7 +120,8 @@ func New(cfg Config) (*Guard, error) {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	if cfg.Dial == nil {
-		d := agentproto.Dialer{ConnectTimeout: cfg.Timeout}
+		// The connect and the handshake get a Timeout each (mcp-server.md §6).
+		d := agentproto.Dialer{ConnectTimeout: cfg.Timeout, HandshakeTimeout: cfg.Timeout}
 		cfg.Dial = func(ctx context.Context, port int) (Agent, error) {
 			c, err := d.Dial(ctx, port)
 			if err != nil {
@@ -208,8 +209,10 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 		return 127, err
 	}
 
+	stopDraining := g.drain(agent)
 	code, sig, werr := g.supervise(ctx, r, sigs, typed)
 	r.Close() // restores the terminal before anything more is printed
+	stopDraining()
 	g.log.Debug("build exited", "code", code)
 	if werr != nil {
 		g.log.Error("waiting for the build failed", "error", werr)
@@ -320,9 +323,7 @@ func (g *Guard) connectAndStart(ctx context.Context) (Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
-	dctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
-	agent, err := g.cfg.Dial(dctx, port)
-	cancel()
+	agent, err := g.cfg.Dial(ctx, port)
 	if err != nil {
 		g.log.Debug("connecting to the agent failed", "port", port, "error", err, "cause", agentproto.Cause(err))
 		hint := ""
@@ -355,6 +356,35 @@ func (g *Guard) finish(ctx context.Context, agent Agent, state string) error {
 	}
 	g.log.Debug("finish acknowledged", "state", state)
 	return nil
+}
+
+// drainer is an Agent that can read and drop the agent's broadcasts while
+// nothing is awaited (*agentproto.Conn is one).
+type drainer interface {
+	Discard(ctx context.Context) error
+}
+
+// drain keeps reading the agent's connection while the command runs, so that
+// hours of broadcasts cannot fill the agent's bounded outbox for it and
+// crowd out the finish acknowledgement. The returned function stops reading
+// and waits until it has stopped; the connection is then ready for the finish.
+func (g *Guard) drain(agent Agent) (stop func()) {
+	d, ok := agent.(drainer)
+	if !ok {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := d.Discard(ctx); err != nil {
+			g.log.Warn("the agent connection failed while the build ran; its finish cannot be confirmed", "error", err)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // supervise waits for the command while reacting to signals, to the

@@ -424,3 +424,43 @@ func TestRunContextCancelStopsChild(t *testing.T) {
 		t.Errorf("agent got %s, want started,failed", got)
 	}
 }
+
+// drainingAgent is a fakeAgent that also records its Discard periods, as
+// *agentproto.Conn reads the agent's broadcasts while the command runs.
+type drainingAgent struct {
+	*fakeAgent
+	events chan string
+}
+
+func (a *drainingAgent) Discard(ctx context.Context) error {
+	a.events <- "discard"
+	<-ctx.Done()
+	a.events <- "discard stopped"
+	return nil
+}
+
+func (a *drainingAgent) Build(ctx context.Context, state, owner string) error {
+	a.events <- "build " + state
+	return a.fakeAgent.Build(ctx, state, owner)
+}
+
+// While the command runs the connection is read (so the agent's bounded
+// outbox cannot fill with broadcasts), and reading stops before the finish.
+func TestRunDrainsTheAgentWhileTheCommandRuns(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := &drainingAgent{fakeAgent: h.agent, events: make(chan string, 16)}
+	h.cfg.Dial = func(ctx context.Context, port int) (Agent, error) { h.dials++; return a, nil }
+	argv, env := childCmd(t, "marker", filepath.Join(t.TempDir(), "ran"))
+	if code, err := h.run(t, argv, env); err != nil || code != 0 {
+		t.Fatalf("Run = %d, %v", code, err)
+	}
+	close(a.events)
+	var got []string
+	for e := range a.events {
+		got = append(got, e)
+	}
+	if want := "build started,discard,discard stopped,build ok"; strings.Join(got, ",") != want {
+		t.Errorf("events %q, want %s", got, want)
+	}
+}
