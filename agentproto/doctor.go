@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 )
 
@@ -51,10 +50,24 @@ type Doctor struct {
 	Raw Object
 }
 
-var (
-	pidRE   = regexp.MustCompile(`^[1-9][0-9]*$`)
-	countRE = regexp.MustCompile(`^[0-9]{1,9}$`)
-)
+// validPID reports whether s matches [1-9][0-9]*.
+func validPID(s string) bool {
+	return s != "" && s[0] != '0' && allDigits(s)
+}
+
+// validCount reports whether the JSON number text raw matches [0-9]{1,9}.
+func validCount(raw []byte) bool {
+	return len(raw) >= 1 && len(raw) <= 9 && allDigits(string(raw))
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 func parseDoctor(token, payload string) (*Doctor, error) {
 	d, err := decodeDoctor(token, payload)
@@ -116,7 +129,7 @@ func decodeDoctor(token, payload string) (*Doctor, error) {
 			return nil, err
 		}
 	}
-	if !pidRE.MatchString(d.PID) {
+	if !validPID(d.PID) {
 		return nil, fmt.Errorf("pid %q is not a positive decimal", d.PID)
 	}
 	if !oneOf(d.WatcherState, "starting", "watching", "stopped", "unavailable") {
@@ -152,7 +165,7 @@ func decodeDoctor(token, payload string) (*Doctor, error) {
 		{"watchedDirectoryCount", &d.WatchedDirectoryCount}, {"unwatchableDirectoryCount", &d.UnwatchableDirectoryCount},
 	} {
 		raw, _ := obj.Get(f.key)
-		if !countRE.Match(raw) {
+		if !validCount(raw) {
 			return nil, fmt.Errorf("%q is not a count", f.key)
 		}
 		*f.dst, _ = strconv.Atoi(string(raw))

@@ -34,7 +34,7 @@ func FuzzParseDoctor(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if d.RequestID != "t" || d.Status == DoctorObserved && (len(d.WatchedDirectories) > 8 || d.WatchedDirectoryCount < len(d.WatchedDirectories) || !pidRE.MatchString(d.PID)) {
+		if d.RequestID != "t" || d.Status == DoctorObserved && (len(d.WatchedDirectories) > 8 || d.WatchedDirectoryCount < len(d.WatchedDirectories) || !validPID(d.PID)) {
 			t.Fatalf("accepted invalid evidence %q", payload)
 		}
 		if _, err := d.Raw.MarshalJSON(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // ReloadState is the agent's answer to RELOAD: a snapshot of automatic
@@ -21,7 +22,10 @@ type ReloadState struct {
 	BuildHold string
 }
 
-var reloadStateRE = regexp.MustCompile(`^paused=(true|false) pendingClasses=([0-9]+) pendingActions=([0-9]+) buildHold=(none|named|legacy)$`)
+// reloadStateRE is compiled on first use: the build wrapper never needs it.
+var reloadStateRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^paused=(true|false) pendingClasses=([0-9]+) pendingActions=([0-9]+) buildHold=(none|named|legacy)$`)
+})
 
 // parseReloadState validates the remainder of a RELOAD_STATE message after
 // "RELOAD_STATE <token> <action> ".
@@ -29,7 +33,7 @@ func parseReloadState(action, rest string) (*ReloadState, error) {
 	invalid := func(why string) error {
 		return &wireError{msg: ErrInvalidResponse.Error(), errs: []error{ErrInvalidResponse, fmt.Errorf("RELOAD_STATE %s", why)}}
 	}
-	m := reloadStateRE.FindStringSubmatch(rest)
+	m := reloadStateRE().FindStringSubmatch(rest)
 	if m == nil {
 		return nil, invalid("does not match the reply grammar")
 	}

@@ -54,7 +54,7 @@ func acceptanceRun(ctx context.Context, sel string) error {
 	if v == "" {
 		v = release.DescribeVersion(ctx, ".")
 	}
-	if err := sh.RunV("go", "build", "-ldflags", "-X "+release.VersionVar+"="+v, "-o", bin, "./cmd/buildguard"); err != nil {
+	if err := sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", "build", "-ldflags", "-X "+release.VersionVar+"="+v, "-o", bin, "./cmd/buildguard"); err != nil {
 		return fmt.Errorf("building buildguard: %w", err)
 	}
 	_, err = acceptance.Run(ctx, acceptance.Config{

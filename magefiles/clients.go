@@ -141,7 +141,7 @@ func clientsPrepare(ctx context.Context, prefix string) (bin, jar, work string, 
 	if v == "" {
 		v = release.DescribeVersion(ctx, ".")
 	}
-	if err := sh.RunV("go", "build", "-ldflags", "-X "+release.VersionVar+"="+v, "-o", bin, "./cmd/buildguard"); err != nil {
+	if err := sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", "build", "-ldflags", "-X "+release.VersionVar+"="+v, "-o", bin, "./cmd/buildguard"); err != nil {
 		return "", "", "", fmt.Errorf("building buildguard: %w", err)
 	}
 	if jar, err = refagent.Build(ctx, filepath.Join("bin", "refagent")); err != nil {

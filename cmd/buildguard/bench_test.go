@@ -24,7 +24,7 @@ const passthroughBytes = 256 << 20
 func buildBinary(b *testing.B) string {
 	b.Helper()
 	bin := filepath.Join(b.TempDir(), "buildguard")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/buildguard/buildguard/cmd/buildguard").CombinedOutput()
+	out, err := staticBuild(bin).CombinedOutput()
 	if err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -165,4 +165,11 @@ func runUnderPTY(b *testing.B, argv []string) int64 {
 		b.Fatalf("%v: %v", argv, err)
 	}
 	return n
+}
+
+// staticBuild is `go build` of the binary as it ships: static, without cgo.
+func staticBuild(bin string) *exec.Cmd {
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/buildguard/buildguard/cmd/buildguard")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd
 }

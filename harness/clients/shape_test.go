@@ -16,7 +16,7 @@ import (
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "buildguard")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/buildguard/buildguard/cmd/buildguard").CombinedOutput()
+	out, err := staticBuild(bin).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -187,4 +187,11 @@ func TestTSRecorder(t *testing.T) {
 			t.Errorf("node --check %s: %v\n%s", f, err, out)
 		}
 	}
+}
+
+// staticBuild is `go build` of the binary as it ships: static, without cgo.
+func staticBuild(bin string) *exec.Cmd {
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/buildguard/buildguard/cmd/buildguard")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd
 }
