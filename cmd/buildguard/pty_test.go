@@ -24,23 +24,11 @@ import (
 // size, its colour sequences arrive intact, and the terminal is restored.
 func TestWrapUnderTerminal(t *testing.T) {
 	t.Parallel()
-	bin, err := exec.LookPath("buildguard") // installed by testscript.Main
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent := agenttest.NewServer(t)
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
+	bin, agent, ptmx, tty := terminalFixture(t)
 	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 30, Cols: 100}); err != nil {
 		t.Fatal(err)
 	}
-	before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := termios(t, tty)
 	script := `test -t 0 && test -t 1 && test -t 2 && echo tty-ok; printf '\033[31mRED\033[0m\n'; stty size`
 	cmd := exec.Command(bin, "--port-file", agent.PortFile(), "--owner", "tty-owner", "--", "sh", "-c", script)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
@@ -54,10 +42,7 @@ func TestWrapUnderTerminal(t *testing.T) {
 		close(done)
 	}()
 	werr := cmd.Wait()
-	after, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	after := termios(t, tty)
 	tty.Close()
 	<-done
 	if werr != nil {
@@ -120,20 +105,8 @@ func TestWrapSurvivesClosedStdout(t *testing.T) {
 // instead of forming a staircase; the terminal is restored afterwards.
 func TestWrapLogLinesWhileTerminalIsRaw(t *testing.T) {
 	t.Parallel()
-	bin, err := exec.LookPath("buildguard")
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent := agenttest.NewServer(t)
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
-	before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, agent, ptmx, tty := terminalFixture(t)
+	before := termios(t, tty)
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
 	cmd := exec.Command(bin, "--port-file", agent.PortFile(), "--owner", "raw-owner", "--",
 		"sh", "-c", `echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; exec sleep 300`, "sh", pidFile)
@@ -160,19 +133,13 @@ func TestWrapLogLinesWhileTerminalIsRaw(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	raw, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := termios(t, tty)
 	if raw.Oflag&unix.OPOST != 0 {
 		t.Errorf("the terminal keeps output processing while the build runs; this test needs raw mode")
 	}
 	cmd.Process.Signal(unix.SIGTERM)
 	werr := cmd.Wait()
-	after, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	after := termios(t, tty)
 	tty.Close()
 	<-done
 	var ee *exec.ExitError
@@ -199,20 +166,8 @@ func TestWrapLogLinesWhileTerminalIsRaw(t *testing.T) {
 // exit 130, and the terminal restored.
 func TestWrapCtrlCUnderPTYStopsStubbornBuild(t *testing.T) {
 	t.Parallel()
-	bin, err := exec.LookPath("buildguard")
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent := agenttest.NewServer(t)
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
-	before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, agent, ptmx, tty := terminalFixture(t)
+	before := termios(t, tty)
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
 	script := `trap '' INT TERM HUP; echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; while :; do sleep 1; done`
 	cmd := exec.Command(bin, "--port-file", agent.PortFile(), "--owner", "ctrlc-owner", "--grace", "200ms", "--",
@@ -257,10 +212,7 @@ func TestWrapCtrlCUnderPTYStopsStubbornBuild(t *testing.T) {
 		}
 		t.Fatal("Ctrl-C did not stop the build")
 	}
-	after, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	after := termios(t, tty)
 	tty.Close()
 	<-done
 	var ee *exec.ExitError
@@ -284,16 +236,7 @@ func TestWrapCtrlCUnderPTYStopsStubbornBuild(t *testing.T) {
 // The hold stays installed (D8).
 func TestWrapSIGKILLUnderPTYEndsBuild(t *testing.T) {
 	t.Parallel()
-	bin, err := exec.LookPath("buildguard")
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent := agenttest.NewServer(t)
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
+	bin, agent, ptmx, tty := terminalFixture(t)
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
 	script := `trap '' INT TERM HUP; echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; while :; do sleep 1; done`
 	cmd := exec.Command(bin, "--port-file", agent.PortFile(), "--owner", "kill-owner", "--", "sh", "-c", script, "sh", pidFile)
@@ -332,4 +275,31 @@ func TestWrapSIGKILLUnderPTYEndsBuild(t *testing.T) {
 	if cmds := strings.Join(agent.Commands(), "\n"); strings.Contains(cmds, "BUILD ok") || strings.Contains(cmds, "BUILD failed") {
 		t.Errorf("agent received %q, want BUILD started only", cmds)
 	}
+}
+
+// terminalFixture returns the buildguard binary (installed by
+// testscript.Main), a fake agent, and a pty pair whose tty plays the user's
+// terminal; the pty is closed when the test ends.
+func terminalFixture(t *testing.T) (bin string, agent *agenttest.Server, ptmx, tty *os.File) {
+	t.Helper()
+	bin, err := exec.LookPath("buildguard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptmx, tty, err = pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ptmx.Close() })
+	return bin, agenttest.NewServer(t), ptmx, tty
+}
+
+// termios returns the terminal settings of tty now.
+func termios(t *testing.T, tty *os.File) *unix.Termios {
+	t.Helper()
+	st, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
