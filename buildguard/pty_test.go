@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -54,19 +55,11 @@ func waitOutput(t *testing.T, out *lockedBuffer, s string, poke func()) {
 // stdin, stdout and stderr are its tty side.
 func TestRunUnderTerminal(t *testing.T) {
 	t.Parallel()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
-	defer tty.Close()
+	ptmx, tty := openPTY(t)
 	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 30, Cols: 100}); err != nil {
 		t.Fatal(err)
 	}
-	before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := termios(t, tty)
 	var screen lockedBuffer
 	go io.Copy(&screen, ptmx)
 
@@ -124,10 +117,7 @@ func TestRunUnderTerminal(t *testing.T) {
 			t.Errorf("transcript %q lacks %q", transcript.String(), want)
 		}
 	}
-	after, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	after := termios(t, tty)
 	if *after != *before {
 		t.Errorf("terminal state not restored:\nbefore %+v\nafter  %+v", *before, *after)
 	}
@@ -138,16 +128,8 @@ func TestRunUnderTerminal(t *testing.T) {
 
 func TestRunUnderTerminalInterruptedRestoresTerminal(t *testing.T) {
 	t.Parallel()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
-	defer tty.Close()
-	before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ptmx, tty := openPTY(t)
+	before := termios(t, tty)
 	var screen lockedBuffer
 	go io.Copy(&screen, ptmx)
 	h := newHarness(t)
@@ -173,10 +155,7 @@ func TestRunUnderTerminalInterruptedRestoresTerminal(t *testing.T) {
 	if ie, ok := err.(*InterruptedError); !ok || ie.ExitCode() != 143 || ie.Err != nil {
 		t.Fatalf("err = %v, want a confirmed interruption with exit 143", err)
 	}
-	after, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	after := termios(t, tty)
 	if *after != *before {
 		t.Errorf("terminal state not restored:\nbefore %+v\nafter  %+v", *before, *after)
 	}
@@ -189,12 +168,7 @@ func TestRunUnderTerminalInterruptedRestoresTerminal(t *testing.T) {
 // (it would be stopped by SIGTTIN when reading): it reads /dev/null.
 func TestExecRunnerTerminalStdinBecomesDevNull(t *testing.T) {
 	t.Parallel()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
-	defer tty.Close()
+	_, tty := openPTY(t)
 	var stdout bytes.Buffer
 	r := NewExecRunner(Command{Argv: []string{"readlink", "/proc/self/fd/0"}, Stdin: tty, Stdout: &stdout})
 	defer r.Close()
@@ -213,12 +187,7 @@ func TestExecRunnerTerminalStdinBecomesDevNull(t *testing.T) {
 // terminal sees the end of input too (it does not wait forever).
 func TestPTYRunnerPassesEndOfInput(t *testing.T) {
 	t.Parallel()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
-	defer tty.Close()
+	ptmx, tty := openPTY(t)
 	var screen lockedBuffer
 	go io.Copy(&screen, ptmx)
 	r := NewPTYRunner(Command{Argv: []string{"sh", "-c", "cat; echo cat-ended"}, Stdin: strings.NewReader("typed\n"), Stdout: tty})
@@ -228,6 +197,7 @@ func TestPTYRunnerPassesEndOfInput(t *testing.T) {
 	}
 	done := make(chan struct{})
 	var code int
+	var err error
 	go func() {
 		code, err = r.Wait()
 		close(done)
@@ -246,4 +216,26 @@ func TestPTYRunnerPassesEndOfInput(t *testing.T) {
 	if !strings.Contains(screen.String(), "typed") {
 		t.Errorf("terminal shows %q, want the input echoed", screen.String())
 	}
+}
+
+// openPTY returns a pty pair whose tty plays the user's terminal; both ends
+// are closed when the test ends.
+func openPTY(t *testing.T) (ptmx, tty *os.File) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tty.Close(); ptmx.Close() })
+	return ptmx, tty
+}
+
+// termios returns the terminal settings of tty now.
+func termios(t *testing.T, tty *os.File) *unix.Termios {
+	t.Helper()
+	st, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
