@@ -375,12 +375,24 @@ func (c *client) sendRaw(s string) {
 // await skips lines until an INFO line whose message has the prefix.
 func (c *client) await(prefix string) event {
 	c.t.Helper()
-	for {
-		ev := c.next()
-		if ev.Level == "INFO" && strings.HasPrefix(ev.Message, prefix) {
-			return ev
+	ev, ok := c.awaitEvent(wait, func(ev event) bool { return ev.Level == "INFO" && strings.HasPrefix(ev.Message, prefix) })
+	if !ok {
+		c.t.Fatalf("no INFO line starting with %q within %v", prefix, wait)
+	}
+	return ev
+}
+
+// awaitEvent reads events until match accepts one, for at most within in all
+// (heartbeats alone never extend it); ok is false when none matched in time.
+func (c *client) awaitEvent(within time.Duration, match func(event) bool) (ev event, ok bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if ev = c.next(); match(ev) {
+			return ev, true
 		}
 	}
+	return event{}, false
 }
 
 // request sends a correlated command and returns the reply message after prefix.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,11 +68,10 @@ func TestReloadAndBuildHold(t *testing.T) {
 		f.install(t, f.outA, "Lazy.class", classes["Lazy.class"])
 		f.install(t, f.outA, "A.class", classes["A.class"])
 		f.log.waitFor(t, mark, "VALUES=2:1", equals("VALUES=2:1"))
-		for {
-			ev := c.next()
-			if ev.Level == "RELOAD" && strings.HasPrefix(ev.Message, "Reloaded A (") {
-				break
-			}
+		if _, ok := c.awaitEvent(wait, func(ev event) bool {
+			return ev.Level == "RELOAD" && strings.HasPrefix(ev.Message, "Reloaded A (")
+		}); !ok {
+			t.Fatalf("no RELOAD line for the reload of A within %v", wait)
 		}
 		requireApplied(t, "A", f.outA)
 		// Lazy was never loaded: its bytes were not redefined, so no proof.
@@ -182,11 +182,10 @@ func TestReloadAndBuildHold(t *testing.T) {
 	t.Run("a shape change fails and asks for a restart", func(t *testing.T) {
 		v9 := compileJava(t, map[string]string{"A.java": "public class A { public int value() { return 9; } public int extra() { return 0; } }\n"})
 		f.install(t, f.outA, "A.class", v9["A.class"])
-		for {
-			ev := c.next()
-			if ev.Level == "ERROR" && strings.HasPrefix(ev.Message, "Could not reload A: the class shape changed") {
-				break
-			}
+		if _, ok := c.awaitEvent(wait, func(ev event) bool {
+			return ev.Level == "ERROR" && strings.HasPrefix(ev.Message, "Could not reload A: the class shape changed")
+		}); !ok {
+			t.Fatalf("no ERROR line for the refused reload of A within %v", wait)
 		}
 		r := c.pollVerify("A", sha(v9["A.class"]))
 		if r.Status != "failed" || r.ObservedSha256 != sha(v9["A.class"]) || r.CompletedAt == "" {
@@ -204,27 +203,47 @@ func TestReloadAndBuildHold(t *testing.T) {
 	})
 
 	t.Run("a capture read error keeps the hold for the owner's retry", func(t *testing.T) {
-		if got := c.request("BUILD started request=e1 owner=o3", "BUILD_"); got != "ACK e1 started owner=o3" {
-			t.Fatalf("start → BUILD_%s", got)
-		}
 		v6 := compileJava(t, map[string]string{"B.java": valueClass("B", 6)})
 		bPath := filepath.Join(f.outB, "B.class")
-		f.install(t, f.outB, "B.class", v6["B.class"])
-		c.pollStatus("paused=false pendingClasses=1 pendingActions=0 buildHold=named")
-		// Fault: the held file becomes unreadable as a file.
-		if err := os.Remove(bPath); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Mkdir(bPath, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if got := c.request("BUILD ok request=e2 owner=o3", "BUILD_"); got != "ACK e2 ok owner=o3" {
-			t.Fatalf("ok → BUILD_%s", got)
-		}
-		for {
-			ev := c.next()
-			if ev.Level == "ERROR" && strings.HasPrefix(ev.Message, "Failed to read class file "+bPath+": ") {
+		// The watcher polls every 50 ms: if it sees the fault (B.class turned
+		// into a directory) before the capture, it drops B from the pending
+		// files, the capture reads nothing and the hold is released. Then the
+		// fault did not happen; set it up again.
+		for attempt := 1; ; attempt++ {
+			if got := c.request(fmt.Sprintf("BUILD started request=e1-%d owner=o3", attempt), "BUILD_"); got != fmt.Sprintf("ACK e1-%d started owner=o3", attempt) {
+				t.Fatalf("start → BUILD_%s", got)
+			}
+			f.install(t, f.outB, "B.class", v6["B.class"])
+			c.pollStatus("paused=false pendingClasses=1 pendingActions=0 buildHold=named")
+			// Fault: the held file becomes unreadable as a file.
+			if err := os.Remove(bPath); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(bPath, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// The capture runs on its own after the ack is queued: its ERROR
+			// line may come before or after the ack.
+			ack := fmt.Sprintf("BUILD_ACK e2-%d ok owner=o3", attempt)
+			c.send(fmt.Sprintf("BUILD ok request=e2-%d owner=o3", attempt))
+			var acked, failed bool
+			c.awaitEvent(3*time.Second, func(ev event) bool {
+				acked = acked || ev.Level == "INFO" && ev.Message == ack
+				failed = failed || ev.Level == "ERROR" && strings.HasPrefix(ev.Message, "Failed to read class file "+bPath+": ")
+				return acked && failed
+			})
+			if !acked {
+				t.Fatalf("no %s", ack)
+			}
+			if failed {
 				break
+			}
+			if attempt == 3 {
+				t.Fatal("no capture read error in three attempts: the watcher dropped the broken file first every time")
+			}
+			c.pollStatus("paused=false pendingClasses=0 pendingActions=0 buildHold=none")
+			if err := os.Remove(bPath); err != nil {
+				t.Fatal(err)
 			}
 		}
 		c.pollStatus("paused=false pendingClasses=1 pendingActions=0 buildHold=named")

@@ -38,15 +38,12 @@ func TestStatusSocket(t *testing.T) {
 			c.send(cmd)
 		}
 		c.send("DOC\rTOR d2") // \r is dropped wherever it appears
-		for {
-			ev := c.next()
-			if ev.Level == "HEARTBEAT" {
-				continue
-			}
-			if !strings.HasPrefix(ev.Message, "DOCTOR_RESULT d2 {") {
-				t.Fatalf("an ignored command produced %s", ev.raw)
-			}
-			break
+		ev, ok := c.awaitEvent(wait, func(ev event) bool { return ev.Level != "HEARTBEAT" })
+		if !ok {
+			t.Fatalf("no answer to DOCTOR d2 within %v", wait)
+		}
+		if !strings.HasPrefix(ev.Message, "DOCTOR_RESULT d2 {") {
+			t.Fatalf("an ignored command produced %s", ev.raw)
 		}
 	})
 
@@ -163,14 +160,12 @@ func TestStatusSocket(t *testing.T) {
 
 	t.Run("heartbeat", func(t *testing.T) {
 		re := regexp.MustCompile(`^\{"level":"HEARTBEAT","message":"","timestamp":"[^"]+"\}$`)
-		for {
-			ev := c.next()
-			if ev.Level == "HEARTBEAT" {
-				if !re.MatchString(ev.raw) {
-					t.Errorf("heartbeat line %s", ev.raw)
-				}
-				break
-			}
+		ev, ok := c.awaitEvent(2*wait, func(ev event) bool { return ev.Level == "HEARTBEAT" })
+		if !ok {
+			t.Fatalf("no HEARTBEAT within %v", 2*wait)
+		}
+		if !re.MatchString(ev.raw) {
+			t.Errorf("heartbeat line %s", ev.raw)
 		}
 	})
 
