@@ -173,7 +173,12 @@ func (c *client) send(t testing.TB, line string) { t.Helper(); c.sendRaw(t, line
 // its message with the lines seen before it (heartbeats left out).
 func (c *client) await(t testing.TB, prefix string) (msg string, before []event) {
 	t.Helper()
+	// Bounded in all: heartbeats alone must not keep the wait alive.
+	deadline := time.Now().Add(c.wait)
 	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("no INFO line starting with %q within %v (read %v)", prefix, c.wait, before)
+		}
 		ev := c.mustNext(t)
 		if ev.Level == agentproto.LevelInfo && strings.HasPrefix(ev.Message, prefix) {
 			return ev.Message, before
