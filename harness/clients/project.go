@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -37,54 +39,24 @@ type Project struct {
 	Javac string
 }
 
-// serviceSource is Service.java returning value. The counter is an instance
-// field, so it survives a method-body redefinition.
+// The consumer app's Java sources, shared with the TypeScript lane
+// (harness/clients/app): App answers every stdin line with
+// PROBE <pid> <nonce> <counter> <value>; Service counts calls in an instance
+// field, which survives a method-body redefinition; Broken does not compile
+// (the real compiler error of failed-build-hold).
+var (
+	//go:embed app/App.java
+	appSource string
+	//go:embed app/Broken.java
+	brokenSource string
+	//go:embed app/Service.java.template
+	serviceTemplate string
+)
+
+// serviceSource is Service.java returning value.
 func serviceSource(value int) string {
-	return fmt.Sprintf(`public class Service {
-    private int calls;
-
-    public int next() {
-        return ++calls;
-    }
-
-    public int value() {
-        return %d;
-    }
+	return strings.Replace(serviceTemplate, "VALUE", strconv.Itoa(value), 1)
 }
-`, value)
-}
-
-// appSource answers every stdin line with PROBE <pid> <nonce> <counter> <value>.
-const appSource = `import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.util.UUID;
-
-public class App {
-    public static void main(String[] args) throws Exception {
-        long pid = ProcessHandle.current().pid();
-        String nonce = UUID.randomUUID().toString();
-        Service service = new Service();
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        System.out.println("READY " + pid + " " + nonce);
-        System.out.flush();
-        String line;
-        while ((line = in.readLine()) != null) {
-            int counter = service.next();
-            System.out.println("PROBE " + pid + " " + nonce + " " + counter + " " + service.value());
-            System.out.flush();
-        }
-    }
-}
-`
-
-// brokenSource does not compile: the real compiler error of failed-build-hold.
-const brokenSource = `public class Broken {
-    int value() {
-        return missingSymbol;
-    }
-}
-`
 
 // NewProject writes Service (value 1) and App into dir/ProjectDirName and
 // compiles both into classes/.

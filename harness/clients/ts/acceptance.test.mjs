@@ -10,6 +10,7 @@
 // jar), CLIENT_WORK_DIR (a fresh directory; it must not exist).
 // Run by `go tool mage clients`, or:  node --test acceptance.test.mjs
 
+import { fileURLToPath } from "node:url";
 import test from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFile } from "node:child_process";
@@ -42,48 +43,13 @@ const sha256 = (file) => createHash("sha256").update(fs.readFileSync(file)).dige
 
 // ---- the consumer app ----
 
-const serviceSource = (value) => `public class Service {
-    private int calls;
-
-    public int next() {
-        return ++calls;
-    }
-
-    public int value() {
-        return ${value};
-    }
-}
-`;
-
-const appSource = `import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.util.UUID;
-
-public class App {
-    public static void main(String[] args) throws Exception {
-        long pid = ProcessHandle.current().pid();
-        String nonce = UUID.randomUUID().toString();
-        Service service = new Service();
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        System.out.println("READY " + pid + " " + nonce);
-        System.out.flush();
-        String line;
-        while ((line = in.readLine()) != null) {
-            int counter = service.next();
-            System.out.println("PROBE " + pid + " " + nonce + " " + counter + " " + service.value());
-            System.out.flush();
-        }
-    }
-}
-`;
-
-const brokenSource = `public class Broken {
-    int value() {
-        return missingSymbol;
-    }
-}
-`;
+// The Java sources are shared with the Go lanes (harness/clients/app).
+const appDir = fileURLToPath(new URL("../app/", import.meta.url));
+const readSource = (name) => fs.readFileSync(path.join(appDir, name), "utf8");
+const serviceTemplate = readSource("Service.java.template");
+const serviceSource = (value) => serviceTemplate.replace("VALUE", String(value));
+const appSource = readSource("App.java");
+const brokenSource = readSource("Broken.java");
 
 class Project {
   constructor(root) {

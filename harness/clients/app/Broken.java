@@ -1,0 +1,5 @@
+public class Broken {
+    int value() {
+        return missingSymbol;
+    }
+}
