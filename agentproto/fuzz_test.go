@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // The parsers face whatever an agent (or something that is not one) sends:
@@ -72,10 +72,9 @@ func FuzzReadLine(f *testing.F) {
 	f.Add(bytes.Repeat([]byte("x"), 3*MaxReplyChars+10))
 	f.Add([]byte("a\rb\n\n\xff\xfe\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		a, b := net.Pipe()
-		defer a.Close()
-		go func() { b.Write(data); b.Close() }()
-		c := &Conn{nc: a, br: bufio.NewReaderSize(a, 4096)}
+		// The codec reads only through the buffered reader; a small buffer
+		// makes long lines arrive in many chunks, as from a socket.
+		c := &Conn{br: bufio.NewReaderSize(iotest.HalfReader(bytes.NewReader(data)), 16)}
 		for {
 			line, err := c.readLine()
 			if err != nil {

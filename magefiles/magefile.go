@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -50,7 +51,9 @@ func Fuzz() error {
 			fields := strings.Fields(line)
 			for _, n := range names {
 				fmt.Printf("fuzz %s %s for %s\n", fields[1], n, d)
-				if err := sh.Run("go", "test", "-run", "^$", "-fuzz", "^"+n+"$", "-fuzztime", d, fields[1]); err != nil {
+				var out bytes.Buffer
+				if _, err := sh.Exec(nil, &out, &out, "go", "test", "-run", "^$", "-fuzz", "^"+n+"$", "-fuzztime", d, "-fuzzminimizetime", "10s", fields[1]); err != nil {
+					os.Stdout.Write(out.Bytes())
 					return err
 				}
 			}
