@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
 
 // wait bounds every blocking step of a test.
@@ -54,7 +56,7 @@ func dial(t *testing.T, s *Server) *rawClient {
 	t.Helper()
 	c := dialRaw(t, s)
 	ev := c.next()
-	if ev.Level != LevelConnected {
+	if ev.Level != agentproto.LevelConnected {
 		t.Fatalf("first line level = %q, want CONNECTED", ev.Level)
 	}
 	return c

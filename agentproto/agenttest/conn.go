@@ -84,7 +84,7 @@ func (c *conn) enqueue(it outItem) {
 	n := c.drops
 	c.dropMu.Unlock()
 	if n == 1 || n%1000 == 0 {
-		c.s.broadcast(LevelWarn, dropWarning(n))
+		c.s.broadcast(agentproto.LevelWarn, dropWarning(n))
 	}
 }
 

@@ -51,7 +51,7 @@ func (s *Server) failed(f Faults, kind Kind, l string) bool {
 		return false
 	}
 	if err := f.Fail(kind, l); err != nil {
-		s.broadcast(LevelWarn, "Could not answer "+l+": "+err.Error())
+		s.broadcast(agentproto.LevelWarn, "Could not answer "+l+": "+err.Error())
 		return true
 	}
 	return false
@@ -311,7 +311,7 @@ func (s *Server) queryReply(c *conn, f Faults, kind Kind, l string, lines []stri
 // reply sends a reply (correlated: to the requester; query lines: broadcast)
 // after the Reply hook had its say.
 func (s *Server) reply(c *conn, f Faults, r *Reply) {
-	r.Level = LevelInfo
+	r.Level = agentproto.LevelInfo
 	if f.Reply != nil {
 		f.Reply(r)
 	}

@@ -8,19 +8,6 @@ import (
 	"github.com/buildguard/buildguard/agentproto"
 )
 
-// Levels of agent status lines (agent-protocol.md §2.2).
-const (
-	LevelConnected  = "CONNECTED"
-	LevelHeartbeat  = "HEARTBEAT"
-	LevelInfo       = "INFO"
-	LevelOK         = "OK"
-	LevelWarn       = "WARN"
-	LevelError      = "ERROR"
-	LevelReload     = "RELOAD"
-	LevelStructural = "STRUCTURAL_RELOAD"
-	LevelCompile    = "COMPILE"
-)
-
 const (
 	// maxMessageChars is the longest message text sent unchanged (§2.3).
 	maxMessageChars = 4096
@@ -119,7 +106,7 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 // STRUCTURAL_RELOAD.
 func EncodeLine(level, message string, ts time.Time) string {
 	line := `{"level":"` + Escape(level) + `","message":"` + Escape(Truncate(message)) + `","timestamp":"` + Timestamp(ts) + `"`
-	if level == LevelStructural {
+	if level == agentproto.LevelStructuralReload {
 		line += `,"type":"structural"`
 	}
 	return line + "}"

@@ -3,6 +3,8 @@ package agenttest
 import (
 	"strings"
 	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
 
 // Kind names a command kind of the dispatcher (§4.1).
@@ -120,9 +122,9 @@ func handshakeLines(h Handshake, agent string, ts time.Time) (lines []string, pa
 	case HandshakeBOM:
 		return []string{"\uFEFF" + good}, "", false
 	case HandshakeEventFirst:
-		return []string{EncodeLine(LevelInfo, "Reloaded com.acme.Early (3ms)", ts), good}, "", false
+		return []string{EncodeLine(agentproto.LevelInfo, "Reloaded com.acme.Early (3ms)", ts), good}, "", false
 	case HandshakeHeartbeatFirst:
-		return []string{EncodeLine(LevelHeartbeat, "", ts), good}, "", false
+		return []string{EncodeLine(agentproto.LevelHeartbeat, "", ts), good}, "", false
 	case HandshakeTwice:
 		return []string{good, good}, "", false
 	}

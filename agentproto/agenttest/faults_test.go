@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
 
 func TestOutboxDropAndWarning(t *testing.T) {
@@ -21,7 +23,7 @@ func TestOutboxDropAndWarning(t *testing.T) {
 	read := func(want string) {
 		for {
 			ev := fast.next()
-			if ev.Level == LevelWarn {
+			if ev.Level == agentproto.LevelWarn {
 				warns = append(warns, ev.Message)
 				continue
 			}
@@ -33,7 +35,7 @@ func TestOutboxDropAndWarning(t *testing.T) {
 	}
 	for i := 0; i < 1010; i++ {
 		m := fmt.Sprintf("e%d", i)
-		s.Emit(LevelInfo, m)
+		s.Emit(agentproto.LevelInfo, m)
 		read(m)
 	}
 	fast.probe()
@@ -230,7 +232,7 @@ func TestReplyHooks(t *testing.T) {
 		{"trickle", TrickleReply, "RELOAD status request=t1", func(t *testing.T, got []string) {
 			eq(t, got, "RELOAD_STATE t1 status paused=false pendingClasses=0 pendingActions=0 buildHold=none")
 		}},
-		{"noise and coalesce", Chain(Noise(Event{LevelReload, "Reloaded a.B (2ms)"}, Event{LevelHeartbeat, ""}), CoalesceWith(Event{LevelWarn, "after"})), "RELOAD status request=t1", func(t *testing.T, got []string) {
+		{"noise and coalesce", Chain(Noise(Event{agentproto.LevelReload, "Reloaded a.B (2ms)"}, Event{agentproto.LevelHeartbeat, ""}), CoalesceWith(Event{agentproto.LevelWarn, "after"})), "RELOAD status request=t1", func(t *testing.T, got []string) {
 			eq(t, got, "Reloaded a.B (2ms)", "", "RELOAD_STATE t1 status paused=false pendingClasses=0 pendingActions=0 buildHold=none", "after")
 		}},
 		{"set field", SetField("pid", "48213"), "DOCTOR t1", func(t *testing.T, got []string) {
@@ -293,10 +295,10 @@ func TestReplyTransportFaults(t *testing.T) {
 	})
 	t.Run("level", func(t *testing.T) {
 		t.Parallel()
-		s := quiet(t, only(ReplyLevel(LevelWarn)))
+		s := quiet(t, only(ReplyLevel(agentproto.LevelWarn)))
 		c := dial(t, s)
 		c.send("RELOAD status request=t")
-		if ev := c.next(); ev.Level != LevelWarn || !strings.HasPrefix(ev.Message, "RELOAD_STATE t ") {
+		if ev := c.next(); ev.Level != agentproto.LevelWarn || !strings.HasPrefix(ev.Message, "RELOAD_STATE t ") {
 			t.Fatalf("got %q", ev.Raw)
 		}
 	})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
 
 // holdState is the agent-wide BUILD hold (§5).
@@ -183,14 +185,14 @@ func (s *Server) applyLocked(batch []pendingClass) {
 	}
 	id := s.startBatchLocked(entries)
 	if len(batch) > 1 {
-		s.broadcast(LevelInfo, fmt.Sprintf("%d class files changed together; reloading them as one batch", len(batch)))
+		s.broadcast(agentproto.LevelInfo, fmt.Sprintf("%d class files changed together; reloading them as one batch", len(batch)))
 	}
 	for _, p := range batch {
-		s.broadcast(LevelReload, fmt.Sprintf("Reloaded %s (1ms)", p.class))
+		s.broadcast(agentproto.LevelReload, fmt.Sprintf("Reloaded %s (1ms)", p.class))
 		s.reloads++
 	}
 	if len(batch) > 1 {
-		s.broadcast(LevelInfo, fmt.Sprintf("Batch of %d class files done (%dms)", len(batch), time.Since(start).Milliseconds()))
+		s.broadcast(agentproto.LevelInfo, fmt.Sprintf("Batch of %d class files done (%dms)", len(batch), time.Since(start).Milliseconds()))
 	}
 	s.finishBatchLocked(id, "", StatusApplied, detailApplied)
 }
@@ -220,7 +222,7 @@ func (s *Server) buildLocked(owner, state string, legacy bool) (accepted bool, s
 			h.since, h.warned = now(), false
 			s.armHoldWarningLocked()
 		}
-		s.broadcast(LevelInfo, fmt.Sprintf("Build %s; holding %d class files until BUILD ok", state, len(s.pending)))
+		s.broadcast(agentproto.LevelInfo, fmt.Sprintf("Build %s; holding %d class files until BUILD ok", state, len(s.pending)))
 	case "ok":
 		if !h.holding {
 			return true, func() { s.submit(s.scanNow) }
@@ -254,11 +256,11 @@ func (s *Server) acceptBuild(owner string, gen uint64) {
 		return
 	}
 	if outcome == AcceptScanError {
-		s.broadcast(LevelError, "Reload task failed: the scan of the build output failed")
+		s.broadcast(agentproto.LevelError, "Reload task failed: the scan of the build output failed")
 		return
 	}
 	if outcome == AcceptSuperseded || !s.hold.holding || s.hold.generation != gen {
-		s.broadcast(LevelInfo, "A later build superseded this success; files remain held")
+		s.broadcast(agentproto.LevelInfo, "A later build superseded this success; files remain held")
 		return
 	}
 	if outcome == AcceptReadError {
@@ -266,7 +268,7 @@ func (s *Server) acceptBuild(owner string, gen uint64) {
 		if len(s.pending) > 0 {
 			path = s.pending[0].path
 		}
-		s.broadcast(LevelError, "Failed to read class file "+path+": java.nio.file.NoSuchFileException: "+path)
+		s.broadcast(agentproto.LevelError, "Failed to read class file "+path+": java.nio.file.NoSuchFileException: "+path)
 		return
 	}
 	s.hold.holding, s.hold.owner = false, ""
@@ -305,6 +307,6 @@ func (s *Server) checkHoldWarning() {
 		return
 	}
 	s.hold.warned = true
-	s.broadcast(LevelWarn, fmt.Sprintf("Build result missing after five minutes; Build holding %d class files since %s; waiting for BUILD ok",
+	s.broadcast(agentproto.LevelWarn, fmt.Sprintf("Build result missing after five minutes; Build holding %d class files since %s; waiting for BUILD ok",
 		len(s.pending), Timestamp(s.hold.since)))
 }

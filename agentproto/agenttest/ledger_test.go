@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
 
 // verify sends a VERIFY and returns the decoded payload.
@@ -304,7 +306,7 @@ func TestHoldWarning(t *testing.T) {
 	c := dial(t, s)
 	c.send("BUILD started request=a owner=O")
 	ev := c.next()
-	for ev.Level != LevelWarn {
+	for ev.Level != agentproto.LevelWarn {
 		ev = c.next()
 	}
 	if !strings.HasPrefix(ev.Message, "Build result missing after five minutes; Build holding 0 class files since ") || !strings.HasSuffix(ev.Message, "; waiting for BUILD ok") {

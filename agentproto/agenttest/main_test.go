@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/agentproto"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -101,7 +102,7 @@ func TestRunInProcess(t *testing.T) {
 	}
 	defer nc.Close()
 	c := &rawClient{t: t, nc: nc, br: bufio.NewReader(nc)}
-	if ev := c.next(); ev.Level != LevelConnected {
+	if ev := c.next(); ev.Level != agentproto.LevelConnected {
 		t.Fatalf("got %q", ev.Raw)
 	}
 	c.send("BUILD started request=a owner=me")

@@ -457,7 +457,7 @@ func (s *Server) heartbeatLoop(d time.Duration) {
 			return
 		case <-t.C:
 			if len(s.liveConns()) > 0 {
-				s.broadcast(LevelHeartbeat, "")
+				s.broadcast(agentproto.LevelHeartbeat, "")
 			}
 		}
 	}

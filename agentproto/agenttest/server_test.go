@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
 
 func TestPortFileWrittenAndRemoved(t *testing.T) {
@@ -173,9 +175,9 @@ func TestEmitOnTheWire(t *testing.T) {
 	t.Parallel()
 	s := quiet(t)
 	c := dial(t, s)
-	s.Emit(LevelStructural, "Structural reload: a.B (shape, 3ms)")
-	s.Emit(LevelWarn, "tab\there \"quoted\" \x01")
-	s.Emit(LevelInfo, strings.Repeat("x", 5000))
+	s.Emit(agentproto.LevelStructuralReload, "Structural reload: a.B (shape, 3ms)")
+	s.Emit(agentproto.LevelWarn, "tab\there \"quoted\" \x01")
+	s.Emit(agentproto.LevelInfo, strings.Repeat("x", 5000))
 	ev := c.next()
 	if ev.Type != "structural" || !strings.HasSuffix(ev.Raw, `,"type":"structural"}`) {
 		t.Fatalf("structural line %q", ev.Raw)
@@ -218,7 +220,7 @@ func TestHeartbeat(t *testing.T) {
 	s := NewServer(t, WithHeartbeat(20*time.Millisecond))
 	c := dial(t, s)
 	ev := c.next()
-	if ev.Level != LevelHeartbeat || ev.Message != "" {
+	if ev.Level != agentproto.LevelHeartbeat || ev.Message != "" {
 		t.Fatalf("got %q, want HEARTBEAT", ev.Raw)
 	}
 	if !regexp.MustCompile(`^\{"level":"HEARTBEAT","message":"","timestamp":"[^"]+"\}$`).MatchString(ev.Raw) {
