@@ -21,17 +21,9 @@ import (
 // driving the binary over sdkmcp.CommandTransport.
 func TestMCPScripts(t *testing.T) {
 	t.Parallel()
-	testscript.Run(t, testscript.Params{
-		Dir: "testdata/mcp",
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("BUILDGUARD_LOG_LEVEL", "")
-			env.Setenv("BUILDGUARD_LOG_FORMAT", "")
-			return nil
-		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"sdkclient": cmdSDKClient,
-		},
-	})
+	testscript.Run(t, scriptParams("testdata/mcp", map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"sdkclient": cmdSDKClient,
+	}))
 }
 
 // sdkclient VERSION|default [ARG...]: starts `buildguard mcp ARG...` through

@@ -35,21 +35,28 @@ func TestMain(m *testing.M) {
 // fake agent, each asserting the exit code, stderr and what the agent got.
 func TestWrapScripts(t *testing.T) {
 	t.Parallel()
-	testscript.Run(t, testscript.Params{
-		Dir: "testdata/wrap",
+	testscript.Run(t, scriptParams("testdata/wrap", map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"code":     cmdCode,
+		"waitfile": cmdWaitFile,
+		"signal":   cmdSignal,
+		"gone":     cmdGone,
+		"hold":     cmdHold,
+	}))
+}
+
+// scriptParams runs the transcripts in dir with the extra commands, each
+// script starting from the default logging (level warn, text) whatever the
+// environment of the test run says.
+func scriptParams(dir string, cmds map[string]func(ts *testscript.TestScript, neg bool, args []string)) testscript.Params {
+	return testscript.Params{
+		Dir: dir,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("BUILDGUARD_LOG_LEVEL", "")
 			env.Setenv("BUILDGUARD_LOG_FORMAT", "")
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"code":     cmdCode,
-			"waitfile": cmdWaitFile,
-			"signal":   cmdSignal,
-			"gone":     cmdGone,
-			"hold":     cmdHold,
-		},
-	})
+		Cmds: cmds,
+	}
 }
 
 // code N PROG [ARG...]: runs PROG like exec and requires exit code N.
