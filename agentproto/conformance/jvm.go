@@ -32,8 +32,9 @@ type JVMConfig struct {
 	StartTimeout time.Duration
 }
 
-// appSource prints the values of ClassA and ClassB every 25 ms.
-const appSource = `public class App {
+// AppSource is the Java source of the live application: it prints
+// VALUES=<a>:<b> every 25 ms, the values of classes A and B (see ValueSource).
+const AppSource = `public class App {
     public static void main(String[] args) throws Exception {
         A a = new A();
         B b = new B();
@@ -46,7 +47,8 @@ const appSource = `public class App {
 }
 `
 
-func valueSource(class string, v int) string {
+// ValueSource is the Java source of a class whose value() returns v.
+func ValueSource(class string, v int) string {
 	return fmt.Sprintf("public class %s { public int value() { return %d; } }\n", class, v)
 }
 
@@ -111,7 +113,7 @@ func StartJVM(t *testing.T, cfg JVMConfig) Agent {
 	out.Write(t, ClassA, 1)
 	out.Write(t, ClassB, 1)
 	appJava := filepath.Join(out.src, "App.java")
-	if err := os.WriteFile(appJava, []byte(appSource), 0o644); err != nil {
+	if err := os.WriteFile(appJava, []byte(AppSource), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out.javac.compile(t, "-cp", out.outDir[ClassA]+string(os.PathListSeparator)+out.outDir[ClassB], "-d", appDir, appJava)
@@ -213,7 +215,7 @@ func (o *jvmOutput) Write(t testing.TB, class string, value int) Class {
 		t.Fatalf("the JVM app has no class %q (only %s and %s)", class, ClassA, ClassB)
 	}
 	src := filepath.Join(o.src, class+".java")
-	if err := os.WriteFile(src, []byte(valueSource(class, value)), 0o644); err != nil {
+	if err := os.WriteFile(src, []byte(ValueSource(class, value)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	o.javac.compile(t, "-d", dir, src)

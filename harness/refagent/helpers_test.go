@@ -108,23 +108,6 @@ func compileJava(t *testing.T, sources map[string]string) map[string][]byte {
 	return classes
 }
 
-func valueClass(name string, v int) string {
-	return fmt.Sprintf("public class %s { public int value() { return %d; } }\n", name, v)
-}
-
-const appSource = `public class App {
-    public static void main(String[] args) throws Exception {
-        A a = new A();
-        B b = new B();
-        while (true) {
-            System.out.println("VALUES=" + a.value() + ":" + b.value());
-            System.out.flush();
-            Thread.sleep(25);
-        }
-    }
-}
-`
-
 func sha(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
@@ -196,7 +179,7 @@ func startAppWith(t *testing.T, cfg appConfig) *fixture {
 			t.Fatal(err)
 		}
 	}
-	classes := compileJava(t, map[string]string{"A.java": valueClass("A", 1), "B.java": valueClass("B", 1), "App.java": appSource})
+	classes := compileJava(t, map[string]string{"A.java": conformance.ValueSource("A", 1), "B.java": conformance.ValueSource("B", 1), "App.java": conformance.AppSource})
 	f.install(t, f.outA, "A.class", classes["A.class"])
 	f.install(t, f.outB, "B.class", classes["B.class"])
 	f.install(t, f.appDir, "App.class", classes["App.class"])
