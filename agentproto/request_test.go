@@ -439,6 +439,10 @@ func TestDiscard(t *testing.T) {
 	if err := c.Discard(ctx); err != nil {
 		t.Fatalf("Discard = %v, want nil when its context ends", err)
 	}
+	// It read every broadcast and stopped inside the cut-off line, which it kept.
+	if got := string(c.partial); got != `{"level":"HEARTBEAT","mess` {
+		t.Fatalf("after Discard the unfinished line is %q", got)
+	}
 	release()
 	if err := c.Build(ctxFor(t, 2*time.Second), BuildStarted, owner); err != nil {
 		t.Fatalf("Build after Discard: %v", err)
