@@ -61,7 +61,9 @@ func (d Dialer) Dial(ctx context.Context, port int) (*Conn, error) {
 }
 
 func (d Dialer) connect(ctx context.Context, port int) (net.Conn, error) {
-	nd := net.Dialer{Timeout: d.ConnectTimeout}
+	// No keep-alive: the agent is on this machine, so a connection cannot be
+	// left half-open by a network, and its probes would cost four system calls.
+	nd := net.Dialer{Timeout: d.ConnectTimeout, KeepAlive: -1}
 	p := strconv.Itoa(port)
 	nc, err := nd.DialContext(ctx, "tcp4", net.JoinHostPort("127.0.0.1", p))
 	if err == nil || !refused(err) {
