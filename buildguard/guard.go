@@ -81,8 +81,15 @@ type Config struct {
 	NewRunner func(Command) Runner
 	// Signals delivers the signals the build reacts to: SIGINT, SIGTERM and
 	// SIGHUP interrupt it, SIGWINCH resizes its terminal. nil means the
-	// process's own signals, caught for the duration of Run.
+	// process's own signals, caught before the hold is asked for and until
+	// Run returns.
 	Signals <-chan os.Signal
+	// KeepSignals leaves the signals Run caught (its own and SIGPIPE) caught
+	// when it returns, instead of releasing them: for a process that exits as
+	// soon as Run returns, as the buildguard command does, releasing them
+	// only delays the exit. Signals that arrive after Run returned are
+	// dropped, so a process that goes on must leave it false.
+	KeepSignals bool
 }
 
 // Guard runs builds under an owned hold. It is immutable; each Run is one
@@ -163,8 +170,9 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	if c.Timeout < time.Millisecond || c.Timeout > MaxTimeout {
 		return 0, fmt.Errorf("%w: timeoutMs must be between 1 and 60000", ErrRefused)
 	}
-	sigs, stopSignals := g.signals()
-	defer stopSignals()
+	go warmStart()
+	sigs := g.catchSignals()
+	defer sigs.release()
 
 	agent, sig, err := g.acquire(ctx, sigs)
 	if agent != nil {
@@ -193,7 +201,7 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	defer r.Close()
 	// A signal taken after the acknowledgement but before the start still
 	// means no command: report the hold failed, as acquire does.
-	if s := pendingInterrupt(sigs); s != nil {
+	if s := pendingInterrupt(sigs.c); s != nil {
 		g.log.Info("interrupted before the build started", "signal", s)
 		if ferr := g.finish(ctx, agent, agentproto.BuildFailed); ferr != nil {
 			g.log.Debug("BUILD failed after an interrupted start", "error", ferr)
@@ -210,7 +218,7 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	}
 
 	stopDraining := g.drain(agent)
-	code, sig, werr := g.supervise(ctx, r, sigs, typed)
+	code, sig, werr := g.supervise(ctx, r, sigs.c, typed)
 	r.Close() // restores the terminal before anything more is printed
 	stopDraining()
 	g.log.Debug("build exited", "code", code)
@@ -245,18 +253,50 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	return code, nil
 }
 
-// signals returns the channel Run reacts to and a function that stops it.
-func (g *Guard) signals() (<-chan os.Signal, func()) {
+// caught are the signals one Run reacts to.
+type caught struct {
+	c <-chan os.Signal
+	// ready is closed once the signals are caught: the hold is not asked
+	// for before, so that no signal can end the wrapper while it is taken.
+	ready   <-chan struct{}
+	release func()
+}
+
+// catchSignals starts catching the process's signals for one Run (or takes
+// Config.Signals, and still catches the quiet ones). Catching takes a
+// hand-over with the runtime's signal thread per signal, a few hundred
+// microseconds in all, so it runs while the agent is being reached; a
+// signal before that is done ends the wrapper as it would before Run,
+// with nothing held yet. release waits for the catch and undoes it, unless
+// KeepSignals is set.
+func (g *Guard) catchSignals() caught {
+	ready := make(chan struct{})
+	ch := g.cfg.Signals
+	var own chan os.Signal
+	if ch == nil {
+		own = make(chan os.Signal, 8)
+		ch = own
+	}
 	quiet := make(chan os.Signal, 1)
-	if len(quietSignals) > 0 {
-		signal.Notify(quiet, quietSignals...)
-	}
-	if g.cfg.Signals != nil {
-		return g.cfg.Signals, func() { signal.Stop(quiet) }
-	}
-	ch := make(chan os.Signal, 8)
-	signal.Notify(ch, caughtSignals()...)
-	return ch, func() { signal.Stop(ch); signal.Stop(quiet) }
+	go func() {
+		defer close(ready)
+		if len(quietSignals) > 0 {
+			signal.Notify(quiet, quietSignals...)
+		}
+		if own != nil {
+			signal.Notify(own, caughtSignals()...)
+		}
+	}()
+	return caught{c: ch, ready: ready, release: func() {
+		if g.cfg.KeepSignals {
+			return
+		}
+		<-ready
+		if own != nil {
+			signal.Stop(own)
+		}
+		signal.Stop(quiet)
+	}}
 }
 
 // pendingInterrupt returns the first interrupting signal already delivered
@@ -276,7 +316,7 @@ func pendingInterrupt(sigs <-chan os.Signal) os.Signal {
 
 // acquire connects and takes the hold. A signal (or ctx) before the hold is
 // acknowledged cancels it and is returned instead of an error.
-func (g *Guard) acquire(ctx context.Context, sigs <-chan os.Signal) (Agent, os.Signal, error) {
+func (g *Guard) acquire(ctx context.Context, sigs caught) (Agent, os.Signal, error) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var got os.Signal
@@ -287,7 +327,7 @@ func (g *Guard) acquire(ctx context.Context, sigs <-chan os.Signal) (Agent, os.S
 		defer wg.Done()
 		for {
 			select {
-			case s := <-sigs:
+			case s := <-sigs.c:
 				if !isInterrupt(s) {
 					continue
 				}
@@ -299,7 +339,7 @@ func (g *Guard) acquire(ctx context.Context, sigs <-chan os.Signal) (Agent, os.S
 			}
 		}
 	}()
-	agent, err := g.connectAndStart(actx)
+	agent, err := g.connectAndStart(actx, sigs.ready)
 	close(stop)
 	wg.Wait()
 	switch {
@@ -318,7 +358,7 @@ func (g *Guard) acquire(ctx context.Context, sigs <-chan os.Signal) (Agent, os.S
 	return agent, nil, err
 }
 
-func (g *Guard) connectAndStart(ctx context.Context) (Agent, error) {
+func (g *Guard) connectAndStart(ctx context.Context, caught <-chan struct{}) (Agent, error) {
 	port, err := g.cfg.Endpoint.Resolve()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
@@ -333,6 +373,11 @@ func (g *Guard) connectAndStart(ctx context.Context) (Agent, error) {
 		return nil, fmt.Errorf("%w: Cannot open build session: %w%s", ErrRefused, err, hint)
 	}
 	g.log.Debug("connected to the agent", "port", port)
+	select {
+	case <-caught:
+	case <-ctx.Done():
+		return agent, fmt.Errorf("%w: %w", ErrRefused, ctx.Err())
+	}
 	sctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	err = agent.Build(sctx, agentproto.BuildStarted, g.owner)
 	cancel()

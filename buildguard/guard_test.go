@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -462,5 +463,32 @@ func TestRunDrainsTheAgentWhileTheCommandRuns(t *testing.T) {
 	}
 	if want := "build started,discard,discard stopped,build ok"; strings.Join(got, ",") != want {
 		t.Errorf("events %q, want %s", got, want)
+	}
+}
+
+// Run releases the process's signals when it returns, unless KeepSignals
+// says the process is about to exit: a SIGTERM after Run then ends the
+// process as it would without Run, or is dropped.
+func TestRunReleasesSignalsUnlessKept(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		mode := map[bool]string{false: "release", true: "keep"}[keep]
+		t.Run(mode, func(t *testing.T) {
+			argv, env := childCmd(t, "guard", mode)
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env = env
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if keep {
+				if err != nil || string(out) != "survived\n" {
+					t.Fatalf("with KeepSignals the process ended (%v), stdout %q, stderr %q; want it to survive the SIGTERM", err, out, stderr.String())
+				}
+				return
+			}
+			if !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+				t.Fatalf("without KeepSignals the process ended with %v, stdout %q, stderr %q; want it killed by the SIGTERM", err, out, stderr.String())
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package buildguard
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/agentproto"
 	"golang.org/x/term"
 )
 
@@ -59,6 +61,8 @@ func childMain(mode string, args []string) int {
 		os.Rename(tmp, args[0])
 		time.Sleep(300 * time.Second)
 		return 0
+	case "guard": // guard keep|release: one Run on the process's own signals, then a SIGTERM to itself
+		return guardThenSignal(args[0] == "keep")
 	case "tty": // reports its terminal, then echoes input lines with the terminal size until "quit"
 		fmt.Printf("stdin-tty=%v stdout-tty=%v\n", term.IsTerminal(0), term.IsTerminal(1))
 		fmt.Print("\x1b[31mRED\x1b[0m\n")
@@ -76,6 +80,36 @@ func childMain(mode string, args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "unknown child mode %q\n", mode)
 	return 99
+}
+
+// guardThenSignal runs one guarded build of a child that exits 0, catching
+// the process's own signals (Config.Signals nil), sends itself SIGTERM once
+// Run returned, and prints "survived" if it is still alive half a second
+// later.
+func guardThenSignal(keep bool) int {
+	exe, err := os.Executable()
+	if err != nil {
+		return 6
+	}
+	g, err := New(Config{
+		Endpoint:    agentproto.Endpoint{Port: "4000"},
+		Env:         append(os.Environ(), childEnv+"=exit"),
+		KeepSignals: keep,
+		Dial: func(context.Context, int) (Agent, error) {
+			return newFakeAgent(), nil
+		},
+	})
+	if err != nil {
+		return 6
+	}
+	if code, err := g.Run(context.Background(), []string{exe, "0"}); code != 0 || err != nil {
+		fmt.Fprintln(os.Stderr, code, err)
+		return 7
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	time.Sleep(500 * time.Millisecond)
+	fmt.Println("survived")
+	return 0
 }
 
 // childCmd returns the argv and environment that run the test binary as the

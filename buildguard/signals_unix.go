@@ -26,10 +26,10 @@ func caughtSignals() []os.Signal {
 	return sigs
 }
 
-// quietSignals are caught for the duration of Run only so that they cannot
-// end the wrapper mid-build: a closed stdout (SIGPIPE) must not abandon the
-// hold and the child. Catching (unlike ignoring) is not inherited by the
-// child, which keeps default dispositions.
+// quietSignals are caught while Run runs (and after it, with KeepSignals)
+// only so that they cannot end the wrapper mid-build: a closed stdout
+// (SIGPIPE) must not abandon the hold and the child. Catching (unlike
+// ignoring) is not inherited by the child, which keeps default dispositions.
 var quietSignals = []os.Signal{syscall.SIGPIPE}
 
 // terminateSignal is forwarded when Run's context ends the build.

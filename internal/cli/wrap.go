@@ -132,6 +132,8 @@ func runWrap(args []string, stdout, stderr io.Writer) ExitCode {
 		Stdout: stdout,
 		Stderr: stderr,
 		Logger: wrapLogger(stderr),
+		// The process exits right after the build.
+		KeepSignals: true,
 	}
 	// Problems found before connecting refuse the build after the owner line.
 	var refused error
