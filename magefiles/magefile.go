@@ -23,7 +23,7 @@ const fuzzTime = "10000x"
 
 // Test runs go vet, the whole test suite under the race detector, and each fuzz target briefly.
 func Test() error {
-	if err := sh.RunV("go", "vet", "./..."); err != nil {
+	if err := vet(); err != nil {
 		return err
 	}
 	if err := sh.RunV("go", "test", "-race", "-count=1", "./..."); err != nil {
@@ -75,8 +75,22 @@ func Lint() error {
 	if out != "" {
 		return mg.Fatalf(1, "gofmt would change:\n%s", out)
 	}
-	if err := sh.RunV("go", "vet", "./..."); err != nil {
+	if err := vet(); err != nil {
 		return err
 	}
 	return sh.RunV("go", "mod", "tidy", "-diff")
+}
+
+// vet runs go vet for this machine and for the other systems the release
+// targets, whose files (and test files) are otherwise never compiled here.
+func vet() error {
+	if err := sh.RunV("go", "vet", "./..."); err != nil {
+		return err
+	}
+	for _, goos := range []string{"windows", "darwin"} {
+		if err := sh.RunWithV(map[string]string{"GOOS": goos}, "go", "vet", "./..."); err != nil {
+			return fmt.Errorf("go vet for %s: %w", goos, err)
+		}
+	}
+	return nil
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package clients is buildguard's MCP client acceptance matrix: real MCP
 // clients that we did not write drive a live JVM through `buildguard mcp`
 // (build-safety.md §4, issue 7).
