@@ -26,7 +26,7 @@ func TestBatchAnswersWhenDoneAndFreesTheSlot(t *testing.T) {
 	s.send(initLine)
 	s.recv()
 	s.send(fmt.Sprintf(batchCall, "1"))
-	<-f.started
+	f.awaitStart(t)
 	s.send(fmt.Sprintf(pingLine, "2"))
 	if got := s.recv(); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("ping during batch: %s", got)
@@ -37,7 +37,7 @@ func TestBatchAnswersWhenDoneAndFreesTheSlot(t *testing.T) {
 		t.Fatalf("batch answer: %s", got)
 	}
 	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"reclazz_status"}}`)
-	<-f.started
+	f.awaitStart(t)
 	if got := s.recv(); field(t, got, "id") != "3" || field(t, got, "error") != "" {
 		t.Fatalf("call after the batch: %s", got)
 	}
@@ -51,7 +51,7 @@ func TestBatchCancelSuppressesTheAnswer(t *testing.T) {
 	f := &fakeCaller{started: make(chan string, 1)}
 	s := startSession(t, f, time.Second)
 	s.send(fmt.Sprintf(batchCall, `"b"`))
-	<-f.started
+	f.awaitStart(t)
 	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b","reason":"stop"}}`)
 	s.send(fmt.Sprintf(pingLine, "2"))
 	if got := s.recv(); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
@@ -80,7 +80,7 @@ func TestBatchCancelRacesCompletion(t *testing.T) {
 		s := startSession(t, f, time.Second)
 		s.send(fmt.Sprintf(batchCall, "7"))
 		if i%2 == 0 {
-			<-f.started // else: cancel may even beat the tool's start
+			f.awaitStart(t) // else: cancel may even beat the tool's start
 		}
 		var wg sync.WaitGroup
 		wg.Add(2)
@@ -117,7 +117,7 @@ func TestSameIDAsActiveBatchIsRefused(t *testing.T) {
 	f := &fakeCaller{started: make(chan string, 1)}
 	s := startSession(t, f, time.Second)
 	s.send(fmt.Sprintf(batchCall, "5"))
-	<-f.started
+	f.awaitStart(t)
 	for _, id := range []string{"5", "5.0", "50e-1"} {
 		s.send(fmt.Sprintf(pingLine, id))
 		want := `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32600,"message":"Request ID is already active"}}`
@@ -137,7 +137,7 @@ func TestEOFCancelsTheBatch(t *testing.T) {
 	f := &fakeCaller{started: make(chan string, 1)}
 	s := startSession(t, f, 5*time.Second)
 	s.send(fmt.Sprintf(batchCall, "1"))
-	<-f.started
+	f.awaitStart(t)
 	if rest := s.closeAndRest(); len(rest) != 0 {
 		t.Errorf("batch answered after EOF: %q", rest)
 	}
@@ -156,7 +156,7 @@ func TestEOFWaitIsBounded(t *testing.T) {
 	defer close(f.deaf)
 	s := startSession(t, f, 20*time.Millisecond)
 	s.send(fmt.Sprintf(batchCall, "1"))
-	<-f.started
+	f.awaitStart(t)
 	if rest := s.closeAndRest(); len(rest) != 0 {
 		t.Errorf("batch answered after EOF: %q", rest)
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"testing"
+	"time"
 
 	"github.com/buildguard/buildguard/tools"
 )
@@ -25,6 +27,19 @@ type fakeCaller struct {
 	mu        sync.Mutex
 	started   chan string // optional: receives the tool name when a call starts
 	cancelled int         // batches that saw their ctx cancelled
+}
+
+// awaitStart waits, at most 10 s, until a call started, and returns the
+// tool's name.
+func (f *fakeCaller) awaitStart(t *testing.T) string {
+	t.Helper()
+	select {
+	case name := <-f.started:
+		return name
+	case <-time.After(10 * time.Second):
+		t.Fatal("no tool call started within 10 s")
+		return ""
+	}
 }
 
 func (f *fakeCaller) Call(ctx context.Context, name string, args map[string]json.RawMessage) (tools.Result, error) {
