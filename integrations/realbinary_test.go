@@ -4,25 +4,14 @@ package integrations
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/internal/testbin"
 )
-
-// buildBuildguard builds the real buildguard binary into dir.
-func buildBuildguard(t *testing.T, dir string) string {
-	t.Helper()
-	exe := filepath.Join(dir, "buildguard")
-	cmd := exec.Command("go", "build", "-o", exe, "github.com/buildguard/buildguard/cmd/buildguard")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build buildguard: %v\n%s", err, out)
-	}
-	return exe
-}
 
 // TestShimsWithRealBuildguard runs both shims with the real buildguard binary
 // (not the fake of the other tests) against an agent on a real socket, with
@@ -38,7 +27,7 @@ func TestShimsWithRealBuildguard(t *testing.T) {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	exe := buildBuildguard(t, bin)
+	exe := testbin.Build(t, bin)
 	repo := mavenMirror(t)
 	pwned := filepath.Join(base, "PWNED")
 	tricky := "space ; $(touch " + pwned + ") `touch " + pwned + "` \"q\" 'q'"

@@ -44,18 +44,9 @@ func acceptanceRun(ctx context.Context, sel string) error {
 	if err != nil {
 		return err
 	}
-	bin, err := filepath.Abs(filepath.Join("bin", "buildguard"))
+	bin, err := buildBuildguard(ctx)
 	if err != nil {
 		return err
-	}
-	// The binary under test carries the release version, so the evidence
-	// names what was proven.
-	v := os.Getenv("VERSION")
-	if v == "" {
-		v = release.DescribeVersion(ctx, ".")
-	}
-	if err := sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", "build", "-ldflags", "-X "+release.VersionVar+"="+v, "-o", bin, "./cmd/buildguard"); err != nil {
-		return fmt.Errorf("building buildguard: %w", err)
 	}
 	_, err = acceptance.Run(ctx, acceptance.Config{
 		Lanes:      lanes,
@@ -65,4 +56,22 @@ func acceptanceRun(ctx context.Context, sel string) error {
 		NoInstall:  os.Getenv("BUILDGUARD_NO_INSTALL") == "1",
 	})
 	return err
+}
+
+// buildBuildguard builds bin/buildguard as it ships (static, without cgo)
+// and returns its absolute path. It carries the release version (VERSION, or
+// what git describes), so the evidence names what was proven.
+func buildBuildguard(ctx context.Context) (string, error) {
+	bin, err := filepath.Abs(filepath.Join("bin", "buildguard"))
+	if err != nil {
+		return "", err
+	}
+	v := os.Getenv("VERSION")
+	if v == "" {
+		v = release.DescribeVersion(ctx, ".")
+	}
+	if err := sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", "build", "-ldflags", "-X "+release.VersionVar+"="+v, "-o", bin, "./cmd/buildguard"); err != nil {
+		return "", fmt.Errorf("building buildguard: %w", err)
+	}
+	return bin, nil
 }

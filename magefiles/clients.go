@@ -14,11 +14,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/magefile/mage/sh"
 
 	"github.com/buildguard/buildguard/harness/clients"
 	"github.com/buildguard/buildguard/harness/refagent"
-	"github.com/buildguard/buildguard/harness/release"
 )
 
 // Clients runs the MCP client acceptance matrix (every lane, one live JVM each) and regenerates docs/client-matrix.md.
@@ -134,15 +132,8 @@ func ClientsWitness(ctx context.Context) error {
 // clientsPrepare builds bin/buildguard and the reference agent jar and picks
 // the run's work directory (WORK_DIR, default work/<prefix>-<UTC time>).
 func clientsPrepare(ctx context.Context, prefix string) (bin, jar, work string, err error) {
-	if bin, err = filepath.Abs(filepath.Join("bin", "buildguard")); err != nil {
+	if bin, err = buildBuildguard(ctx); err != nil {
 		return "", "", "", err
-	}
-	v := os.Getenv("VERSION")
-	if v == "" {
-		v = release.DescribeVersion(ctx, ".")
-	}
-	if err := sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", "build", "-ldflags", "-X "+release.VersionVar+"="+v, "-o", bin, "./cmd/buildguard"); err != nil {
-		return "", "", "", fmt.Errorf("building buildguard: %w", err)
 	}
 	if jar, err = refagent.Build(ctx, filepath.Join("bin", "refagent")); err != nil {
 		return "", "", "", err

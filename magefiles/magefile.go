@@ -21,7 +21,7 @@ import (
 // exceeded", which is no finding.
 const fuzzTime = "10000x"
 
-// Test runs go vet, the whole test suite under the race detector, and each fuzz target briefly.
+// Test runs go vet (also for windows and darwin), the whole test suite under the race detector, and each fuzz target briefly.
 func Test() error {
 	if err := vet(); err != nil {
 		return err
@@ -66,7 +66,7 @@ func Fuzz() error {
 	return sc.Err()
 }
 
-// Lint checks formatting, vet and that go.mod/go.sum are tidy.
+// Lint checks formatting, vet (also for windows and darwin) and that go.mod/go.sum are tidy.
 func Lint() error {
 	out, err := sh.Output("gofmt", "-l", ".")
 	if err != nil {

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/internal/testbin"
 	"github.com/buildguard/buildguard/mcp"
 	"github.com/buildguard/buildguard/tools"
 )
@@ -32,10 +31,7 @@ func median(xs []float64) float64 {
 // RSS next to `cat` of the same input, measured in the same iterations.
 // Targets: under 15 ms median and under 25 MiB.
 func BenchmarkStdioSession(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "buildguard")
-	if out, err := staticBuild(bin).CombinedOutput(); err != nil {
-		b.Fatalf("building buildguard: %v\n%s", err, out)
-	}
+	bin := testbin.Build(b, b.TempDir())
 	cat, err := exec.LookPath("cat")
 	if err != nil {
 		b.Fatal(err)
@@ -158,11 +154,4 @@ func BenchmarkVerifyCall(b *testing.B) {
 	b.ReportMetric(m, "verify-us")
 	b.ReportMetric(d, "raw-us")
 	b.ReportMetric(m/d, "ratio")
-}
-
-// staticBuild is `go build` of the binary as it ships: static, without cgo.
-func staticBuild(bin string) *exec.Cmd {
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/buildguard/buildguard/cmd/buildguard")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	return cmd
 }

@@ -13,23 +13,12 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/internal/testbin"
 	"github.com/creack/pty"
 )
 
 // passthroughBytes is what the passthrough child writes to stdout.
 const passthroughBytes = 256 << 20
-
-// buildBinary builds the real buildguard binary (not the test binary) once
-// per benchmark, so start-up costs are the product's.
-func buildBinary(b *testing.B) string {
-	b.Helper()
-	bin := filepath.Join(b.TempDir(), "buildguard")
-	out, err := staticBuild(bin).CombinedOutput()
-	if err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 func median(d []time.Duration) time.Duration {
 	d = slices.Clone(d)
@@ -44,7 +33,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // the same machine load; it reports the median of each and the median of
 // the per-iteration differences (overhead-ms).
 func BenchmarkOverhead(b *testing.B) {
-	bin := buildBinary(b)
+	bin := testbin.Build(b, b.TempDir()) // the real binary, so start-up costs are the product's
 	agent := agenttest.NewServer(b, agenttest.WithHeartbeat(-1))
 	run := func(argv ...string) time.Duration {
 		start := time.Now()
@@ -70,7 +59,7 @@ func BenchmarkOverhead(b *testing.B) {
 // wrapper copies), and under a pty (the wrapper copies from its pty to the
 // user's terminal). It reports both throughputs and their ratio.
 func BenchmarkPassthrough(b *testing.B) {
-	bin := buildBinary(b)
+	bin := testbin.Build(b, b.TempDir()) // the real binary, so start-up costs are the product's
 	agent := agenttest.NewServer(b, agenttest.WithHeartbeat(-1))
 	child := []string{"head", "-c", strconv.Itoa(passthroughBytes), "/dev/zero"}
 	wrap := func(extra ...string) []string {
@@ -165,11 +154,4 @@ func runUnderPTY(b *testing.B, argv []string) int64 {
 		b.Fatalf("%v: %v", argv, err)
 	}
 	return n
-}
-
-// staticBuild is `go build` of the binary as it ships: static, without cgo.
-func staticBuild(bin string) *exec.Cmd {
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/buildguard/buildguard/cmd/buildguard")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	return cmd
 }

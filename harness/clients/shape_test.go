@@ -12,18 +12,8 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/internal/testbin"
 )
-
-// buildBinary builds buildguard into a temporary directory.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "buildguard")
-	out, err := staticBuild(bin).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // shapeServer starts the fake agent and returns the `buildguard mcp` command
 // aimed at its port file from an unrelated directory with spaces.
@@ -45,7 +35,7 @@ func shapeServer(t *testing.T, bin string) (ServerCommand, *agenttest.Server) {
 // or, from 2025-11-25 on, as tool errors.
 func TestGoSDKToolShapes(t *testing.T) {
 	t.Parallel()
-	bin := buildBinary(t)
+	bin := testbin.Build(t, t.TempDir())
 	for _, v := range GoSDKVersions {
 		t.Run(GoSDKLaneName(v), func(t *testing.T) {
 			t.Parallel()
@@ -149,7 +139,7 @@ func TestTSToolShapes(t *testing.T) {
 	if err := EnsureNodeModules(ctx, "ts", &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	bin := buildBinary(t)
+	bin := testbin.Build(t, t.TempDir())
 	server, agent := shapeServer(t, bin)
 	cmd := exec.CommandContext(ctx, "node", "--test", "shape.test.mjs")
 	cmd.Dir = "ts"
@@ -189,11 +179,4 @@ func TestTSRecorder(t *testing.T) {
 			t.Errorf("node --check %s: %v\n%s", f, err, out)
 		}
 	}
-}
-
-// staticBuild is `go build` of the binary as it ships: static, without cgo.
-func staticBuild(bin string) *exec.Cmd {
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/buildguard/buildguard/cmd/buildguard")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	return cmd
 }
