@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-
 	"github.com/buildguard/buildguard/harness/clients"
 	"github.com/buildguard/buildguard/harness/refagent"
 )

@@ -2,19 +2,17 @@ package conformance
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/internal/valuesapp"
 )
 
 // InstallJDK is the command that installs the JDK the JVM cases need. A
@@ -30,26 +28,6 @@ type JVMConfig struct {
 	// StartTimeout bounds the start: the port file, the first VALUES line
 	// and a DOCTOR watcherState "watching". 0 means 60 s.
 	StartTimeout time.Duration
-}
-
-// AppSource is the Java source of the live application: it prints
-// VALUES=<a>:<b> every 25 ms, the values of classes A and B (see ValueSource).
-const AppSource = `public class App {
-    public static void main(String[] args) throws Exception {
-        A a = new A();
-        B b = new B();
-        while (true) {
-            System.out.println("VALUES=" + a.value() + ":" + b.value());
-            System.out.flush();
-            Thread.sleep(25);
-        }
-    }
-}
-`
-
-// ValueSource is the Java source of a class whose value() returns v.
-func ValueSource(class string, v int) string {
-	return fmt.Sprintf("public class %s { public int value() { return %d; } }\n", class, v)
 }
 
 // jvmAgent is a JVM running App with an agent attached.
@@ -113,7 +91,7 @@ func StartJVM(t *testing.T, cfg JVMConfig) Agent {
 	out.Write(t, ClassA, 1)
 	out.Write(t, ClassB, 1)
 	appJava := filepath.Join(out.src, "App.java")
-	if err := os.WriteFile(appJava, []byte(AppSource), 0o644); err != nil {
+	if err := os.WriteFile(appJava, []byte(valuesapp.App), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out.javac.compile(t, "-cp", out.outDir[ClassA]+string(os.PathListSeparator)+out.outDir[ClassB], "-d", appDir, appJava)
@@ -215,7 +193,7 @@ func (o *jvmOutput) Write(t testing.TB, class string, value int) Class {
 		t.Fatalf("the JVM app has no class %q (only %s and %s)", class, ClassA, ClassB)
 	}
 	src := filepath.Join(o.src, class+".java")
-	if err := os.WriteFile(src, []byte(ValueSource(class, value)), 0o644); err != nil {
+	if err := os.WriteFile(src, []byte(valuesapp.Class(class, value)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	o.javac.compile(t, "-d", dir, src)
@@ -255,25 +233,12 @@ func (a *App) Dir() string { return a.dir }
 // Mark returns the index of the next output line.
 func (a *App) Mark() int { return a.log.Mark() }
 
-var valuesRE = regexp.MustCompile(`^VALUES=(-?[0-9]+):(-?[0-9]+)$`)
-
-// parseValues parses a VALUES line.
-func parseValues(line string) (a, b int, ok bool) {
-	m := valuesRE.FindStringSubmatch(line)
-	if m == nil {
-		return 0, 0, false
-	}
-	a, _ = strconv.Atoi(m[1])
-	b, _ = strconv.Atoi(m[2])
-	return a, b, true
-}
-
 // WaitValues waits for a VALUES line at or after index from that satisfies
 // match and returns its index.
 func (a *App) WaitValues(t testing.TB, from int, wait time.Duration, what string, match func(a, b int) bool) int {
 	t.Helper()
 	return a.waitLine(t, from, wait, what, func(s string) bool {
-		x, y, ok := parseValues(s)
+		x, y, ok := valuesapp.Parse(s)
 		return ok && match(x, y)
 	})
 }
@@ -282,7 +247,7 @@ func (a *App) WaitValues(t testing.TB, from int, wait time.Duration, what string
 func (a *App) Values(from int) [][2]int {
 	var out [][2]int
 	for _, l := range a.log.Since(from) {
-		if x, y, ok := parseValues(l); ok {
+		if x, y, ok := valuesapp.Parse(l); ok {
 			out = append(out, [2]int{x, y})
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"html"
 	"os"
 	"path/filepath"
+
+	"github.com/buildguard/buildguard/internal/valuesapp"
 )
 
 // sourceVersion is the state of the two module sources: both return n, or
@@ -19,33 +21,16 @@ type sourceVersion struct {
 func projectDirName(l Lane) string { return string(l) + " project with spaces" }
 
 // javaSourceA is module a's only class, in the default package.
-func javaSourceA(n int) string {
-	return fmt.Sprintf("public class A {\n    public int value() {\n        return %d;\n    }\n}\n", n)
-}
+func javaSourceA(n int) string { return valuesapp.Class("A", n) }
 
 // javaSourceB is module b's only class. B does not depend on A in source:
 // build order alone makes "a compiles, then b fails".
 func javaSourceB(n int, broken bool) string {
-	ret := fmt.Sprint(n)
 	if broken {
-		ret = "missingSymbol"
+		return valuesapp.BrokenClass("B")
 	}
-	return fmt.Sprintf("public class B {\n    public int value() {\n        return %s;\n    }\n}\n", ret)
+	return valuesapp.Class("B", n)
 }
-
-// appSource is the live application: one A, one B, and a line
-// VALUES=<a>:<b> every 25 ms, forever.
-const appSource = `public class App {
-    public static void main(String[] args) throws Exception {
-        A a = new A();
-        B b = new B();
-        while (true) {
-            System.out.println("VALUES=" + a.value() + ":" + b.value());
-            Thread.sleep(25);
-        }
-    }
-}
-`
 
 // gradleSettings names the root project safety and includes a and b.
 const gradleSettings = `rootProject.name = 'safety'
@@ -172,7 +157,7 @@ func writeProject(p project) error {
 		return fmt.Errorf("creating the %s project: %w", p.lane, err)
 	}
 	files := map[string]string{
-		filepath.Join("app", "App.java"): appSource,
+		filepath.Join("app", "App.java"): valuesapp.App,
 	}
 	switch p.lane {
 	case LaneGradle:
