@@ -138,7 +138,7 @@ func runWrap(args []string, stdout, stderr io.Writer) ExitCode {
 	// Problems found before connecting refuse the build after the owner line.
 	var refused error
 	switch {
-	case o.portSet && strings.TrimSpace(o.port) == "":
+	case o.portSet && agentproto.IsBlank(o.port):
 		refused = fmt.Errorf("%w: %w: %s", buildguard.ErrRefused, agentproto.ErrInvalidPort, o.port)
 	case o.portSet:
 		cfg.Endpoint.Port = o.port
