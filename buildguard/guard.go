@@ -217,7 +217,7 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 		return 127, err
 	}
 
-	stopDraining := g.drain(agent)
+	stopDraining := g.drain(agent, r)
 	code, sig, werr := g.supervise(ctx, r, sigs.c, typed)
 	r.Close() // restores the terminal before anything more is printed
 	stopDraining()
@@ -413,7 +413,8 @@ type drainer interface {
 // hours of broadcasts cannot fill the agent's bounded outbox for it and
 // crowd out the finish acknowledgement. The returned function stops reading
 // and waits until it has stopped; the connection is then ready for the finish.
-func (g *Guard) drain(agent Agent) (stop func()) {
+// A panic while reading closes r, as one in Run itself would.
+func (g *Guard) drain(agent Agent, r Runner) (stop func()) {
 	d, ok := agent.(drainer)
 	if !ok {
 		return func() {}
@@ -422,6 +423,7 @@ func (g *Guard) drain(agent Agent) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer cleanUpOnPanic(func() { r.Close() })
 		if err := d.Discard(ctx); err != nil {
 			g.log.Warn("the agent connection failed while the build ran; its finish cannot be confirmed", "error", err)
 		}
@@ -443,6 +445,7 @@ func (g *Guard) supervise(ctx context.Context, r Runner, sigs <-chan os.Signal, 
 	}
 	done := make(chan result, 1)
 	go func() {
+		defer cleanUpOnPanic(func() { r.Close() })
 		code, err := r.Wait()
 		done <- result{code, err}
 	}()

@@ -65,6 +65,8 @@ func childMain(mode string, args []string) int {
 		return 0
 	case "guard": // guard keep|release: one Run on the process's own signals, then a SIGTERM to itself
 		return guardThenSignal(args[0] == "keep")
+	case "pty-panic": // pty-panic output|wait: one Run on a pty whose output copy or whose wait panics
+		return guardThenPanic(args[0])
 	case "tty": // reports its terminal, then echoes input lines with the terminal size until "quit"
 		fmt.Printf("stdin-tty=%v stdout-tty=%v\n", term.IsTerminal(0), term.IsTerminal(1))
 		fmt.Print("\x1b[31mRED\x1b[0m\n")
@@ -112,6 +114,47 @@ func guardThenSignal(keep bool) int {
 	time.Sleep(500 * time.Millisecond)
 	fmt.Println("survived")
 	return 0
+}
+
+// panicWriter panics when written to.
+type panicWriter struct{}
+
+func (panicWriter) Write([]byte) (int, error) { panic("test panic while copying the build's output") }
+
+// panicOnWait is a Runner whose Wait panics.
+type panicOnWait struct{ Runner }
+
+func (panicOnWait) Wait() (int, error) { panic("test panic while waiting for the build") }
+
+// guardThenPanic runs one guarded build on a pty, with the process's stdin
+// (a terminal) in raw mode, in which a goroutine other than Run's panics:
+// the copy of the build's output (where "output") or the wait for it
+// ("wait"). The process dies of the panic; the terminal must be restored.
+func guardThenPanic(where string) int {
+	exe, err := os.Executable()
+	if err != nil {
+		return 6
+	}
+	cfg := Config{
+		Endpoint:  agentproto.Endpoint{Port: "4000"},
+		Env:       append(os.Environ(), childEnv+"=print"),
+		NewRunner: func(c Command) Runner { return NewPTYRunner(c) },
+		Dial: func(context.Context, int) (Agent, error) {
+			return newFakeAgent(), nil
+		},
+	}
+	switch where {
+	case "output":
+		cfg.Stdout = panicWriter{}
+	case "wait":
+		cfg.NewRunner = func(c Command) Runner { return panicOnWait{NewPTYRunner(c)} }
+	}
+	g, err := New(cfg)
+	if err != nil {
+		return 6
+	}
+	_, _ = g.Run(context.Background(), []string{exe, "out", "err"})
+	return 7 // not reached: the panic ends the process
 }
 
 // childCmd returns the argv and environment that run the test binary as the

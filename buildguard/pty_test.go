@@ -7,6 +7,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -161,6 +162,33 @@ func TestRunUnderTerminalInterruptedRestoresTerminal(t *testing.T) {
 	}
 	if got := h.agent.states(); got != "started,failed" {
 		t.Errorf("agent got %s, want started,failed", got)
+	}
+}
+
+// A panic in a goroutine other than Run's skips Run's deferred restore; the
+// goroutines that run while our terminal is raw restore it before the panic
+// ends the process.
+func TestPanicRestoresTerminal(t *testing.T) {
+	t.Parallel()
+	for _, where := range []string{"output", "wait"} {
+		t.Run(where, func(t *testing.T) {
+			t.Parallel()
+			_, tty := openPTY(t)
+			before := termios(t, tty)
+			argv, env := childCmd(t, "pty-panic", where)
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env = env
+			cmd.Stdin = tty
+			var stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+			err := cmd.Run()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), "panic: test panic") {
+				t.Fatalf("the wrapper ended with %v, want the test panic (exit 2); stderr:\n%s", err, stderr.String())
+			}
+			if after := termios(t, tty); *after != *before {
+				t.Errorf("terminal state not restored after the panic:\nbefore %+v\nafter  %+v", *before, *after)
+			}
+		})
 	}
 }
 

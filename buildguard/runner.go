@@ -153,6 +153,18 @@ func pump(dst io.Writer, src io.Reader, log hclog.Logger) {
 	}
 }
 
+// cleanUpOnPanic, deferred in a goroutine, runs cleanup when that goroutine
+// panics and then lets the panic go on. The process still crashes, as it
+// should, but not with the user's terminal left raw or the command running:
+// a panic outside the goroutine that called Run would otherwise skip every
+// deferred restore.
+func cleanUpOnPanic(cleanup func()) {
+	if p := recover(); p != nil {
+		cleanup()
+		panic(p)
+	}
+}
+
 // waitDone waits for done up to d and reports whether it closed.
 func waitDone(done <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)

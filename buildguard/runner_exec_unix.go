@@ -93,6 +93,7 @@ func (r *ExecRunner) input() (*os.File, error) {
 	r.parentEnds = append(r.parentEnds, pw)
 	src := r.c.Stdin
 	go func() {
+		defer cleanUpOnPanic(func() { _ = r.Kill() })
 		// Ends at EOF of src, or when the child no longer reads (EPIPE) or
 		// Close closed pw.
 		_, _ = io.Copy(pw, src)
@@ -121,6 +122,7 @@ func (r *ExecRunner) output(dst io.Writer) (*os.File, error) {
 	r.pumps.Add(1)
 	go func() {
 		defer r.pumps.Done()
+		defer cleanUpOnPanic(func() { _ = r.Kill() })
 		pump(w, pr, r.c.Logger)
 	}()
 	return pw, nil

@@ -126,9 +126,10 @@ func (r *PTYRunner) Start() error {
 	r.out = make(chan struct{})
 	go func() {
 		defer close(r.out)
+		defer cleanUpOnPanic(r.abandon)
 		pump(w, pt, r.c.Logger)
 	}()
-	r.in = startStdinCopier(r.c.Stdin, pt, intr, r.c.Interrupt, r.c.Logger)
+	r.in = startStdinCopier(r.c.Stdin, pt, intr, r.c.Interrupt, r.abandon, r.c.Logger)
 	return nil
 }
 
@@ -194,6 +195,13 @@ func (r *PTYRunner) Close() error {
 		r.restoreTerminal()
 	})
 	return nil
+}
+
+// abandon restores our terminal and kills the child's group, for a panic in
+// one of the goroutines that copy to and from the child.
+func (r *PTYRunner) abandon() {
+	r.restoreTerminal()
+	_ = r.Kill()
 }
 
 func (r *PTYRunner) restoreTerminal() {

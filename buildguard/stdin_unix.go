@@ -27,13 +27,15 @@ type stdinCopier struct {
 }
 
 // When intr is a character (0-255), each occurrence of it in the input is
-// not copied: onIntr is called instead (the raw terminal's Ctrl-C).
-func startStdinCopier(src io.Reader, dst io.Writer, intr int, onIntr func(), log hclog.Logger) *stdinCopier {
+// not copied: onIntr is called instead (the raw terminal's Ctrl-C). onPanic
+// runs if the copy panics (see cleanUpOnPanic).
+func startStdinCopier(src io.Reader, dst io.Writer, intr int, onIntr, onPanic func(), log hclog.Logger) *stdinCopier {
 	c := &stdinCopier{done: make(chan struct{})}
 	f, ok := src.(*os.File)
 	if !ok {
 		go func() {
 			defer close(c.done)
+			defer cleanUpOnPanic(onPanic)
 			if _, err := io.Copy(dst, src); err == nil {
 				_, _ = dst.Write(eof)
 			}
@@ -51,6 +53,7 @@ func startStdinCopier(src io.Reader, dst io.Writer, intr int, onIntr func(), log
 	wfd := int(wr.Fd())
 	go func() {
 		defer close(c.done)
+		defer cleanUpOnPanic(onPanic)
 		buf := make([]byte, 4096)
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wfd), Events: unix.POLLIN}}
 		for {
