@@ -65,10 +65,12 @@ func childMain(mode string, args []string) int {
 		return 0
 	case "guard": // guard keep|release: one Run on the process's own signals, then a SIGTERM to itself
 		return guardThenSignal(args[0] == "keep")
+	case "terminal-guard": // one Run on the process's own terminal and signals, of the "tty" child
+		return guardOnTerminal()
 	case "pty-panic": // pty-panic output|wait: one Run on a pty whose output copy or whose wait panics
 		return guardThenPanic(args[0])
-	case "tty": // reports its terminal, then echoes input lines with the terminal size until "quit"
-		fmt.Printf("stdin-tty=%v stdout-tty=%v\n", term.IsTerminal(0), term.IsTerminal(1))
+	case "tty": // reports its terminal and pid, then echoes input lines with the terminal size until "quit"
+		fmt.Printf("stdin-tty=%v stdout-tty=%v pid=%d\n", term.IsTerminal(0), term.IsTerminal(1), os.Getpid())
 		fmt.Print("\x1b[31mRED\x1b[0m\n")
 		cols, rows, _ := term.GetSize(1)
 		fmt.Printf("ready size=%d %d\n", rows, cols)
@@ -114,6 +116,30 @@ func guardThenSignal(keep bool) int {
 	time.Sleep(500 * time.Millisecond)
 	fmt.Println("survived")
 	return 0
+}
+
+// guardOnTerminal runs one guarded build of the "tty" child the way the
+// command does, on the process's own stdio and signals (a terminal: a pty
+// run), and prints what the agent received and the exit code.
+func guardOnTerminal() int {
+	exe, err := os.Executable()
+	if err != nil {
+		return 6
+	}
+	agent := newFakeAgent()
+	g, err := New(Config{
+		Endpoint: agentproto.Endpoint{Port: "4000"},
+		Env:      append(os.Environ(), childEnv+"=tty"),
+		Dial: func(context.Context, int) (Agent, error) {
+			return agent, nil
+		},
+	})
+	if err != nil {
+		return 6
+	}
+	code, err := g.Run(context.Background(), []string{exe})
+	fmt.Printf("agent=%s code=%d err=%v\n", agent.states(), code, err)
+	return code
 }
 
 // panicWriter panics when written to.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -163,6 +165,87 @@ func TestRunUnderTerminalInterruptedRestoresTerminal(t *testing.T) {
 	if got := h.agent.states(); got != "started,failed" {
 		t.Errorf("agent got %s, want started,failed", got)
 	}
+}
+
+// The suspend key typed on the raw terminal stops the build and the
+// wrapper's job as it would stop a build without the wrapper: the shell gets
+// its terminal back in its own mode, and fg raws it again and continues the
+// build. A job-control shell plays the user's shell.
+func TestSuspendKeyStopsAndContinuesTheJob(t *testing.T) {
+	t.Parallel()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal("bash is needed to play a job-control shell")
+	}
+	ptmx, tty := openPTY(t)
+	before := termios(t, tty)
+	var screen lockedBuffer
+	go io.Copy(&screen, ptmx)
+	argv, env := childCmd(t, "terminal-guard")
+	// The shell waits for a line while the job is stopped, so that the test
+	// sees the terminal as the shell has it.
+	script := `"$@"; echo "stopped=$?"; read -r line; fg; echo "done=$?"`
+	sh := exec.Command(bash, append([]string{"--norc", "--noprofile", "-m", "-c", script, "bash"}, argv...)...)
+	sh.Env = env
+	sh.Stdin, sh.Stdout, sh.Stderr = tty, tty, tty
+	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	shDone := make(chan error, 1)
+	go func() { shDone <- sh.Wait() }()
+	t.Cleanup(func() {
+		sh.Process.Kill()
+		<-shDone
+	})
+
+	waitOutput(t, &screen, "ready size=", nil)
+	m := regexp.MustCompile(`pid=(\d+)`).FindStringSubmatch(screen.String())
+	if m == nil {
+		t.Fatalf("the build printed no pid: %q", screen.String())
+	}
+	child, _ := strconv.Atoi(m[1])
+	if raw := termios(t, tty); raw.Lflag&unix.ICANON != 0 {
+		t.Fatalf("the terminal is not raw while the build runs: %+v", *raw)
+	}
+
+	ptmx.Write([]byte{before.Cc[unix.VSUSP]})
+	waitOutput(t, &screen, "stopped=148", nil)
+	if after := termios(t, tty); *after != *before {
+		t.Errorf("the stopped job left the terminal changed:\nbefore %+v\nafter  %+v", *before, *after)
+	}
+	if state := processState(t, child); state != 'T' {
+		t.Errorf("the build's state while its job is stopped is %c, want T (stopped)", state)
+	}
+
+	ptmx.Write([]byte("fg\r")) // the line the shell reads, then fg
+	ptmx.Write([]byte("hello\r"))
+	waitOutput(t, &screen, "got hello", nil)
+	if raw := termios(t, tty); raw.Lflag&unix.ICANON != 0 {
+		t.Errorf("the terminal is not raw again after fg: %+v", *raw)
+	}
+	ptmx.Write([]byte("quit\r"))
+	waitOutput(t, &screen, "done=0", nil)
+	if !strings.Contains(screen.String(), "agent=started,ok code=0 err=<nil>") {
+		t.Errorf("the wrapper did not report a confirmed build; terminal output:\n%q", screen.String())
+	}
+	if after := termios(t, tty); *after != *before {
+		t.Errorf("terminal state not restored at the end:\nbefore %+v\nafter  %+v", *before, *after)
+	}
+}
+
+// processState returns the state letter of process pid (R, S, T, Z, ...).
+func processState(t *testing.T, pid int) byte {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		t.Fatalf("unexpected /proc/%d/stat: %q", pid, b)
+	}
+	return b[i+2]
 }
 
 // A panic in a goroutine other than Run's skips Run's deferred restore; the

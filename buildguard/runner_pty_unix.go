@@ -100,23 +100,28 @@ func (r *PTYRunner) Start() error {
 	}
 	r.pt = pt
 
-	intr := -1 // the interrupt character of our terminal, when it has one
+	// In raw mode our terminal no longer turns its interrupt and suspend
+	// characters into signals: the input copy acts on them instead.
+	var keys map[byte]func()
 	if f, ok := terminalFile(r.c.Stdin); ok {
 		r.termMu.Lock()
 		r.termFd = int(f.Fd())
-		if t, err := unix.IoctlGetTermios(r.termFd, ioctlGetTermios); err == nil && t.Lflag&unix.ISIG != 0 && t.Cc[unix.VINTR] != 0 {
-			intr = int(t.Cc[unix.VINTR])
-		}
+		t, terr := unix.IoctlGetTermios(r.termFd, ioctlGetTermios)
 		if st, err := term.MakeRaw(r.termFd); err == nil {
 			r.termState = st
+			if terr == nil && t.Lflag&unix.ISIG != 0 {
+				keys = map[byte]func(){}
+				if c := t.Cc[unix.VINTR]; c != 0 && r.c.Interrupt != nil {
+					keys[c] = r.c.Interrupt
+				}
+				if c := t.Cc[unix.VSUSP]; c != 0 {
+					keys[c] = r.suspend
+				}
+			}
 		} else {
-			intr = -1 // not raw: the terminal itself sends SIGINT
 			r.c.Logger.Warn("cannot put the terminal in raw mode; input is line-buffered", "error", err)
 		}
 		r.termMu.Unlock()
-	}
-	if r.c.Interrupt == nil {
-		intr = -1
 	}
 
 	var w io.Writer = r.c.Stdout
@@ -129,7 +134,7 @@ func (r *PTYRunner) Start() error {
 		defer cleanUpOnPanic(r.abandon)
 		pump(w, pt, r.c.Logger)
 	}()
-	r.in = startStdinCopier(r.c.Stdin, pt, intr, r.c.Interrupt, r.abandon, r.c.Logger)
+	r.in = startStdinCopier(r.c.Stdin, pt, keys, r.abandon, r.c.Logger)
 	return nil
 }
 
@@ -195,6 +200,53 @@ func (r *PTYRunner) Close() error {
 		r.restoreTerminal()
 	})
 	return nil
+}
+
+// suspend does for the suspend key typed on our raw terminal (VSUSP, usually
+// Ctrl-Z) what the terminal does for a job without the wrapper: the build
+// stops, and so does the wrapper's job, which hands the terminal back to the
+// shell in its own mode. When the shell continues the job in the
+// foreground, the terminal is raw again, the child's terminal takes its
+// size, and the build goes on. The child is stopped with SIGSTOP: it leads
+// its own session, an orphaned process group, in which the kernel ignores
+// SIGTSTP. Outside job control (no shell to stop for) the wrapper's own stop
+// is ignored the same way, and the build goes on at once.
+func (r *PTYRunner) suspend() {
+	r.termMu.Lock()
+	if r.termState == nil { // closing
+		r.termMu.Unlock()
+		return
+	}
+	_ = r.group.signal(syscall.SIGSTOP)
+	if err := term.Restore(r.termFd, r.termState); err != nil {
+		r.c.Logger.Warn("restoring the terminal before suspending failed", "error", err)
+	}
+	r.termMu.Unlock()
+
+	r.c.Logger.Debug("suspending the build and the wrapper")
+	if err := stopJob(); err != nil {
+		r.c.Logger.Warn("suspending the wrapper failed", "error", err)
+	}
+	// Continued (or never stopped).
+
+	r.termMu.Lock()
+	if r.termState != nil {
+		// In the background (bg) the terminal stays as the shell has it: a
+		// change from there would stop the wrapper again (SIGTTOU).
+		r.termState = nil
+		if fg, err := unix.IoctlGetInt(r.termFd, unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
+			if st, err := term.MakeRaw(r.termFd); err == nil {
+				r.termState = st
+			} else {
+				r.c.Logger.Warn("cannot put the terminal back in raw mode; input is line-buffered", "error", err)
+			}
+		}
+	}
+	r.termMu.Unlock()
+	if err := r.Resize(); err != nil {
+		r.c.Logger.Debug("resizing the build's terminal failed", "error", err)
+	}
+	_ = r.group.signal(syscall.SIGCONT)
 }
 
 // abandon restores our terminal and kills the child's group, for a panic in

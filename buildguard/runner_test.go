@@ -141,3 +141,29 @@ func TestExecRunnerSignalReachesGroupAndKillIsIdempotent(t *testing.T) {
 		t.Errorf("Signal after Wait: %v", err)
 	}
 }
+
+// The input copy passes every byte on except the keys it acts on, calling
+// their functions in the order the keys were typed.
+func TestCopyInputActsOnKeysInOrder(t *testing.T) {
+	t.Parallel()
+	var got []string
+	var out bytes.Buffer
+	keys := map[byte]func(){
+		3:  func() { got = append(got, "intr@"+out.String()) },
+		26: func() { got = append(got, "susp@"+out.String()) },
+	}
+	if err := copyInput(&out, []byte("ab\x03c\x1a\x1ad\x03"), keys); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "abcd" {
+		t.Errorf("copied %q, want %q", out.String(), "abcd")
+	}
+	want := []string{"intr@ab", "susp@abc", "susp@abc", "intr@abcd"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("keys acted on as %v, want %v", got, want)
+	}
+	out.Reset()
+	if err := copyInput(&out, []byte("plain"), nil); err != nil || out.String() != "plain" {
+		t.Errorf("without keys: copied %q, %v", out.String(), err)
+	}
+}

@@ -3,7 +3,6 @@
 package buildguard
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -26,10 +25,10 @@ type stdinCopier struct {
 	done         chan struct{}
 }
 
-// When intr is a character (0-255), each occurrence of it in the input is
-// not copied: onIntr is called instead (the raw terminal's Ctrl-C). onPanic
-// runs if the copy panics (see cleanUpOnPanic).
-func startStdinCopier(src io.Reader, dst io.Writer, intr int, onIntr, onPanic func(), log hclog.Logger) *stdinCopier {
+// A byte of the input that is a key of keys is not copied: its function is
+// called instead (the raw terminal's Ctrl-C and Ctrl-Z). onPanic runs if the
+// copy panics (see cleanUpOnPanic).
+func startStdinCopier(src io.Reader, dst io.Writer, keys map[byte]func(), onPanic func(), log hclog.Logger) *stdinCopier {
 	c := &stdinCopier{done: make(chan struct{})}
 	f, ok := src.(*os.File)
 	if !ok {
@@ -72,7 +71,7 @@ func startStdinCopier(src io.Reader, dst io.Writer, intr int, onIntr, onPanic fu
 			}
 			n, err := unix.Read(fd, buf)
 			if n > 0 {
-				if werr := copyInput(dst, buf[:n], intr, onIntr); werr != nil {
+				if werr := copyInput(dst, buf[:n], keys); werr != nil {
 					return
 				}
 			}
@@ -101,26 +100,26 @@ func (c *stdinCopier) stop() {
 	}
 }
 
-// copyInput writes p to dst, except that each byte equal to intr (when it is
-// 0-255) is dropped and reported to onIntr.
-func copyInput(dst io.Writer, p []byte, intr int, onIntr func()) error {
-	if intr < 0 || intr > 255 {
-		_, err := dst.Write(p)
-		return err
-	}
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, byte(intr))
-		if i < 0 {
-			_, err := dst.Write(p)
-			return err
+// copyInput writes p to dst, except each byte that is a key of keys: its
+// function is called instead, in the order of the input.
+func copyInput(dst io.Writer, p []byte, keys map[byte]func()) error {
+	start := 0
+	for i, c := range p {
+		fn, ok := keys[c]
+		if !ok {
+			continue
 		}
-		if i > 0 {
-			if _, err := dst.Write(p[:i]); err != nil {
+		if i > start {
+			if _, err := dst.Write(p[start:i]); err != nil {
 				return err
 			}
 		}
-		onIntr()
-		p = p[i+1:]
+		fn()
+		start = i + 1
 	}
-	return nil
+	if start == len(p) {
+		return nil
+	}
+	_, err := dst.Write(p[start:])
+	return err
 }
