@@ -19,7 +19,9 @@ import (
 // PTYRunner runs the child as the leader of a new session on a
 // pseudo-terminal, so that it sees a terminal: colours and progress bars
 // survive. Our stdin, when it is a terminal, is put in raw mode and copied
-// to the child (Ctrl-C then reaches the child through its terminal); the
+// to the child, except two keys our terminal would have turned into signals:
+// the interrupt key goes to Command.Interrupt when it is set, and the
+// suspend key suspends the child and the wrapper's job (see suspend). The
 // child's size follows ours; the child's stdout and stderr arrive merged on
 // Stdout, as a terminal shows them. Close restores our terminal.
 type PTYRunner struct {
