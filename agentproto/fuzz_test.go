@@ -87,29 +87,59 @@ func FuzzReadLine(f *testing.F) {
 	})
 }
 
-// FuzzParseObject checks the member scanner against encoding/json: the same
-// inputs are objects, with the same members.
+// objectCases are inputs at the edges of the JSON grammar, for the
+// comparison of ParseObject with encoding/json.
+var objectCases = []string{
+	`{"a":1,"b":[{"c":"}"}],"d":"\"x\\","e":null}`,
+	` {"k\u00e9y":true , "n":-1.5e3 } `,
+	`{"a":1}{}`,
+	``, ` `, `{`, `}`, `{}`, ` {} `, `[]`, `1`, `"s"`, `null`, "\ufeff{}",
+	`{"a"}`, `{"a":}`, `{"a":1,}`, `{,"a":1}`, `{"a":1 "b":2}`, `{"a":1}x`, `{a:1}`, `{'a':1}`,
+	`{"n":-}`, `{"n":-0}`, `{"n":01}`, `{"n":1.}`, `{"n":.5}`, `{"n":1e}`, `{"n":1e+}`, `{"n":1E-2}`, `{"n":-0.0e-0}`, `{"n":+1}`,
+	`{"l":tru}`, `{"l":nul}`, `{"l":falsey}`, `{"l":true}`, `{"l":[true,false,null]}`,
+	`{"s":"\u12"}`, `{"s":"\u12g4"}`, `{"s":"\x"}`, `{"s":"\/\b\f\n\r\t"}`, "{\"s\":\"\x01\"}", "{\"s\":\"\x1f\"}", "{\"s\":\"\x7f\"}", "{\"s\":\"\xff\"}", "{\"\xff\":1}",
+	`{"a":[1,[2,[3]]],"b":{"c":{"d":{}}}}`, `{"a":[1,]}`, `{"a":[,1]}`, `{"a":[1 2]}`,
+	`{"dup":1,"dup":2}`, `{"e\"q":1}`,
+	"{\"a\":" + strings.Repeat("[", 9998) + strings.Repeat("]", 9998) + "}",
+	"{\"a\":" + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + "}",
+	"{\"a\":" + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + "}",
+}
+
+// checkParseObject checks ParseObject against encoding/json on data: the
+// same accept/reject decision and the same members.
+func checkParseObject(t *testing.T, data []byte) {
+	t.Helper()
+	obj, err := ParseObject(data)
+	var ref map[string]json.RawMessage
+	refErr := json.Unmarshal(data, &ref)
+	if (err == nil) != (refErr == nil && ref != nil) {
+		t.Fatalf("ParseObject err=%v, encoding/json err=%v for %q", err, refErr, data)
+	}
+	if err != nil {
+		return
+	}
+	for _, m := range obj {
+		if !bytes.Equal(bytes.TrimSpace(ref[m.Key]), m.Value) {
+			t.Fatalf("member %q = %s, encoding/json says %s", m.Key, m.Value, ref[m.Key])
+		}
+	}
+	if len(obj) != len(ref) {
+		t.Fatalf("%d members, encoding/json found %d", len(obj), len(ref))
+	}
+}
+
+func TestParseObjectMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	for _, c := range objectCases {
+		checkParseObject(t, []byte(c))
+	}
+}
+
+// FuzzParseObject checks the one-pass validating scanner against
+// encoding/json: the same decision and the same members for any input.
 func FuzzParseObject(f *testing.F) {
-	f.Add([]byte(`{"a":1,"b":[{"c":"}"}],"d":"\"x\\","e":null}`))
-	f.Add([]byte(` {"k\u00e9y":true , "n":-1.5e3 } `))
-	f.Add([]byte(`{"a":1}{}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		obj, err := ParseObject(data)
-		var ref map[string]json.RawMessage
-		refErr := json.Unmarshal(data, &ref)
-		if (err == nil) != (refErr == nil && ref != nil) {
-			t.Fatalf("ParseObject err=%v, encoding/json err=%v for %q", err, refErr, data)
-		}
-		if err != nil {
-			return
-		}
-		for _, m := range obj {
-			if !bytes.Equal(bytes.TrimSpace(ref[m.Key]), m.Value) {
-				t.Fatalf("member %q = %s, encoding/json says %s", m.Key, m.Value, ref[m.Key])
-			}
-		}
-		if len(obj) != len(ref) {
-			t.Fatalf("%d members, encoding/json found %d", len(obj), len(ref))
-		}
-	})
+	for _, c := range objectCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkParseObject(t, data) })
 }
