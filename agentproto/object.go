@@ -91,18 +91,11 @@ func scanValue(data []byte, i, depth int) int {
 // ('{'), or -1. member, when not nil, gets each member's key literal and
 // value, in order.
 func scanObject(data []byte, i, depth int, member func(key, value []byte)) int {
-	if depth > maxDepth {
-		return -1
-	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return i + 1
-	}
-	for {
-		if i >= len(data) || data[i] != '"' {
+	return scanSequence(data, i, depth, '}', func(k int) int {
+		if k >= len(data) || data[k] != '"' {
 			return -1
 		}
-		kEnd := scanString(data, i)
+		kEnd := scanString(data, k)
 		if kEnd < 0 {
 			return -1
 		}
@@ -112,40 +105,33 @@ func scanObject(data []byte, i, depth int, member func(key, value []byte)) int {
 		}
 		v = skipSpace(data, v+1)
 		vEnd := scanValue(data, v, depth)
-		if vEnd < 0 {
-			return -1
+		if vEnd >= 0 && member != nil {
+			member(data[k:kEnd], data[v:vEnd])
 		}
-		if member != nil {
-			member(data[i:kEnd], data[v:vEnd])
-		}
-		i = skipSpace(data, vEnd)
-		if i >= len(data) {
-			return -1
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case '}':
-			return i + 1
-		default:
-			return -1
-		}
-	}
+		return vEnd
+	})
 }
 
 // scanArray returns the index just past the array that starts at data[i]
 // ('['), or -1.
 func scanArray(data []byte, i, depth int) int {
+	return scanSequence(data, i, depth, ']', func(j int) int { return scanValue(data, j, depth) })
+}
+
+// scanSequence scans the object or array whose opening bracket is at
+// data[i]: elements separated by commas, up to and past the closing bracket
+// end. element scans the element that starts at j and returns the index
+// just past it, or -1.
+func scanSequence(data []byte, i, depth int, end byte, element func(j int) int) int {
 	if depth > maxDepth {
 		return -1
 	}
 	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == ']' {
+	if i < len(data) && data[i] == end {
 		return i + 1
 	}
 	for {
-		i = scanValue(data, i, depth)
-		if i < 0 {
+		if i = element(i); i < 0 {
 			return -1
 		}
 		i = skipSpace(data, i)
@@ -155,7 +141,7 @@ func scanArray(data []byte, i, depth int) int {
 		switch data[i] {
 		case ',':
 			i = skipSpace(data, i+1)
-		case ']':
+		case end:
 			return i + 1
 		default:
 			return -1
