@@ -98,7 +98,9 @@ func capabilities() *sdkmcp.ServerCapabilities {
 
 // Serve runs one MCP session over in and out until in reaches EOF (then it
 // returns nil after draining, at most DrainTimeout for a cancelled batch) or
-// ctx is cancelled.
+// ctx is cancelled. After a cancellation nothing more is read from in: a
+// read blocked on an input that supports deadlines (a pipe, a socket) is
+// interrupted, and any other reader stops at its next line.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	t := &Transport{In: in, Out: out, BackgroundTool: tools.VerifyBatch, InvalidArgs: s.invalidBatchArgs, DrainTimeout: s.drain, Logger: s.log.Named("transport")}
 	// The session starts out "initialized" at 2024-11-05 so the SDK serves

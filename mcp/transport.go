@@ -201,10 +201,32 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// Close implements sdkmcp.Connection. It does not close In or Out.
+// deadliner is an input whose blocked reads can be interrupted: a pipe or a
+// socket (*os.File, net.Conn).
+type deadliner interface{ SetReadDeadline(time.Time) error }
+
+// Close implements sdkmcp.Connection. It does not close In or Out. When In
+// supports deadlines, a read blocked on it returns at once, and the reader
+// stops without consuming further input; the deadline is cleared again once
+// it has stopped.
 func (c *conn) Close() error {
-	c.closeOnce.Do(func() { close(c.closed) })
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		if d, ok := c.in.(deadliner); ok {
+			_ = d.SetReadDeadline(time.Unix(1, 0))
+		}
+	})
 	return nil
+}
+
+// isClosed reports whether Close was called.
+func (c *conn) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
 }
 
 // Write implements sdkmcp.Connection. Only responses reach Out, each with the
@@ -247,16 +269,17 @@ func (c *conn) readLoop() {
 		case len(line) > 0:
 			c.handleLine(line)
 		}
+		if c.isClosed() {
+			if d, ok := c.in.(deadliner); ok {
+				_ = d.SetReadDeadline(time.Time{})
+			}
+			return
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				c.log.Warn("reading requests failed; stopping", "error", err)
 			}
 			break
-		}
-		select {
-		case <-c.closed:
-			return
-		default:
 		}
 	}
 	c.finish()
