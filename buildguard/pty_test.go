@@ -167,24 +167,27 @@ func TestRunUnderTerminalInterruptedRestoresTerminal(t *testing.T) {
 	}
 }
 
-// The suspend key typed on the raw terminal stops the build and the
-// wrapper's job as it would stop a build without the wrapper: the shell gets
-// its terminal back in its own mode, and fg raws it again and continues the
-// build. A job-control shell plays the user's shell.
-func TestSuspendKeyStopsAndContinuesTheJob(t *testing.T) {
-	t.Parallel()
+// jobShell is a job-control shell (bash -m) on a pty, playing the user's
+// shell around a guarded build of the "tty" child.
+type jobShell struct {
+	ptmx, tty *os.File
+	screen    *lockedBuffer
+	before    *unix.Termios // the terminal as the shell has it
+	child     int           // the build's pid
+}
+
+// startJobShell runs script in the shell, with "$@" the wrapper, and waits
+// until the build runs with the terminal raw.
+func startJobShell(t *testing.T, script string) *jobShell {
+	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Fatal("bash is needed to play a job-control shell")
 	}
 	ptmx, tty := openPTY(t)
-	before := termios(t, tty)
-	var screen lockedBuffer
-	go io.Copy(&screen, ptmx)
+	j := &jobShell{ptmx: ptmx, tty: tty, screen: &lockedBuffer{}, before: termios(t, tty)}
+	go io.Copy(j.screen, ptmx)
 	argv, env := childCmd(t, "terminal-guard")
-	// The shell waits for a line while the job is stopped, so that the test
-	// sees the terminal as the shell has it.
-	script := `"$@"; echo "stopped=$?"; read -r line; fg; echo "done=$?"`
 	sh := exec.Command(bash, append([]string{"--norc", "--noprofile", "-m", "-c", script, "bash"}, argv...)...)
 	sh.Env = env
 	sh.Stdin, sh.Stdout, sh.Stderr = tty, tty, tty
@@ -198,40 +201,102 @@ func TestSuspendKeyStopsAndContinuesTheJob(t *testing.T) {
 		sh.Process.Kill()
 		<-shDone
 	})
-
-	waitOutput(t, &screen, "ready size=", nil)
-	m := regexp.MustCompile(`pid=(\d+)`).FindStringSubmatch(screen.String())
+	waitOutput(t, j.screen, "ready size=", nil)
+	m := regexp.MustCompile(`pid=(\d+)`).FindStringSubmatch(j.screen.String())
 	if m == nil {
-		t.Fatalf("the build printed no pid: %q", screen.String())
+		t.Fatalf("the build printed no pid: %q", j.screen.String())
 	}
-	child, _ := strconv.Atoi(m[1])
-	if raw := termios(t, tty); raw.Lflag&unix.ICANON != 0 {
-		t.Fatalf("the terminal is not raw while the build runs: %+v", *raw)
+	j.child, _ = strconv.Atoi(m[1])
+	if !j.raw(t) {
+		t.Fatalf("the terminal is not raw while the build runs: %+v", *termios(t, tty))
 	}
+	return j
+}
 
-	ptmx.Write([]byte{before.Cc[unix.VSUSP]})
-	waitOutput(t, &screen, "stopped=148", nil)
-	if after := termios(t, tty); *after != *before {
-		t.Errorf("the stopped job left the terminal changed:\nbefore %+v\nafter  %+v", *before, *after)
+func (j *jobShell) raw(t *testing.T) bool { return termios(t, j.tty).Lflag&unix.ICANON == 0 }
+
+func (j *jobShell) typeIn(t *testing.T, s string) {
+	t.Helper()
+	if _, err := j.ptmx.Write([]byte(s)); err != nil {
+		t.Fatal(err)
 	}
-	if state := processState(t, child); state != 'T' {
+}
+
+// suspend types the suspend key and checks the stopped job: the shell has
+// its terminal back unchanged, and the build is stopped.
+func (j *jobShell) suspend(t *testing.T) {
+	t.Helper()
+	j.typeIn(t, string(j.before.Cc[unix.VSUSP]))
+	waitOutput(t, j.screen, "stopped=148", nil)
+	if after := termios(t, j.tty); *after != *j.before {
+		t.Errorf("the stopped job left the terminal changed:\nbefore %+v\nafter  %+v", *j.before, *after)
+	}
+	if state := processState(t, j.child); state != 'T' {
 		t.Errorf("the build's state while its job is stopped is %c, want T (stopped)", state)
 	}
+}
 
-	ptmx.Write([]byte("fg\r")) // the line the shell reads, then fg
-	ptmx.Write([]byte("hello\r"))
-	waitOutput(t, &screen, "got hello", nil)
-	if raw := termios(t, tty); raw.Lflag&unix.ICANON != 0 {
-		t.Errorf("the terminal is not raw again after fg: %+v", *raw)
+// finish checks that input reaches the build on a raw terminal, ends it,
+// and checks the confirmed finish and the terminal restored.
+func (j *jobShell) finish(t *testing.T) {
+	t.Helper()
+	j.typeIn(t, "hello\r")
+	waitOutput(t, j.screen, "got hello", nil)
+	if !j.raw(t) {
+		t.Errorf("the terminal is not raw again after fg: %+v", *termios(t, j.tty))
 	}
-	ptmx.Write([]byte("quit\r"))
-	waitOutput(t, &screen, "done=0", nil)
-	if !strings.Contains(screen.String(), "agent=started,ok code=0 err=<nil>") {
-		t.Errorf("the wrapper did not report a confirmed build; terminal output:\n%q", screen.String())
+	j.typeIn(t, "quit\r")
+	waitOutput(t, j.screen, "done=0", nil)
+	if !strings.Contains(j.screen.String(), "agent=started,ok code=0 err=<nil>") {
+		t.Errorf("the wrapper did not report a confirmed build; terminal output:\n%q", j.screen.String())
 	}
-	if after := termios(t, tty); *after != *before {
-		t.Errorf("terminal state not restored at the end:\nbefore %+v\nafter  %+v", *before, *after)
+	if after := termios(t, j.tty); *after != *j.before {
+		t.Errorf("terminal state not restored at the end:\nbefore %+v\nafter  %+v", *j.before, *after)
 	}
+}
+
+// waitUntil waits (bounded) until cond holds.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not happen within 20 s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The suspend key typed on the raw terminal stops the build and the
+// wrapper's job as it would stop a build without the wrapper: the shell gets
+// its terminal back in its own mode, and fg raws it again and continues the
+// build.
+func TestSuspendKeyStopsAndContinuesTheJob(t *testing.T) {
+	t.Parallel()
+	// The shell waits for a line while the job is stopped, so that the test
+	// sees the terminal as the shell has it.
+	j := startJobShell(t, `"$@"; echo "stopped=$?"; read -r line; fg; echo "done=$?"`)
+	j.suspend(t)
+	j.typeIn(t, "fg\r") // the line the shell reads, then fg
+	j.finish(t)
+}
+
+// Continued in the background, the build runs on while the terminal stays
+// the shell's; fg then makes it raw again, whether the wrapper was stopped
+// again meanwhile (reading the terminal from the background) or not (fg
+// then sends no signal).
+func TestSuspendedJobContinuesInTheBackground(t *testing.T) {
+	t.Parallel()
+	j := startJobShell(t, `"$@"; echo "stopped=$?"; read -r line; bg; read -r line; fg; echo "done=$?"`)
+	j.suspend(t)
+	j.typeIn(t, "bg\r")
+	waitUntil(t, "the build continuing", func() bool { return processState(t, j.child) != 'T' })
+	if after := termios(t, j.tty); *after != *j.before {
+		t.Errorf("the job in the background changed the terminal:\nbefore %+v\nafter  %+v", *j.before, *after)
+	}
+	j.typeIn(t, "fg\r")
+	waitUntil(t, "the terminal raw again after fg", func() bool { return j.raw(t) })
+	j.finish(t)
 }
 
 // processState returns the state letter of process pid (R, S, T, Z, ...).

@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -35,6 +37,11 @@ type PTYRunner struct {
 	termMu    sync.Mutex
 	termFd    int
 	termState *term.State // non-nil while our stdin is in raw mode
+	// rawWanted: our stdin is to be raw whenever we are in its foreground,
+	// from Start until the build's end.
+	rawWanted bool
+	stopCont  func()        // stops watchContinue
+	kick      chan struct{} // asks watchContinue to look again
 	closeOnce sync.Once
 }
 
@@ -105,12 +112,14 @@ func (r *PTYRunner) Start() error {
 	// In raw mode our terminal no longer turns its interrupt and suspend
 	// characters into signals: the input copy acts on them instead.
 	var keys map[byte]func()
+	raw := false
 	if f, ok := terminalFile(r.c.Stdin); ok {
 		r.termMu.Lock()
 		r.termFd = int(f.Fd())
 		t, terr := unix.IoctlGetTermios(r.termFd, ioctlGetTermios)
 		if st, err := term.MakeRaw(r.termFd); err == nil {
-			r.termState = st
+			r.termState, r.rawWanted, raw = st, true, true
+			r.watchContinue()
 			if terr == nil && t.Lflag&unix.ISIG != 0 {
 				keys = map[byte]func(){}
 				if c := t.Cc[unix.VINTR]; c != 0 && r.c.Interrupt != nil {
@@ -136,7 +145,11 @@ func (r *PTYRunner) Start() error {
 		defer cleanUpOnPanic(r.abandon)
 		pump(w, pt, r.c.Logger)
 	}()
-	r.in = startStdinCopier(r.c.Stdin, pt, keys, r.abandon, r.c.Logger)
+	in := inputCopy{keys: keys, onPanic: r.abandon, log: r.c.Logger}
+	if raw {
+		in.mayRead = r.inForeground
+	}
+	r.in = startStdinCopier(r.c.Stdin, pt, in)
 	return nil
 }
 
@@ -194,6 +207,9 @@ func (r *PTYRunner) Close() error {
 	r.closeOnce.Do(func() {
 		_ = r.Kill()
 		r.in.stop()
+		if r.stopCont != nil {
+			r.stopCont()
+		}
 		if r.pt != nil {
 			if err := r.pt.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 				r.c.Logger.Debug("closing the pty", "error", err)
@@ -209,13 +225,15 @@ func (r *PTYRunner) Close() error {
 // stops, and so does the wrapper's job, which hands the terminal back to the
 // shell in its own mode. When the shell continues the job in the
 // foreground, the terminal is raw again, the child's terminal takes its
-// size, and the build goes on. The child is stopped with SIGSTOP: it leads
-// its own session, an orphaned process group, in which the kernel ignores
-// SIGTSTP. Outside job control (no shell to stop for) the wrapper's own stop
-// is ignored the same way, and the build goes on at once.
+// size, and the build goes on; continued in the background (bg), the build
+// goes on and the terminal stays as the shell has it until fg. The child is
+// stopped with SIGSTOP: it leads its own session, an orphaned process group,
+// in which the kernel ignores SIGTSTP. Outside job control (no shell to stop
+// for) the wrapper's own stop is ignored the same way, and the build goes on
+// at once.
 func (r *PTYRunner) suspend() {
 	r.termMu.Lock()
-	if r.termState == nil { // closing
+	if r.termState == nil { // closing, or not raw
 		r.termMu.Unlock()
 		return
 	}
@@ -223,6 +241,7 @@ func (r *PTYRunner) suspend() {
 	if err := term.Restore(r.termFd, r.termState); err != nil {
 		r.c.Logger.Warn("restoring the terminal before suspending failed", "error", err)
 	}
+	r.termState = nil
 	r.termMu.Unlock()
 
 	r.c.Logger.Debug("suspending the build and the wrapper")
@@ -230,25 +249,93 @@ func (r *PTYRunner) suspend() {
 		r.c.Logger.Warn("suspending the wrapper failed", "error", err)
 	}
 	// Continued (or never stopped).
-
-	r.termMu.Lock()
-	if r.termState != nil {
-		// In the background (bg) the terminal stays as the shell has it: a
-		// change from there would stop the wrapper again (SIGTTOU).
-		r.termState = nil
-		if fg, err := unix.IoctlGetInt(r.termFd, unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
-			if st, err := term.MakeRaw(r.termFd); err == nil {
-				r.termState = st
-			} else {
-				r.c.Logger.Warn("cannot put the terminal back in raw mode; input is line-buffered", "error", err)
-			}
+	if !r.rawAgain() {
+		select {
+		case r.kick <- struct{}{}: // watch for the foreground
+		default:
 		}
 	}
-	r.termMu.Unlock()
 	if err := r.Resize(); err != nil {
 		r.c.Logger.Debug("resizing the build's terminal failed", "error", err)
 	}
 	_ = r.group.signal(syscall.SIGCONT)
+}
+
+// foregroundPoll is how often a wrapper continued in the background looks
+// whether it is in the foreground again: a shell's fg of a running job sends
+// no signal.
+const foregroundPoll = 200 * time.Millisecond
+
+// watchContinue makes the terminal raw again once the wrapper is back in its
+// foreground after a stop: continued there (SIGCONT), or continued in the
+// background (bg) and later brought to the foreground (fg), which it finds
+// by looking every foregroundPoll while it is in the background.
+func (r *PTYRunner) watchContinue() {
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, unix.SIGCONT)
+	r.kick = make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		defer cleanUpOnPanic(r.abandon)
+		var ticker *time.Ticker
+		var poll <-chan time.Time // set while in the background
+		defer func() {
+			if ticker != nil {
+				ticker.Stop()
+			}
+		}()
+		for {
+			select {
+			case <-cont:
+			case <-r.kick:
+			case <-poll:
+			case <-done:
+				return
+			}
+			switch settled := r.rawAgain(); {
+			case settled && ticker != nil:
+				ticker.Stop()
+				ticker, poll = nil, nil
+			case !settled && ticker == nil:
+				ticker = time.NewTicker(foregroundPoll)
+				poll = ticker.C
+			}
+		}
+	}()
+	r.stopCont = func() {
+		signal.Stop(cont)
+		close(done)
+	}
+}
+
+// rawAgain puts our terminal back in raw mode when it should be raw, is not,
+// and we are in its foreground. From the background a change would stop the
+// wrapper (SIGTTOU), so the terminal stays as the shell has it. It reports
+// whether there is nothing left to do: false only while the terminal should
+// be raw and the wrapper is in the background.
+func (r *PTYRunner) rawAgain() bool {
+	r.termMu.Lock()
+	defer r.termMu.Unlock()
+	if !r.rawWanted || r.termState != nil {
+		return true
+	}
+	if !r.inForeground() {
+		return false
+	}
+	st, err := term.MakeRaw(r.termFd)
+	if err != nil {
+		r.c.Logger.Warn("cannot put the terminal back in raw mode; input is line-buffered", "error", err)
+		return true
+	}
+	r.termState = st
+	return true
+}
+
+// inForeground reports whether the wrapper's process group is the foreground
+// of our terminal (stdin), or it cannot tell.
+func (r *PTYRunner) inForeground() bool {
+	fg, err := unix.IoctlGetInt(r.termFd, unix.TIOCGPGRP)
+	return err != nil || fg == unix.Getpgrp()
 }
 
 // abandon restores our terminal and kills the child's group, for a panic in
@@ -261,6 +348,7 @@ func (r *PTYRunner) abandon() {
 func (r *PTYRunner) restoreTerminal() {
 	r.termMu.Lock()
 	defer r.termMu.Unlock()
+	r.rawWanted = false
 	if r.termState == nil {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
@@ -25,10 +26,26 @@ type stdinCopier struct {
 	done         chan struct{}
 }
 
-// A byte of the input that is a key of keys is not copied: its function is
-// called instead (the raw terminal's Ctrl-C and Ctrl-Z). onPanic runs if the
-// copy panics (see cleanUpOnPanic).
-func startStdinCopier(src io.Reader, dst io.Writer, keys map[byte]func(), onPanic func(), log hclog.Logger) *stdinCopier {
+// backgroundWait is how long the input copy waits before it looks again
+// whether it may read, while it may not.
+const backgroundWait = 200 * time.Millisecond
+
+// inputCopy says how a stdinCopier treats the input.
+type inputCopy struct {
+	// keys are bytes that are not copied: their function is called instead
+	// (the raw terminal's Ctrl-C and Ctrl-Z).
+	keys map[byte]func()
+	// mayRead, when not nil, says whether the input may be read now: a
+	// terminal must not be read from the background, which would stop the
+	// wrapper (SIGTTIN).
+	mayRead func() bool
+	// onPanic runs if the copy panics (see cleanUpOnPanic).
+	onPanic func()
+	log     hclog.Logger
+}
+
+func startStdinCopier(src io.Reader, dst io.Writer, o inputCopy) *stdinCopier {
+	onPanic, log := o.onPanic, o.log
 	c := &stdinCopier{done: make(chan struct{})}
 	f, ok := src.(*os.File)
 	if !ok {
@@ -69,9 +86,17 @@ func startStdinCopier(src io.Reader, dst io.Writer, keys map[byte]func(), onPani
 			if fds[0].Revents == 0 {
 				continue
 			}
+			if o.mayRead != nil && !o.mayRead() {
+				// The input is someone else's for now: wait, waking for stop.
+				fds[1].Revents = 0
+				if _, err := unix.Poll(fds[1:], int(backgroundWait/time.Millisecond)); err == nil && fds[1].Revents != 0 {
+					return
+				}
+				continue
+			}
 			n, err := unix.Read(fd, buf)
 			if n > 0 {
-				if werr := copyInput(dst, buf[:n], keys); werr != nil {
+				if werr := copyInput(dst, buf[:n], o.keys); werr != nil {
 					return
 				}
 			}
