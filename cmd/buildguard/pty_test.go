@@ -30,25 +30,12 @@ func TestWrapUnderTerminal(t *testing.T) {
 	}
 	before := termios(t, tty)
 	script := `test -t 0 && test -t 1 && test -t 2 && echo tty-ok; printf '\033[31mRED\033[0m\n'; stty size`
-	cmd := exec.Command(bin, "--port-file", agent.PortFile(), "--owner", "tty-owner", "--", "sh", "-c", script)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var screen bytes.Buffer
-	done := make(chan struct{})
-	go func() {
-		io.Copy(&screen, ptmx) // ends with EIO when the wrapper closed the tty
-		close(done)
-	}()
-	werr := cmd.Wait()
-	after := termios(t, tty)
-	tty.Close()
-	<-done
+	r := startOnTerminal(t, bin, ptmx, tty, nil, "--port-file", agent.PortFile(), "--owner", "tty-owner", "--", "sh", "-c", script)
+	werr := <-r.exited
+	after, out := r.closeTerminal(t, tty)
 	if werr != nil {
-		t.Fatalf("buildguard: %v\n%s", werr, screen.String())
+		t.Fatalf("buildguard: %v\n%s", werr, out)
 	}
-	out := screen.String()
 	for _, want := range []string{"tty-ok\r\n", "\x1b[31mRED\x1b[0m\r\n", "30 100\r\n", "buildguard: build owner: tty-owner;"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("terminal shows %q, want it to contain %q", out, want)
@@ -108,45 +95,20 @@ func TestWrapLogLinesWhileTerminalIsRaw(t *testing.T) {
 	bin, agent, ptmx, tty := terminalFixture(t)
 	before := termios(t, tty)
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
-	cmd := exec.Command(bin, "--port-file", agent.PortFile(), "--owner", "raw-owner", "--",
+	r := startOnTerminal(t, bin, ptmx, tty, []string{"BUILDGUARD_LOG_LEVEL=info"}, "--port-file", agent.PortFile(), "--owner", "raw-owner", "--",
 		"sh", "-c", `echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; exec sleep 300`, "sh", pidFile)
-	cmd.Env = append(os.Environ(), "BUILDGUARD_LOG_LEVEL=info")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var screen bytes.Buffer
-	done := make(chan struct{})
-	go func() {
-		io.Copy(&screen, ptmx)
-		close(done)
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(pidFile); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("the build did not start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	r.waitPID(t, pidFile)
 	raw := termios(t, tty)
 	if raw.Oflag&unix.OPOST != 0 {
 		t.Errorf("the terminal keeps output processing while the build runs; this test needs raw mode")
 	}
-	cmd.Process.Signal(unix.SIGTERM)
-	werr := cmd.Wait()
-	after := termios(t, tty)
-	tty.Close()
-	<-done
+	r.cmd.Process.Signal(unix.SIGTERM)
+	werr := <-r.exited
+	after, out := r.closeTerminal(t, tty)
 	var ee *exec.ExitError
 	if !errors.As(werr, &ee) || ee.ExitCode() != 143 {
-		t.Fatalf("buildguard: %v, want exit 143\n%q", werr, screen.String())
+		t.Fatalf("buildguard: %v, want exit 143\n%q", werr, out)
 	}
-	out := screen.String()
 	i := strings.Index(out, "forwarding signal to the build")
 	if i < 0 {
 		t.Fatalf("terminal shows %q, want the forwarding log line", out)
@@ -170,56 +132,27 @@ func TestWrapCtrlCUnderPTYStopsStubbornBuild(t *testing.T) {
 	before := termios(t, tty)
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
 	script := `trap '' INT TERM HUP; echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; while :; do sleep 1; done`
-	cmd := exec.Command(bin, "--port-file", agent.PortFile(), "--owner", "ctrlc-owner", "--grace", "200ms", "--",
+	r := startOnTerminal(t, bin, ptmx, tty, nil, "--port-file", agent.PortFile(), "--owner", "ctrlc-owner", "--grace", "200ms", "--",
 		"sh", "-c", script, "sh", pidFile)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var screen bytes.Buffer
-	done := make(chan struct{})
-	go func() {
-		io.Copy(&screen, ptmx)
-		close(done)
-	}()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(pidFile); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			<-exited
-			t.Fatal("the build did not start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	pid := r.waitPID(t, pidFile)
 	if _, err := ptmx.Write([]byte{3}); err != nil { // Ctrl-C typed by the user
 		t.Fatal(err)
 	}
 	var werr error
 	select {
-	case werr = <-exited:
+	case werr = <-r.exited:
 	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		if b, err := os.ReadFile(pidFile); err == nil { // the build ignores the hangup
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				unix.Kill(pid, unix.SIGKILL)
-			}
-		}
+		r.cmd.Process.Kill()
+		<-r.exited
+		unix.Kill(pid, unix.SIGKILL) // the build ignores the hangup
 		t.Fatal("Ctrl-C did not stop the build")
 	}
-	after := termios(t, tty)
-	tty.Close()
-	<-done
+	after, out := r.closeTerminal(t, tty)
 	var ee *exec.ExitError
 	if !errors.As(werr, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("buildguard: %v, want exit 130\n%q", werr, screen.String())
+		t.Fatalf("buildguard: %v, want exit 130\n%q", werr, out)
 	}
-	if out := screen.String(); !strings.Contains(out, "build interrupted (interrupt); BUILD failed was acknowledged") {
+	if !strings.Contains(out, "build interrupted (interrupt); BUILD failed was acknowledged") {
 		t.Errorf("terminal shows %q, want the interruption line", out)
 	}
 	if *after != *before {
@@ -239,32 +172,12 @@ func TestWrapSIGKILLUnderPTYEndsBuild(t *testing.T) {
 	bin, agent, ptmx, tty := terminalFixture(t)
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
 	script := `trap '' INT TERM HUP; echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; while :; do sleep 1; done`
-	cmd := exec.Command(bin, "--port-file", agent.PortFile(), "--owner", "kill-owner", "--", "sh", "-c", script, "sh", pidFile)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go io.Copy(io.Discard, ptmx)
-	deadline := time.Now().Add(20 * time.Second)
-	var pid int
-	for {
-		if b, err := os.ReadFile(pidFile); err == nil {
-			if pid, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil {
-				t.Fatal(err)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("the build did not start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
+	r := startOnTerminal(t, bin, ptmx, tty, nil, "--port-file", agent.PortFile(), "--owner", "kill-owner", "--", "sh", "-c", script, "sh", pidFile)
+	pid := r.waitPID(t, pidFile)
+	r.cmd.Process.Kill()
+	<-r.exited
 	tty.Close()
-	deadline = time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for !processGone(pid) {
 		if time.Now().After(deadline) {
 			unix.Kill(pid, unix.SIGKILL)
@@ -275,6 +188,64 @@ func TestWrapSIGKILLUnderPTYEndsBuild(t *testing.T) {
 	if cmds := strings.Join(agent.Commands(), "\n"); strings.Contains(cmds, "BUILD ok") || strings.Contains(cmds, "BUILD failed") {
 		t.Errorf("agent received %q, want BUILD started only", cmds)
 	}
+}
+
+// terminalRun is the wrapper running with a pty's tty as the user's terminal.
+type terminalRun struct {
+	cmd    *exec.Cmd
+	exited chan error    // receives the wrapper's Wait once
+	screen bytes.Buffer  // what the terminal showed; complete once copied is closed
+	copied chan struct{} // closed when the terminal's output ended
+}
+
+// startOnTerminal starts the wrapper with args, and env added to ours, on
+// tty (stdin, stdout and stderr), and copies what the terminal shows.
+func startOnTerminal(t *testing.T, bin string, ptmx, tty *os.File, env []string, args ...string) *terminalRun {
+	t.Helper()
+	r := &terminalRun{cmd: exec.Command(bin, args...), exited: make(chan error, 1), copied: make(chan struct{})}
+	r.cmd.Env = append(os.Environ(), env...)
+	r.cmd.Stdin, r.cmd.Stdout, r.cmd.Stderr = tty, tty, tty
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.exited <- r.cmd.Wait() }()
+	go func() {
+		io.Copy(&r.screen, ptmx) // ends with EIO once the last tty is closed
+		close(r.copied)
+	}()
+	return r
+}
+
+// waitPID waits (bounded) until the build wrote its pid to path, and returns
+// it; when it does not, it kills the wrapper and fails the test.
+func (r *terminalRun) waitPID(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pid
+		}
+		if time.Now().After(deadline) {
+			r.cmd.Process.Kill()
+			<-r.exited
+			t.Fatal("the build did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// closeTerminal, once the wrapper exited, returns the terminal settings and
+// what the terminal showed, after closing tty.
+func (r *terminalRun) closeTerminal(t *testing.T, tty *os.File) (*unix.Termios, string) {
+	t.Helper()
+	after := termios(t, tty)
+	tty.Close()
+	<-r.copied
+	return after, r.screen.String()
 }
 
 // terminalFixture returns the buildguard binary (installed by
