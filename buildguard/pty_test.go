@@ -11,35 +11,18 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/buildguard/buildguard/internal/lockedbuf"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
 
-// lockedBuffer collects a terminal's output for assertions while it is written.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // waitOutput waits (bounded) until out contains s, calling poke between looks.
-func waitOutput(t *testing.T, out *lockedBuffer, s string, poke func()) {
+func waitOutput(t *testing.T, out *lockedbuf.Buffer, s string, poke func()) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
@@ -63,10 +46,10 @@ func TestRunUnderTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := termios(t, tty)
-	var screen lockedBuffer
+	var screen lockedbuf.Buffer
 	go io.Copy(&screen, ptmx)
 
-	var transcript lockedBuffer
+	var transcript lockedbuf.Buffer
 	h := newHarness(t)
 	h.cfg.Stdin, h.cfg.Stdout, h.cfg.Stderr = tty, tty, tty
 	h.cfg.Transcript = &transcript
@@ -133,7 +116,7 @@ func TestRunUnderTerminalInterruptedRestoresTerminal(t *testing.T) {
 	t.Parallel()
 	ptmx, tty := openPTY(t)
 	before := termios(t, tty)
-	var screen lockedBuffer
+	var screen lockedbuf.Buffer
 	go io.Copy(&screen, ptmx)
 	h := newHarness(t)
 	h.cfg.Stdin, h.cfg.Stdout, h.cfg.Stderr = tty, tty, tty
@@ -171,7 +154,7 @@ func TestRunUnderTerminalInterruptedRestoresTerminal(t *testing.T) {
 // shell around a guarded build of the "tty" child.
 type jobShell struct {
 	ptmx, tty *os.File
-	screen    *lockedBuffer
+	screen    *lockedbuf.Buffer
 	before    *unix.Termios // the terminal as the shell has it
 	child     int           // the build's pid
 }
@@ -185,7 +168,7 @@ func startJobShell(t *testing.T, script string) *jobShell {
 		t.Fatal("bash is needed to play a job-control shell")
 	}
 	ptmx, tty := openPTY(t)
-	j := &jobShell{ptmx: ptmx, tty: tty, screen: &lockedBuffer{}, before: termios(t, tty)}
+	j := &jobShell{ptmx: ptmx, tty: tty, screen: &lockedbuf.Buffer{}, before: termios(t, tty)}
 	go io.Copy(j.screen, ptmx)
 	argv, env := childCmd(t, "terminal-guard")
 	sh := exec.Command(bash, append([]string{"--norc", "--noprofile", "-m", "-c", script, "bash"}, argv...)...)
@@ -364,7 +347,7 @@ func TestExecRunnerTerminalStdinBecomesDevNull(t *testing.T) {
 func TestPTYRunnerPassesEndOfInput(t *testing.T) {
 	t.Parallel()
 	ptmx, tty := openPTY(t)
-	var screen lockedBuffer
+	var screen lockedbuf.Buffer
 	go io.Copy(&screen, ptmx)
 	r := NewPTYRunner(Command{Argv: []string{"sh", "-c", "cat; echo cat-ended"}, Stdin: strings.NewReader("typed\n"), Stdout: tty})
 	defer r.Close()

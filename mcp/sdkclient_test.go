@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/internal/lockedbuf"
+
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/buildguard/buildguard/tools"
@@ -20,7 +22,7 @@ func connectSDKClient(t *testing.T, caller Caller, version string) *sdkmcp.Clien
 	t.Cleanup(cancel)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	logs := &syncBuffer{}
+	logs := &lockedbuf.Buffer{}
 	srv := NewServer(Config{Caller: caller, Version: "test", Logger: testLogger(logs)})
 	served := make(chan error, 1)
 	go func() {

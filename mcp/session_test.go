@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/buildguard/buildguard/internal/lockedbuf"
 )
 
 // pipeSession is a live server on pipes: the test writes request lines and
@@ -21,26 +22,8 @@ type pipeSession struct {
 	in     *io.PipeWriter
 	out    *bufio.Reader
 	outW   *io.PipeWriter
-	logs   *syncBuffer
+	logs   *lockedbuf.Buffer
 	served chan error
-}
-
-// syncBuffer is a goroutine-safe bytes.Buffer for logs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startSession serves caller over pipes until the test ends.
@@ -48,7 +31,7 @@ func startSession(t *testing.T, caller Caller, drain time.Duration) *pipeSession
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	s := &pipeSession{t: t, in: inW, out: bufio.NewReader(outR), outW: outW, logs: &syncBuffer{}, served: make(chan error, 1)}
+	s := &pipeSession{t: t, in: inW, out: bufio.NewReader(outR), outW: outW, logs: &lockedbuf.Buffer{}, served: make(chan error, 1)}
 	srv := NewServer(Config{Caller: caller, Version: "test", Logger: testLogger(s.logs), DrainTimeout: drain})
 	go func() {
 		err := srv.Serve(context.Background(), inR, outW)
@@ -170,7 +153,7 @@ func TestServeCancelInterruptsTheRead(t *testing.T) {
 	defer inR.Close()
 	defer inW.Close()
 	in := &watchedFile{File: inR, reading: make(chan struct{}), interrupted: make(chan struct{})}
-	srv := NewServer(Config{Caller: &fakeCaller{}, Version: "test", Logger: testLogger(&syncBuffer{})})
+	srv := NewServer(Config{Caller: &fakeCaller{}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, in, io.Discard) }()

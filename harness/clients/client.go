@@ -3,7 +3,6 @@
 package clients
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,8 +10,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sync"
 	"time"
+
+	"github.com/buildguard/buildguard/internal/lockedbuf"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,36 +93,18 @@ func (s ServerCommand) cmd(stderr io.Writer) *exec.Cmd {
 	return c
 }
 
-// lockedBuffer collects the server's stderr.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // GoSDKClient is the go-sdk v1.8.0 client over CommandTransport.
 type GoSDKClient struct {
 	lane    string
 	session *sdkmcp.ClientSession
-	stderr  *lockedBuffer
+	stderr  *lockedbuf.Buffer
 }
 
 // DialGoSDK starts the server with go-sdk's CommandTransport and initializes
 // a session asking for version (VersionDefault: the SDK's default).
 func DialGoSDK(ctx context.Context, lane string, server ServerCommand, version string) (*GoSDKClient, error) {
 	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "buildguard-client-matrix", Version: "1"}, nil)
-	stderr := &lockedBuffer{}
+	stderr := &lockedbuf.Buffer{}
 	transport := &sdkmcp.CommandTransport{Command: server.cmd(stderr), TerminateDuration: 2 * time.Second}
 	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
 	defer cancel()
