@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/internal/proc"
+
 	"github.com/buildguard/buildguard/agentproto"
 	"golang.org/x/term"
 )
@@ -208,28 +210,12 @@ func waitFile(t *testing.T, path string) string {
 	return ""
 }
 
-// processGone reports whether pid no longer runs (absent, or a zombie
-// waiting for its new parent to collect it).
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	// The state follows the command name in parentheses.
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == ')' {
-			return i+2 < len(b) && b[i+2] == 'Z'
-		}
-	}
-	return false
-}
-
 // waitGone waits (bounded) for pid to stop running.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if processGone(pid) {
+		if proc.Gone(pid) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/internal/proc"
+
 	"github.com/buildguard/buildguard/internal/lockedbuf"
 
 	"github.com/creack/pty"
@@ -214,7 +216,7 @@ func (j *jobShell) suspend(t *testing.T) {
 	if after := termios(t, j.tty); *after != *j.before {
 		t.Errorf("the stopped job left the terminal changed:\nbefore %+v\nafter  %+v", *j.before, *after)
 	}
-	if state := processState(t, j.child); state != 'T' {
+	if state, _ := proc.State(j.child); state != 'T' {
 		t.Errorf("the build's state while its job is stopped is %c, want T (stopped)", state)
 	}
 }
@@ -273,27 +275,13 @@ func TestSuspendedJobContinuesInTheBackground(t *testing.T) {
 	j := startJobShell(t, `"$@"; echo "stopped=$?"; read -r line; bg; read -r line; fg; echo "done=$?"`)
 	j.suspend(t)
 	j.typeIn(t, "bg\r")
-	waitUntil(t, "the build continuing", func() bool { return processState(t, j.child) != 'T' })
+	waitUntil(t, "the build continuing", func() bool { s, _ := proc.State(j.child); return s != 'T' })
 	if after := termios(t, j.tty); *after != *j.before {
 		t.Errorf("the job in the background changed the terminal:\nbefore %+v\nafter  %+v", *j.before, *after)
 	}
 	j.typeIn(t, "fg\r")
 	waitUntil(t, "the terminal raw again after fg", func() bool { return j.raw(t) })
 	j.finish(t)
-}
-
-// processState returns the state letter of process pid (R, S, T, Z, ...).
-func processState(t *testing.T, pid int) byte {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		t.Fatalf("unexpected /proc/%d/stat: %q", pid, b)
-	}
-	return b[i+2]
 }
 
 // A panic in a goroutine other than Run's skips Run's deferred restore; the

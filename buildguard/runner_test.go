@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/buildguard/buildguard/internal/proc"
 )
 
 func devNull(t *testing.T) *os.File {
@@ -123,7 +125,7 @@ func TestExecRunnerSignalReachesGroupAndKillIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, grandchild)
-	if processGone(child) {
+	if proc.Gone(child) {
 		t.Fatal("the child ignoring SIGTERM is gone")
 	}
 	for range 2 {

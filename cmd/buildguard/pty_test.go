@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/internal/proc"
+
 	"github.com/buildguard/buildguard/agentproto/agenttest"
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -178,7 +180,7 @@ func TestWrapSIGKILLUnderPTYEndsBuild(t *testing.T) {
 	<-r.exited
 	tty.Close()
 	deadline := time.Now().Add(10 * time.Second)
-	for !processGone(pid) {
+	for !proc.Gone(pid) {
 		if time.Now().After(deadline) {
 			unix.Kill(pid, unix.SIGKILL)
 			t.Fatalf("the build (pid %d) outlived the SIGKILLed wrapper", pid)

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/internal/proc"
+
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/agentproto/agenttest"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -157,22 +159,13 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 	for _, f := range args {
 		pid := readPid(ts, f)
 		deadline := time.Now().Add(10 * time.Second)
-		for !processGone(pid) {
+		for !proc.Gone(pid) {
 			if time.Now().After(deadline) {
 				ts.Fatalf("process %d (%s) still runs", pid, f)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-}
-
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }
 
 // expectCodeMain is `expectcode [-pidfile FILE] N PROG [ARG...]`: it runs PROG with our stdio
