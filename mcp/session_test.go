@@ -186,9 +186,10 @@ func TestServeCancelInterruptsTheRead(t *testing.T) {
 	got := make(chan string, 1)
 	go func() {
 		buf := make([]byte, len(later))
+		deadline := time.Now().Add(10 * time.Second)
 		for {
 			n, err := io.ReadFull(inR, buf)
-			if errors.Is(err, os.ErrDeadlineExceeded) && n == 0 {
+			if errors.Is(err, os.ErrDeadlineExceeded) && n == 0 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond) // until the reader cleared its deadline
 				continue
 			}
