@@ -114,7 +114,10 @@ func guardThenSignal(keep bool) int {
 		fmt.Fprintln(os.Stderr, code, err)
 		return 7
 	}
-	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		fmt.Fprintln(os.Stderr, "sending SIGTERM:", err)
+		return 8
+	}
 	time.Sleep(500 * time.Millisecond)
 	fmt.Println("survived")
 	return 0
