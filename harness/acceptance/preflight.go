@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,7 +23,14 @@ const (
 	pkgCompiler  = "libmaven-compiler-plugin-java"
 	pkgResources = "libmaven-resources-plugin-java"
 	pkgJar       = "libmaven-jar-plugin-java"
+	pkgJUnit5    = "junit5"
 )
+
+// offlineBuildPackages is the install line of the offline Gradle and Maven
+// builds (docs/build-safety.md#7): Debian's Maven plugins resolve their
+// parent POMs, junit5's org.junit:junit-bom:debian among them, from the same
+// offline repository, so a repository without junit5 cannot compile at all.
+var offlineBuildPackages = []string{pkgGradle, pkgCompiler, pkgResources, pkgJar, pkgJUnit5}
 
 // missing is one prerequisite that is not there and the package providing it.
 type missing struct {
@@ -41,7 +49,7 @@ func preflight(ctx context.Context, c Config, out io.Writer) error {
 		return nil
 	}
 	pkgs := packagesFor(miss)
-	install := "apt-get update && apt-get install -y " + strings.Join(pkgs, " ")
+	install := installCommand(pkgs)
 	if c.NoInstall || os.Geteuid() != 0 {
 		return fmt.Errorf("%w: %s; install with: %s", ErrPrerequisite, describe(miss), install)
 	}
@@ -62,6 +70,11 @@ func preflight(ctx context.Context, c Config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "preflight: installed %s\n", strings.Join(pkgs, " "))
 	return nil
+}
+
+// installCommand is the command line a message names for pkgs.
+func installCommand(pkgs []string) string {
+	return "apt-get update && apt-get install -y " + strings.Join(pkgs, " ")
 }
 
 // checkPrerequisites lists what the selected lanes need and do not find.
@@ -94,12 +107,16 @@ func checkPrerequisites(ctx context.Context, c Config) []missing {
 				miss = append(miss, missing{p.artifact + " " + p.version + " in " + c.MavenRepoSource, p.pkg})
 			}
 		}
+		bom := filepath.Join(c.MavenRepoSource, "org", "junit", "junit-bom", "debian", "junit-bom-debian.pom")
+		if _, err := os.Stat(bom); err != nil {
+			miss = append(miss, missing{"org.junit:junit-bom:debian in " + c.MavenRepoSource, pkgJUnit5})
+		}
 	}
 	return miss
 }
 
 // packagesFor lists the packages to install: the ones the missing items
-// need, plus the Maven plugin set whenever Gradle or a Maven plugin is
+// need, plus the whole offline build set whenever one of its packages is
 // missing (the install line of the project's documentation).
 func packagesFor(miss []missing) []string {
 	seen := map[string]bool{}
@@ -112,8 +129,8 @@ func packagesFor(miss []missing) []string {
 	}
 	for _, m := range miss {
 		add(m.pkg)
-		if m.pkg == pkgGradle || m.pkg == pkgCompiler || m.pkg == pkgResources {
-			for _, p := range []string{pkgGradle, pkgCompiler, pkgResources, pkgJar} {
+		if slices.Contains(offlineBuildPackages, m.pkg) {
+			for _, p := range offlineBuildPackages {
 				add(p)
 			}
 		}
@@ -166,4 +183,63 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// mavenProbePOM is a one-module project with one class, compiled offline
+// against the mirror before any scenario runs, so a repository that cannot
+// build at all fails here, naming the install command, instead of as the
+// first scenario's compile error.
+func mavenProbePOM() string {
+	return `<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>safety</groupId>
+  <artifactId>probe</artifactId>
+  <version>1</version>
+  <properties>
+    <maven.compiler.release>17</maven.compiler.release>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+  </properties>
+  <build>
+    <plugins>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-compiler-plugin</artifactId>
+        <version>` + mavenCompilerVersion + `</version>
+      </plugin>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-resources-plugin</artifactId>
+        <version>` + mavenResourcesVersion + `</version>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+`
+}
+
+// proveMavenRepository compiles a one-class project in dir with mvn offline
+// against repo, the way every Maven scenario builds. It fails with
+// ErrPrerequisite, Maven's last lines and the install command when the
+// compile fails or leaves no class file.
+func proveMavenRepository(ctx context.Context, mvn, repo, dir string) error {
+	src := filepath.Join(dir, "src", "main", "java")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return fmt.Errorf("creating the Maven probe: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pom.xml"), []byte(mavenProbePOM()), 0o644); err != nil {
+		return fmt.Errorf("creating the Maven probe: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "Probe.java"), []byte("public class Probe {}\n"), 0o644); err != nil {
+		return fmt.Errorf("creating the Maven probe: %w", err)
+	}
+	fix := "install with: " + installCommand(offlineBuildPackages)
+	out, err := output(ctx, mvn, "--offline", "--batch-mode", "-Dmaven.repo.local="+repo, "-f", filepath.Join(dir, "pom.xml"), "compile")
+	if err != nil {
+		return fmt.Errorf("%w: the offline Maven repository cannot compile a one-class project (%v); %s\n%s", ErrPrerequisite, err, fix, tail(out, 20))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "target", "classes", "Probe.class")); err != nil {
+		return fmt.Errorf("%w: the offline Maven probe compiled no class file; %s\n%s", ErrPrerequisite, fix, tail(out, 20))
+	}
+	return nil
 }

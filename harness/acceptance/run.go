@@ -152,6 +152,10 @@ func prepare(ctx context.Context, c *Config, t tools) (machine, error) {
 			return m, fmt.Errorf("checking the Maven mirror: %w", err)
 		}
 		fmt.Fprintf(c.Out, "acceptance: mirrored %d files of %s into %s\n", m.mavenFiles, c.MavenRepoSource, t.mavenRepo)
+		if err := proveMavenRepository(ctx, t.maven, t.mavenRepo, filepath.Join(c.WorkDir, "maven-probe")); err != nil {
+			return m, err
+		}
+		fmt.Fprintf(c.Out, "acceptance: the offline Maven repository compiles a one-class project\n")
 	}
 	v, err := output(ctx, c.Buildguard, "version")
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,7 +74,7 @@ func TestParseJavaMajor(t *testing.T) {
 func TestPackagesForIncludesPluginSet(t *testing.T) {
 	t.Parallel()
 	got := strings.Join(packagesFor([]missing{{"gradle", pkgGradle}}), " ")
-	if got != "gradle libmaven-compiler-plugin-java libmaven-resources-plugin-java libmaven-jar-plugin-java" {
+	if got != "gradle libmaven-compiler-plugin-java libmaven-resources-plugin-java libmaven-jar-plugin-java junit5" {
 		t.Errorf("packagesFor(gradle) = %q", got)
 	}
 	if got := strings.Join(packagesFor([]missing{{"javac", pkgJDK}}), " "); got != pkgJDK {
@@ -110,7 +111,8 @@ func TestPreflightNamesTheInstallCommand(t *testing.T) {
 	msg := err.Error()
 	for _, want := range []string{
 		"gradle", "maven-compiler-plugin 3.10.1", "maven-resources-plugin 3.3.0",
-		"install with: apt-get update && apt-get install -y gradle libmaven-compiler-plugin-java libmaven-resources-plugin-java libmaven-jar-plugin-java",
+		"org.junit:junit-bom:debian",
+		"install with: apt-get update && apt-get install -y gradle libmaven-compiler-plugin-java libmaven-resources-plugin-java libmaven-jar-plugin-java junit5",
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("preflight error lacks %q:\n%s", want, msg)
@@ -118,5 +120,28 @@ func TestPreflightNamesTheInstallCommand(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Errorf("preflight with NoInstall printed %q; it must not install", out.String())
+	}
+}
+
+func TestProveMavenRepositoryFailsOnAnEmptyRepository(t *testing.T) {
+	t.Parallel()
+	mvn, err := exec.LookPath("mvn")
+	if err != nil {
+		t.Fatalf("mvn not found: install with: %s", installCommand([]string{pkgMaven}))
+	}
+	dir := filepath.Join(t.TempDir(), "probe")
+	err = proveMavenRepository(context.Background(), mvn, t.TempDir(), dir)
+	if !errors.Is(err, ErrPrerequisite) {
+		t.Fatalf("err = %v, want ErrPrerequisite", err)
+	}
+	if want := "install with: apt-get update && apt-get install -y gradle libmaven-compiler-plugin-java libmaven-resources-plugin-java libmaven-jar-plugin-java junit5"; !strings.Contains(err.Error(), want) {
+		t.Errorf("err lacks %q:\n%v", want, err)
+	}
+	// The probe really ran Maven: its project is there and nothing compiled.
+	if _, err := os.Stat(filepath.Join(dir, "pom.xml")); err != nil {
+		t.Errorf("probe project missing: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "target", "classes", "Probe.class")); err == nil {
+		t.Error("an empty repository compiled the probe")
 	}
 }
