@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/internal/boundedfile"
 	"github.com/buildguard/buildguard/tools"
 )
 
@@ -77,7 +77,7 @@ func verifyArgs(pos []string, own map[string]string) (map[string]any, error) {
 	file, hasFile := own["classFile"]
 	switch {
 	case hasFile && len(pos) == 1:
-		sum, err := agentproto.FileSHA256(file)
+		sum, err := classFileSHA256(file)
 		if err != nil {
 			return nil, err
 		}
@@ -86,6 +86,16 @@ func verifyArgs(pos []string, own map[string]string) (map[string]any, error) {
 		return map[string]any{"className": pos[0], "sha256": pos[1]}, nil
 	}
 	return nil, errors.New("verify takes CLASS and either SHA256 or --class-file FILE")
+}
+
+// classFileSHA256 hashes a class file named on the command line, read with
+// the bound of docs/decisions.md#D13, before anything connects.
+func classFileSHA256(file string) (string, error) {
+	sum, err := boundedfile.SHA256(file, boundedfile.ClassFileLimit)
+	if err != nil {
+		return "", fmt.Errorf("reading the class file: %w; give the path of a regular .class file", err)
+	}
+	return sum, nil
 }
 
 func batchArgs(pos []string, _ map[string]string) (map[string]any, error) {
@@ -99,7 +109,7 @@ func batchArgs(pos []string, _ map[string]string) (map[string]any, error) {
 			return nil, fmt.Errorf("%q is not CLASS=SHA256 or CLASS=@FILE", p)
 		}
 		if file, isFile := strings.CutPrefix(value, "@"); isFile {
-			sum, err := agentproto.FileSHA256(file)
+			sum, err := classFileSHA256(file)
 			if err != nil {
 				return nil, err
 			}
