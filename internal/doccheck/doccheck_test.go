@@ -1,0 +1,121 @@
+package doccheck
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestRepository: every citation in the repository resolves, and nothing
+// points outside it. The fix for a failure is in its message.
+func TestRepository(t *testing.T) {
+	t.Parallel()
+	// work/ and dist/ hold run outputs (acceptance, client matrix, release),
+	// never tracked files.
+	// This file is skipped: its fixtures are bad references on purpose.
+	problems, err := Check(os.DirFS("../.."), "work", "dist", "internal/doccheck/doccheck_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+// TestRepositoryHasTheContract: the contract pages exist and the scan sees
+// their sections, so TestRepository cannot pass by finding no pages.
+func TestRepositoryHasTheContract(t *testing.T) {
+	t.Parallel()
+	for page, want := range map[string][]string{
+		"agent-protocol.md": {"1", "1.4", "4.10", "13.2"},
+		"mcp-server.md":     {"1.1", "2.2", "4.0", "4.11", "6", "7"},
+		"build-safety.md":   {"1", "3", "4", "7"},
+		"decisions.md":      {"D1", "D8", "D16"},
+	} {
+		b, err := os.ReadFile("../../docs/" + page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secs := Sections(b)
+		for _, s := range want {
+			if !secs[s] {
+				t.Errorf("docs/%s: no section %s among %v", page, s, secs)
+			}
+		}
+	}
+}
+
+func TestSections(t *testing.T) {
+	t.Parallel()
+	page := "# Title\n## 1. Transport\n### 1.4 Inbound\n#### 4.10 VERIFY\n## D12 — terminals\n" +
+		"## Not numbered\n```\n## 9. inside a fence\n```\n##7. no space\n## 12.x not a number\n"
+	got := Sections([]byte(page))
+	want := map[string]bool{"1": true, "1.4": true, "4.10": true, "D12": true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Sections (-want +got):\n%s", diff)
+	}
+}
+
+// TestCheck: each kind of bad reference is found on its line, and the good
+// ones are not reported.
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	shared := "../" + "shared/spec"
+	work := "/" + "work/shared"
+	bare := "mcp-" + "server.md §4.1"
+	index := "spec/" + "README.md"
+	fsys := fstest.MapFS{
+		"docs/mcp-server.md": {Data: []byte("# MCP\n## 4. Tools\n### 4.1 List\nAs §4 says, see [docs/decisions.md#D5](decisions.md#D5) and [x](decisions.md#D9).\n")},
+		"docs/decisions.md":  {Data: []byte("# Decisions\n## D5 — versions\nD5 cites itself.\n")},
+		"docs/schema.json":   {Data: []byte("{}")},
+		"a/ok.go": {Data: []byte("// docs/mcp-server.md#4.1, docs/mcp-server.md#4. and docs/decisions.md#D5.\n" +
+			"// docs/mcp-server.md and docs/schema.json; <RepoDir>/work/x is relative.\n")},
+		"a/bad.go": {Data: []byte("package a\n" +
+			"// docs/mcp-server.md#4.2\n" +
+			"// docs/hosts.md#1\n" +
+			"// see " + shared + "\n" +
+			"// at " + work + "\n" +
+			"// " + bare + "\n" +
+			"// " + index + "\n" +
+			"// the wrapper (D8)\n" +
+			"// docs/schema.json#1\n" +
+			"// the reader of §1.4\n")},
+		"a/testdata/x.txtar":    {Data: []byte("comment: docs/agent-protocol.md#7\n-- f --\n")},
+		"a/README.md":           {Data: []byte("[page](decisions.md#D5) outside docs is not a docs link but names a page without docs/\n")},
+		"a/skip.txt":            {Data: []byte(shared)},
+		".hidden/x.go":          {Data: []byte(shared)},
+		"work/acceptance/x.md":  {Data: []byte(shared)},
+		"node_modules/m/x.md":   {Data: []byte(shared)},
+		"docs/sub/ignored.json": {Data: []byte("{}")},
+	}
+	problems, err := Check(fsys, "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.File+":"+strconv.Itoa(p.Line)+": "+strings.SplitN(p.Msg, ";", 2)[0])
+	}
+	want := []string{
+		"a/README.md:1: cites decisions.md without docs/",
+		"a/bad.go:2: docs/mcp-server.md#4.2: docs/mcp-server.md has no section 4.2 (a heading starting with it)",
+		"a/bad.go:3: docs/hosts.md#1: no such page under docs/",
+		"a/bad.go:4: refers to the shared brief outside the repository",
+		"a/bad.go:5: names an absolute path under the machine's work root",
+		"a/bad.go:6: cites mcp-server.md without docs/",
+		"a/bad.go:6: cites a section with §",
+		"a/bad.go:7: cites the brief's spec index, outside the repository",
+		"a/bad.go:8: bare decision D8",
+		"a/bad.go:9: docs/schema.json#1: only Markdown pages have sections",
+		"a/bad.go:10: cites a section with § and no page",
+		"a/testdata/x.txtar:1: docs/agent-protocol.md#7: no such page under docs/",
+		"docs/mcp-server.md:4: link (decisions.md#D9): docs/decisions.md has no section D9 (a heading starting with it)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
