@@ -31,7 +31,7 @@ func Dial(ctx context.Context, port int) (*Conn, error) {
 }
 
 // Dial connects to 127.0.0.1:port — or, when that is refused, to [::1]:port,
-// where an agent in a JVM that prefers IPv6 listens (D6) — and reads the
+// where an agent in a JVM that prefers IPv6 listens (docs/decisions.md#D6) — and reads the
 // agent's CONNECTED handshake within ctx. Nothing but loopback is dialled.
 //
 // The handshake rule is the strict one for every caller: a JSON object with

@@ -160,7 +160,7 @@ func TestCancelInterruptsWait(t *testing.T) {
 }
 
 // Dialer.HandshakeTimeout gives the handshake its own deadline, counted from
-// the moment the connection is up (mcp-server.md §3.3: connect, handshake and
+// the moment the connection is up (docs/mcp-server.md#3.3: connect, handshake and
 // each command of a session get timeoutMs each): a silent agent ends the
 // dial with ErrNoHandshake even when ctx has no deadline.
 func TestDialHandshakeTimeout(t *testing.T) {
@@ -190,7 +190,7 @@ func TestDialHandshakeTimeout(t *testing.T) {
 }
 
 // A cancelled ctx sends nothing: once a verify_batch is cancelled, no further
-// VERIFY may reach the agent (mcp-server.md §5), whichever operation comes
+// VERIFY may reach the agent (docs/mcp-server.md#5), whichever operation comes
 // next on the connection.
 func TestCancelledContextSendsNothing(t *testing.T) {
 	t.Parallel()

@@ -13,7 +13,7 @@ const (
 	DoctorUnavailable = "unavailable"
 )
 
-// Bounds of DOCTOR evidence (agent-protocol.md §7).
+// Bounds of DOCTOR evidence (docs/agent-protocol.md#7).
 const (
 	maxDoctorString  = 512
 	maxWatchedSample = 8

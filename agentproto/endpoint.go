@@ -10,7 +10,7 @@ import (
 )
 
 // The port-file locations, relative to a project or hybris home directory,
-// that discovery tries in order (agent-protocol.md §1.2).
+// that discovery tries in order (docs/agent-protocol.md#1.2).
 var (
 	// DefaultPortFile is where the agent writes its port by default.
 	DefaultPortFile = filepath.Join(".reclazz", "agent.port")
@@ -20,7 +20,7 @@ var (
 
 // Endpoint selects the agent's port. The selectors are tried in the order
 // Port > PortFile > HybrisHome > discovery in Base, and an explicit selector
-// never falls back to the next one (mcp-server.md §1.2 step 7).
+// never falls back to the next one (docs/mcp-server.md#1.2 step 7).
 type Endpoint struct {
 	// Port is an explicit port, as given (it is trimmed like Java's trim(),
 	// then parsed like Java's Integer.parseInt). Empty means unset.

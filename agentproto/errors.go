@@ -3,7 +3,7 @@ package agentproto
 import "errors"
 
 // The errors below are the failure reasons a client reports. Their texts are
-// the reason strings of the contract (mcp-server.md §1.2, §3), so results that
+// the reason strings of the contract (docs/mcp-server.md#1.2, docs/mcp-server.md#3), so results that
 // carry them read the same as the Java sidecar's; wrapping errors add context
 // with %w and callers test them with errors.Is. None of them is ever success.
 var (

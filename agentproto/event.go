@@ -4,7 +4,7 @@ import (
 	"errors"
 )
 
-// The event levels of protocol 1 (agent-protocol.md §2.2).
+// The event levels of protocol 1 (docs/agent-protocol.md#2.2).
 const (
 	LevelConnected        = "CONNECTED"
 	LevelHeartbeat        = "HEARTBEAT"

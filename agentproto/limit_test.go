@@ -24,7 +24,7 @@ func padTo(t *testing.T, msg string, n int, unit string) string {
 }
 
 // A reply line of 16383 UTF-16 units is read; one of 16384 fails with
-// ErrTooLong (mcp-server.md §3.3: "a line of ≥16,384 characters fails").
+// ErrTooLong (docs/mcp-server.md#3.3: "a line of ≥16,384 characters fails").
 // Characters outside the BMP count two units, and the line terminator
 // (\n or \r\n) does not count.
 func TestReplyLineLimit(t *testing.T) {
@@ -59,7 +59,7 @@ func TestReplyLineLimit(t *testing.T) {
 }
 
 // Broadcast queries read with the Java sidecar's broadcast reader, which has
-// no 16384-char cap (agent-protocol.md §2.4): an agent line can legitimately
+// no 16384-char cap (docs/agent-protocol.md#2.4): an agent line can legitimately
 // reach ~25K chars when a 4096-char message is all control characters
 // (escaped six-fold). Go caps those lines at MaxBroadcastLineBytes instead.
 func TestQueryLineLimit(t *testing.T) {

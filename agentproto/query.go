@@ -8,7 +8,7 @@ import (
 )
 
 // QuietPeriod is how long a broadcast query waits for another line once it
-// has collected one (mcp-server.md §3.3).
+// has collected one (docs/mcp-server.md#3.3).
 const QuietPeriod = 500 * time.Millisecond
 
 // Query sends a broadcast command — HEALTH, PENDING or "DIAGNOSE <class>" —

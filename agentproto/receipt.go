@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// The receipt statuses of the agent (agent-protocol.md §8). Only
+// The receipt statuses of the agent (docs/agent-protocol.md#8). Only
 // ReceiptApplied proves that the exact bytes were reloaded.
 const (
 	ReceiptApplied     = "applied"

@@ -8,7 +8,7 @@ import (
 
 // refused recognises the error a refused connect really returns on this
 // platform (on Windows that is WSAECONNREFUSED, not syscall.ECONNREFUSED),
-// which is what makes Dial fall back to [::1] (D6).
+// which is what makes Dial fall back to [::1] (docs/decisions.md#D6).
 func TestRefusedMatchesARealRefusal(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")

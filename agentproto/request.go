@@ -103,7 +103,7 @@ func (c *Conn) Build(ctx context.Context, state, owner string) error {
 }
 
 // Doctor sends "DOCTOR <token>" and returns the validated evidence
-// (agent-protocol.md §7). A reply the agent marked "unavailable" is returned
+// (docs/agent-protocol.md#7). A reply the agent marked "unavailable" is returned
 // as such, with only RequestID, Status and Detail set; any reply that breaks a
 // rule fails with ErrInvalidResponse.
 func (c *Conn) Doctor(ctx context.Context) (*Doctor, error) {
@@ -122,7 +122,7 @@ func (c *Conn) Doctor(ctx context.Context) (*Doctor, error) {
 	return d, err
 }
 
-// ConfirmProject is the explicit-project gate (mcp-server.md §1.2): on this
+// ConfirmProject is the explicit-project gate (docs/mcp-server.md#1.2): on this
 // connection, before any requested command, it asks DOCTOR and requires
 // observed evidence whose workingDirectory is absolute and whose real path is
 // projectDir or lies below it. Any failure — no reply, an old agent, evidence
@@ -163,7 +163,7 @@ func within(dir, path string) bool {
 }
 
 // Verify sends "VERIFY <token> <class> <sha256>" and returns the validated
-// receipt (agent-protocol.md §8). Only Status "applied" proves that exactly
+// receipt (docs/agent-protocol.md#8). Only Status "applied" proves that exactly
 // these bytes were reloaded; the receipt is a point-in-time answer.
 func (c *Conn) Verify(ctx context.Context, class, sha256 string) (*Receipt, error) {
 	if !ValidClassName(class) || !ValidSHA256(sha256) {

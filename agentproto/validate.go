@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of the status-socket protocol (agent-protocol.md §11).
+// Limits of the status-socket protocol (docs/agent-protocol.md#11).
 const (
 	// MaxCommandChars is the longest command line the agent accepts, in UTF-16
 	// code units, excluding the newline. A longer line makes the agent close the
@@ -24,7 +24,7 @@ const (
 	// The Java sidecar's broadcast reader has no cap and a valid agent line
 	// can exceed MaxReplyChars (a 4096-char message of control characters is
 	// ~25K chars escaped), so these lines get the 64 KiB bound
-	// agent-protocol.md §2.4 recommends; a longer line fails with ErrTooLong.
+	// docs/agent-protocol.md#2.4 recommends; a longer line fails with ErrTooLong.
 	MaxBroadcastLineBytes = 64 << 10
 	// MaxClassNameChars is the longest binary class name VERIFY and DIAGNOSE accept.
 	MaxClassNameChars = 256

@@ -1,7 +1,8 @@
 // Package buildguard is the core of the build wrapper: it takes an owned hold
 // on the Reclazz agent, runs one build as a supervised child, and releases the
-// held class output only after the child exited 0 (decisions D8 and D9 of the
-// spec, mcp-server.md §6 and agent-protocol.md §10.4).
+// held class output only after the child exited 0 (docs/decisions.md#D8,
+// docs/decisions.md#D9, docs/decisions.md#D12, docs/mcp-server.md#6 and
+// docs/agent-protocol.md#10.4).
 //
 // It owns:
 //   - owner tokens (NewOwner, OwnerLine): a build's identity at the agent, the

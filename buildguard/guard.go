@@ -127,7 +127,7 @@ func New(cfg Config) (*Guard, error) {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	if cfg.Dial == nil {
-		// The connect and the handshake get a Timeout each (mcp-server.md §6).
+		// The connect and the handshake get a Timeout each (docs/mcp-server.md#6).
 		d := agentproto.Dialer{ConnectTimeout: cfg.Timeout, HandshakeTimeout: cfg.Timeout}
 		cfg.Dial = func(ctx context.Context, port int) (Agent, error) {
 			c, err := d.Dial(ctx, port)

@@ -148,7 +148,7 @@ func TestEOFCancelsTheBatch(t *testing.T) {
 
 // TestEOFWaitIsBounded: a tool that ignores cancellation cannot keep the
 // server from exiting after DrainTimeout, and that wait is the only one
-// (§2.1: up to 2 s, then exit 0): once it has expired, the server does not
+// (docs/mcp-server.md#2.1: up to 2 s, then exit 0): once it has expired, the server does not
 // wait a second time for the same handler.
 func TestEOFWaitIsBounded(t *testing.T) {
 	t.Parallel()

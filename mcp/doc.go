@@ -6,7 +6,8 @@
 //
 // The SDK owns sessions, tool registration, middleware dispatch and request
 // cancellation. Where its stdio defaults break the contract of
-// spec/mcp-server.md §2 and §5 and the decisions D4/D5, this package fixes them
+// docs/mcp-server.md#2 and docs/mcp-server.md#5, as docs/decisions.md#D4 and
+// docs/decisions.md#D5 require, this package fixes them
 // through the SDK's extension points only:
 //
 //   - [Transport] is an sdkmcp.Transport that reads one JSON object per line
@@ -20,11 +21,11 @@
 //     under one lock.
 //   - The session is connected in an already-initialized 2024-11-05 state, so
 //     the SDK serves ping, tools/list and tools/call before initialize (in the
-//     legacy shape, D5) instead of refusing them. The transport forwards only
+//     legacy shape, docs/decisions.md#D5) instead of refusing them. The transport forwards only
 //     the params fields it checked, so no ignored field (clientInfo, cursor,
 //     a 2026-07-28 sessionless _meta) can fail the SDK's decoding or switch a
 //     request's protocol.
-//   - Receiving middleware answers initialize with the D5 version policy
+//   - Receiving middleware answers initialize with the docs/decisions.md#D5 version policy
 //     (and refuses a second successful one with -32600),
 //     recovers panics as -32603, renders tools/list in the session's shape
 //     (fixed order, outputSchema and annotations only where the version has

@@ -14,7 +14,7 @@ type requestID struct {
 	key string
 }
 
-// parseID checks a raw JSON id (mcp-server.md §2.2): a string, or a number
+// parseID checks a raw JSON id (docs/mcp-server.md#2.2): a string, or a number
 // whose value is an integer. ok is false for anything else, including null.
 func parseID(raw json.RawMessage) (requestID, bool) {
 	if len(raw) == 0 {

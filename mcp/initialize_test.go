@@ -9,7 +9,7 @@ import (
 // TestInitializeResultShape: the initialize result is exactly
 // {protocolVersion, capabilities:{tools:{}}, serverInfo:{name, version},
 // instructions}. The instructions (one paragraph teaching the safe loop) are
-// buildguard's addition to the Java server's shape (mcp-server.md §2.3).
+// buildguard's addition to the Java server's shape (docs/mcp-server.md#2.3).
 func TestInitializeResultShape(t *testing.T) {
 	t.Parallel()
 	out := serveAll(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`+"\n")

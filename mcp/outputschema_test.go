@@ -44,10 +44,10 @@ func instance(t *testing.T, s string) any {
 
 const sha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-// A receipt as the agent sends it (mcp-server.md §4.7), with an extra field.
+// A receipt as the agent sends it (docs/mcp-server.md#4.7), with an extra field.
 var appliedReceipt = `{"requestId":"r1","sessionId":"s1","className":"app.Main","expectedSha256":"` + sha + `","observedSha256":"` + sha + `","status":"applied","source":"reclazz","detail":"applied","completedAt":"2026-01-01T00:00:00Z","extra":1}`
 
-// outputSample is a valid result object of a tool (mcp-server.md §4.2–4.10)
+// outputSample is a valid result object of a tool (docs/mcp-server.md#4.2–4.10)
 // and the fields it must carry under its schema's conditional rules, besides
 // the schema's top-level required list.
 type outputSample struct {
@@ -103,7 +103,7 @@ func TestSchemasCompile(t *testing.T) {
 		_ = json.Unmarshal(def.OutputSchema.(json.RawMessage), &out)
 		_, hasDraft := out["$schema"]
 		if hasDraft == (def.Name == tools.ReloadControl) || out["type"] != "object" {
-			t.Errorf("%s: $schema present=%v, type=%v (§4.11: all but reload_control carry $schema)", def.Name, hasDraft, out["type"])
+			t.Errorf("%s: $schema present=%v, type=%v (docs/mcp-server.md#4.11: all but reload_control carry $schema)", def.Name, hasDraft, out["type"])
 		}
 	}
 	if got := len(toolOutputSchemas(t)); got != len(tools.Names) {

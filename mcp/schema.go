@@ -40,7 +40,7 @@ func (o obj) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// The maximum length of every string argument (mcp-server.md §4.0).
+// The maximum length of every string argument (docs/mcp-server.md#4.0).
 const maxArgLength = 4096
 
 // stringProp is {"type":"string","maxLength":max,"description":…}.
@@ -60,7 +60,7 @@ func commonProps(timeoutDescription string) obj {
 	}
 }
 
-// timeoutDescription states a tool's default timeout (decision D7).
+// timeoutDescription states a tool's default timeout (docs/decisions.md#D7).
 func timeoutDescription(defaultMs int) string {
 	return fmt.Sprintf("Timeout in milliseconds as an integer string, 1-60000. Default %d.", defaultMs)
 }
@@ -81,7 +81,7 @@ func inputSchema(timeout string, extra obj, required ...string) obj {
 var outputSchemaFiles embed.FS
 
 // OutputSchema returns the output schema (JSON Schema 2020-12,
-// mcp-server.md §4.11) of one of the nine tools, as tools/list advertises it
+// docs/mcp-server.md#4.11) of one of the nine tools, as tools/list advertises it
 // from 2025-06-18 on.
 func OutputSchema(tool string) (json.RawMessage, bool) {
 	if _, err := outputSchemaFiles.ReadFile("outputschemas/" + tool + ".json"); err != nil {

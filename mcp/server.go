@@ -17,7 +17,7 @@ import (
 	"github.com/buildguard/buildguard/tools"
 )
 
-// ServerName is serverInfo.name (decision D3).
+// ServerName is serverInfo.name (docs/decisions.md#D3).
 const ServerName = "buildguard"
 
 // Instructions is the initialize instructions paragraph: the safe loop.
@@ -104,7 +104,7 @@ func capabilities() *sdkmcp.ServerCapabilities {
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	t := &Transport{In: in, Out: out, BackgroundTool: tools.VerifyBatch, InvalidArgs: s.invalidBatchArgs, DrainTimeout: s.drain, Logger: s.log.Named("transport")}
 	// The session starts out "initialized" at 2024-11-05 so the SDK serves
-	// requests before initialize (in the legacy shape, D5); the initialize
+	// requests before initialize (in the legacy shape, docs/decisions.md#D5); the initialize
 	// middleware answers initialize itself.
 	ss, err := s.sdk.Connect(ctx, t, &sdkmcp.ServerSessionOptions{State: &sdkmcp.ServerSessionState{
 		InitializeParams: &sdkmcp.InitializeParams{ProtocolVersion: Version20241105, Capabilities: &sdkmcp.ClientCapabilities{}},
@@ -124,7 +124,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	case <-t.ended():
 		if t.drainExpired() {
 			// The transport already waited DrainTimeout for the cancelled
-			// batch; the contract allows that one wait, then exit 0 (§2.1).
+			// batch; the contract allows that one wait, then exit 0 (docs/mcp-server.md#2.1).
 			return nil
 		}
 		// Input ended and the transport drained; the SDK still waits for
@@ -195,7 +195,7 @@ func internalError(req sdkmcp.Request) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
 }
 
-// initialize answers initialize with the D5 policy: a served version is
+// initialize answers initialize with the docs/decisions.md#D5 policy: a served version is
 // echoed, anything else gets the newest. A second successful initialize is
 // refused with -32600. (A failed one never reaches here: the transport
 // answers a missing or blank protocolVersion.)
@@ -325,7 +325,7 @@ type textBlock struct {
 }
 
 // renderToolCall runs unknown tool names through the Caller too (so their
-// arguments are checked first and the error is "Unknown tool: …", §4.0) and
+// arguments are checked first and the error is "Unknown tool: …", docs/mcp-server.md#4.0) and
 // renders every result in the wire shape.
 func (s *Server) renderToolCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
@@ -379,7 +379,7 @@ func (s *Server) runTool(ctx context.Context, ss *sdkmcp.ServerSession, name str
 	switch {
 	case errors.As(err, &argErr):
 		// A call of an unknown tool is a protocol error in every version
-		// (D5), even when its arguments fail first (§4.0 orders the message).
+		// (docs/decisions.md#D5), even when its arguments fail first (docs/mcp-server.md#4.0 orders the message).
 		if argErr.Protocol || !sh.argToolError || toolRank(name) == len(tools.Names) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: argErr.Message}
 		}

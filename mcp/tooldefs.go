@@ -6,7 +6,7 @@ import (
 	"github.com/buildguard/buildguard/tools"
 )
 
-// The default timeouts of decision D7, in milliseconds.
+// The default timeouts of docs/decisions.md#D7, in milliseconds.
 const (
 	sessionTimeoutMs = 5000 // build, verify, verify_batch, doctor, reload_control
 	simpleTimeoutMs  = 2000 // status, scan, pending, diagnose
@@ -19,7 +19,7 @@ const (
 	maxClassNameLen = 256
 )
 
-// toolDefinitions returns the nine tools in tools/list order (§4.1).
+// toolDefinitions returns the nine tools in tools/list order (docs/mcp-server.md#4.1).
 func toolDefinitions() []*sdkmcp.Tool {
 	return []*sdkmcp.Tool{
 		statusTool(), doctorTool(), scanTool(), pendingTool(), diagnoseTool(),

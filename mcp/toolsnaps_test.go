@@ -120,7 +120,7 @@ func TestToolSnaps(t *testing.T) {
 	}
 }
 
-// TestToolShapePerVersion checks the D5 rules on the entries themselves, so a
+// TestToolShapePerVersion checks the docs/decisions.md#D5 rules on the entries themselves, so a
 // wrong snapshot cannot be accepted by regenerating it.
 func TestToolShapePerVersion(t *testing.T) {
 	t.Parallel()
@@ -149,7 +149,7 @@ func TestToolShapePerVersion(t *testing.T) {
 }
 
 // TestEveryToolSetsAnnotations: every definition states its hints explicitly
-// (§4.1): the three mutating tools all four, the six observers readOnly and
+// (docs/mcp-server.md#4.1): the three mutating tools all four, the six observers readOnly and
 // openWorld only.
 func TestEveryToolSetsAnnotations(t *testing.T) {
 	t.Parallel()
@@ -174,7 +174,7 @@ func TestEveryToolSetsAnnotations(t *testing.T) {
 	}
 }
 
-// TestInputSchemas checks the §4.1 details a snapshot review could miss.
+// TestInputSchemas checks the docs/mcp-server.md#4.1 details a snapshot review could miss.
 func TestInputSchemas(t *testing.T) {
 	t.Parallel()
 	defaults := map[string]string{

@@ -21,7 +21,7 @@ import (
 	"github.com/buildguard/buildguard/tools"
 )
 
-// Frame and wait limits of the stdio contract (mcp-server.md §2.1, §5).
+// Frame and wait limits of the stdio contract (docs/mcp-server.md#2.1, docs/mcp-server.md#5).
 const (
 	// MaxFrameUnits is the longest accepted line, in UTF-16 code units,
 	// excluding the line terminator.
@@ -61,7 +61,7 @@ const (
 )
 
 // Transport is a strict newline-delimited JSON-RPC transport for an
-// sdkmcp.Server (spec/mcp-server.md §2 and §5, decisions D4/D5). It answers
+// sdkmcp.Server (docs/mcp-server.md#2 and docs/mcp-server.md#5, docs/decisions.md#D4 and docs/decisions.md#D5). It answers
 // every malformed line, invalid envelope, invalid id, non-object params,
 // invalid initialize version, malformed tools/call and unknown method itself,
 // so the SDK only ever sees valid requests for initialize, ping, tools/list
@@ -446,8 +446,8 @@ func jsonString(raw json.RawMessage) (string, bool) {
 
 func isObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
 
-// request checks a request with a valid envelope and id (§2.2 steps 4–6,
-// §5) and hands it to the SDK.
+// request checks a request with a valid envelope and id (docs/mcp-server.md#2.2 steps 4–6,
+// docs/mcp-server.md#5) and hands it to the SDK.
 func (c *conn) request(id requestID, method string, params json.RawMessage, hasParams bool) {
 	c.mu.Lock()
 	b := c.batch
@@ -539,7 +539,7 @@ func (c *conn) request(id requestID, method string, params json.RawMessage, hasP
 }
 
 // notification handles a message without id: only a cancellation of the
-// active batch has an effect (§5); everything else is ignored silently.
+// active batch has an effect (docs/mcp-server.md#5); everything else is ignored silently.
 func (c *conn) notification(method string, params json.RawMessage) {
 	if method != methodCancelled || !isObject(params) {
 		return

@@ -1,6 +1,6 @@
 package mcp
 
-// The protocol versions served through initialize (decision D5), oldest first.
+// The protocol versions served through initialize (docs/decisions.md#D5), oldest first.
 const (
 	Version20241105 = "2024-11-05"
 	Version20250326 = "2025-03-26"
@@ -14,7 +14,7 @@ func SupportedVersions() []string {
 	return []string{Version20251125, Version20250618, Version20250326, Version20241105}
 }
 
-// negotiate applies D5: a supported version is answered with itself, any
+// negotiate applies docs/decisions.md#D5: a supported version is answered with itself, any
 // other (non-blank; the transport refused blank ones) with the newest.
 func negotiate(requested string) string {
 	for _, v := range SupportedVersions() {

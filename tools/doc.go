@@ -1,6 +1,6 @@
 // Package tools implements the nine reclazz_* operations — status, doctor,
 // scan, pending, diagnose, reload_control, build, verify and verify_batch —
-// over agentproto: argument validation (mcp-server.md §4.0 and each tool's own
+// over agentproto: argument validation (docs/mcp-server.md#4.0 and each tool's own
 // checks), endpoint selection with the explicit-project gate, the agent
 // exchange, and the result object with its isError rule and legacy text.
 //

@@ -43,7 +43,7 @@ func runDoctor(ctx context.Context, s *Service, c *call) (Result, error) {
 	return result(data, d.Status != agentproto.DoctorObserved, "")
 }
 
-// nextActions derives the advice for observed evidence (mcp-server.md §4.8).
+// nextActions derives the advice for observed evidence (docs/mcp-server.md#4.8).
 func nextActions(d *agentproto.Doctor) []string {
 	a := []string{nextCompare}
 	if d.WatcherState != "watching" {

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 )
 
-// The tool names, in tools/list order (mcp-server.md §4.1).
+// The tool names, in tools/list order (docs/mcp-server.md#4.1).
 const (
 	Status        = "reclazz_status"
 	Doctor        = "reclazz_doctor"
@@ -40,7 +40,7 @@ type ArgError struct {
 	// Protocol marks errors in the request itself rather than in the tool's
 	// arguments (unknown tool, name not a string, arguments not an object).
 	// They stay JSON-RPC -32602 in every protocol version, while argument errors
-	// become isError tool results in 2025-11-25 sessions (D5).
+	// become isError tool results in 2025-11-25 sessions (docs/decisions.md#D5).
 	Protocol bool
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/buildguard/buildguard/agentproto"
 )
 
-// Timeouts of the tools (D7). Simple tools (status, scan, pending, diagnose)
+// Timeouts of the tools (docs/decisions.md#D7). Simple tools (status, scan, pending, diagnose)
 // connect within at most SimpleConnectTimeout.
 const (
 	DefaultSimpleTimeout  = 2000 * time.Millisecond
@@ -74,7 +74,7 @@ type call struct {
 }
 
 // knownKeys are the argument names every tool checks, in checking order
-// (mcp-server.md §4.0 step 3).
+// (docs/mcp-server.md#4.0 step 3).
 var knownKeys = []string{"projectDir", "portFile", "port", "hybrisHome", "timeoutMs", "className", "sha256", "state", "owner", "action"}
 
 // Call validates args and runs the named tool. An invalid call returns an

@@ -23,7 +23,7 @@ func init() {
 func (s *Service) sessionOpen(ctx context.Context, c *call) (*agentproto.Conn, error) {
 	if owner, ok := c.str["owner"]; ok && c.name != Build && !agentproto.ValidToken(owner) {
 		// An invalid owner passes argument validation but cannot open a
-		// session, as in the contract (mcp-server.md §7 item 3).
+		// session, as in the contract (docs/mcp-server.md#7 item 3).
 		return nil, errors.New("invalid owner: 1-64 ASCII letters, digits, _ or -")
 	}
 	_, conn, err := s.open(ctx, c, c.timeout)

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Defaults of the agent (agent-protocol.md §11).
+// Defaults of the agent (docs/agent-protocol.md#11).
 const (
 	// DefaultHeartbeat is the HEARTBEAT period.
 	DefaultHeartbeat = 10 * time.Second
@@ -26,7 +26,7 @@ const (
 // agent release 1.1.1 on 127.0.0.1 with an ephemeral port and no port file.
 type Config struct {
 	// Host is the loopback address to listen on. "" means "127.0.0.1"; "::1"
-	// reproduces a JVM that prefers IPv6 (§1.1).
+	// reproduces a JVM that prefers IPv6 (docs/agent-protocol.md#1.1).
 	Host string
 	// Port is the TCP port. 0 (the default) picks an ephemeral port.
 	Port int
@@ -52,26 +52,26 @@ type Config struct {
 	MaxClients int
 	// SessionID is the receipt-ledger session. "" means a fresh random UUID.
 	SessionID string
-	// Unwired lists capabilities not wired yet (§9). The zero value is a fully
+	// Unwired lists capabilities not wired yet (docs/agent-protocol.md#9). The zero value is a fully
 	// initialised agent; see [Stage] for the start-up windows.
 	Unwired Unwired
 	// Doctor is the DOCTOR evidence. Zero fields get defaults (see [Evidence]).
 	Doctor Evidence
 	// Hold is the hold present when the agent starts. The zero value is no hold.
 	Hold InitialHold
-	// Paused starts the agent with automatic reload paused (§6).
+	// Paused starts the agent with automatic reload paused (docs/agent-protocol.md#6).
 	Paused bool
 	// PendingActions is the initial pendingActions count of RELOAD_STATE.
 	PendingActions int
 	// Acceptance decides how the asynchronous capture after an ACKed owned
-	// `BUILD ok` ends (§5). nil means [AcceptSuccess] right away. It runs on the
+	// `BUILD ok` ends (docs/agent-protocol.md#5). nil means [AcceptSuccess] right away. It runs on the
 	// fake's single reload goroutine and may block to keep the acceptance
 	// pending; ctx is cancelled when the server closes.
 	Acceptance func(ctx context.Context, owner string) Outcome
 	// RestartLedger is the restart-ledger digest PENDING reports after the
 	// state line. Empty means "Nothing from this session needs a restart.".
 	RestartLedger []string
-	// Faults injects misbehaviour (§13.2). The zero value is a correct agent.
+	// Faults injects misbehaviour (docs/agent-protocol.md#13.2). The zero value is a correct agent.
 	Faults Faults
 	// OnCommand, when set, is called with every received command line (as read,
 	// before stripping) and its connection id, on the connection's goroutine.
@@ -88,7 +88,7 @@ type InitialHold struct {
 	Owner string
 }
 
-// Unwired lists agent capabilities that are not wired (§4.1, §9). A true field
+// Unwired lists agent capabilities that are not wired (docs/agent-protocol.md#4.1, docs/agent-protocol.md#9). A true field
 // makes the agent behave like one in an earlier start-up stage or like an
 // older release. The zero value is a fully initialised agent.
 type Unwired struct {
@@ -114,7 +114,7 @@ type Unwired struct {
 	AckWithoutOwner bool
 }
 
-// Stage returns the wiring of the agent after start-up step n of §9:
+// Stage returns the wiring of the agent after start-up step n of docs/agent-protocol.md#9:
 // 1 = server only, 2 = verifier and diagnoser, 3 = watcher (SCAN, HEALTH),
 // 4 and above = reload queue (owned BUILD, RELOAD, DOCTOR context): fully wired.
 func Stage(n int) Unwired {
@@ -132,7 +132,7 @@ func Stage(n int) Unwired {
 	return u
 }
 
-// Outcome is how an asynchronous acceptance of `BUILD ok` ends (§5).
+// Outcome is how an asynchronous acceptance of `BUILD ok` ends (docs/agent-protocol.md#5).
 type Outcome int
 
 const (

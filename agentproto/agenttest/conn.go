@@ -25,7 +25,7 @@ type outItem struct {
 }
 
 // conn is one client connection: a reader that dispatches commands in order
-// and a writer draining a bounded outbox (§1.4, §1.5).
+// and a writer draining a bounded outbox (docs/agent-protocol.md#1.4, docs/agent-protocol.md#1.5).
 type conn struct {
 	s    *Server
 	id   int
@@ -74,7 +74,7 @@ func (c *conn) offer(it outItem) (full bool) {
 }
 
 // enqueue offers an item and, when it is dropped, counts the drop and
-// broadcasts the back-pressure WARN on the 1st and every 1000th drop (§1.5).
+// broadcasts the back-pressure WARN on the 1st and every 1000th drop (docs/agent-protocol.md#1.5).
 func (c *conn) enqueue(it outItem) {
 	if !c.offer(it) {
 		return
@@ -189,7 +189,7 @@ func (c *conn) pause(d time.Duration) bool {
 	}
 }
 
-// readLoop is the §1.4 line reader: '\n' ends a line, '\r' is dropped
+// readLoop is the docs/agent-protocol.md#1.4 line reader: '\n' ends a line, '\r' is dropped
 // anywhere, the 513th UTF-16 unit closes the connection silently, and at EOF a
 // non-empty partial line is processed before the connection closes.
 func (c *conn) readLoop(stopReading bool) {

@@ -9,7 +9,7 @@ import (
 	"github.com/buildguard/buildguard/agentproto"
 )
 
-// handle dispatches one command line in the exact order of §4.1. Anything
+// handle dispatches one command line in the exact order of docs/agent-protocol.md#4.1. Anything
 // that does not match a grammar is ignored silently.
 func (s *Server) handle(c *conn, raw string) {
 	s.record(c, raw)
@@ -57,7 +57,7 @@ func (s *Server) failed(f Faults, kind Kind, l string) bool {
 	return false
 }
 
-// handleBuild implements §4.7.
+// handleBuild implements docs/agent-protocol.md#4.7.
 func (s *Server) handleBuild(c *conn, l string, f Faults) {
 	rest := javaStrip(string([]rune(l)[len("BUILD "):]))
 	parts := javaSplit(rest)
@@ -128,7 +128,7 @@ func (s *Server) handleBuild(c *conn, l string, f Faults) {
 	s.reply(c, f, &Reply{Kind: KindBuild, Command: l, Conn: c.id, Token: request, State: state, Message: msg})
 }
 
-// handleReload implements §4.8 and §6.
+// handleReload implements docs/agent-protocol.md#4.8 and docs/agent-protocol.md#6.
 func (s *Server) handleReload(c *conn, l string, f Faults) {
 	parts := javaSplit(l)
 	if len(parts) != 3 || !strings.HasPrefix(parts[2], "request=") {
@@ -164,7 +164,7 @@ func (s *Server) reloadStateLocked() string {
 		s.paused, len(s.pending)+s.extraClass, s.actions, s.holdNameLocked())
 }
 
-// handleDoctor implements §4.9: the token is the whole remainder.
+// handleDoctor implements docs/agent-protocol.md#4.9: the token is the whole remainder.
 func (s *Server) handleDoctor(c *conn, l string, f Faults) {
 	token := l[len("DOCTOR "):]
 	if !agentproto.ValidToken(token) || s.failed(f, KindDoctor, l) {
@@ -176,7 +176,7 @@ func (s *Server) handleDoctor(c *conn, l string, f Faults) {
 	s.reply(c, f, &Reply{Kind: KindDoctor, Command: l, Conn: c.id, Token: token, Message: "DOCTOR_RESULT " + token + " " + payload})
 }
 
-// handleVerify implements §4.10.
+// handleVerify implements docs/agent-protocol.md#4.10.
 func (s *Server) handleVerify(c *conn, l string, f Faults) {
 	parts := javaSplit(l)
 	if len(parts) != 4 || !agentproto.ValidToken(parts[1]) || !agentproto.ValidClassName(parts[2]) || !agentproto.ValidSHA256(parts[3]) {
@@ -194,7 +194,7 @@ func (s *Server) handleVerify(c *conn, l string, f Faults) {
 	s.reply(c, f, &Reply{Kind: KindVerify, Command: l, Conn: c.id, Token: parts[1], Message: "VERIFY_RESULT " + parts[1] + " " + payload})
 }
 
-// handlePending implements §4.4.
+// handlePending implements docs/agent-protocol.md#4.4.
 func (s *Server) handlePending(c *conn, l string, f Faults) {
 	if s.failed(f, KindPending, l) {
 		return
@@ -213,7 +213,7 @@ func (s *Server) handlePending(c *conn, l string, f Faults) {
 	s.queryReply(c, f, KindPending, l, lines)
 }
 
-// handleScan implements §4.3: no reply; pending files are admitted unless a
+// handleScan implements docs/agent-protocol.md#4.3: no reply; pending files are admitted unless a
 // hold or a pause gates them.
 func (s *Server) handleScan(c *conn, l string, f Faults) {
 	s.mu.Lock()
@@ -225,7 +225,7 @@ func (s *Server) handleScan(c *conn, l string, f Faults) {
 	s.submit(s.scanNow)
 }
 
-// handleHealth implements §4.5 (free text).
+// handleHealth implements docs/agent-protocol.md#4.5 (free text).
 func (s *Server) handleHealth(c *conn, l string, f Faults) {
 	if s.failed(f, KindHealth, l) {
 		return
@@ -268,7 +268,7 @@ func (s *Server) handleHealth(c *conn, l string, f Faults) {
 	s.queryReply(c, f, KindHealth, l, lines)
 }
 
-// handleDiagnose implements §4.6: the argument is the rest after the eight
+// handleDiagnose implements docs/agent-protocol.md#4.6: the argument is the rest after the eight
 // keyword chars, stripped.
 func (s *Server) handleDiagnose(c *conn, l string, f Faults) {
 	s.mu.Lock()

@@ -10,7 +10,7 @@ const sha0 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
 // TestGrammar sends each command to a fresh agent and checks the lines the
 // requester received before a DOCTOR probe: the exact replies, or nothing for
-// an ignored command (§4.1–§4.10).
+// an ignored command (docs/agent-protocol.md#4.1–4.10).
 func TestGrammar(t *testing.T) {
 	t.Parallel()
 	started := "Build started; holding 0 class files until BUILD ok"
@@ -18,7 +18,7 @@ func TestGrammar(t *testing.T) {
 		cmd  string
 		want []string // message prefixes, in order
 	}{
-		// RELOAD (§4.8): case-sensitive, exactly 3 parts.
+		// RELOAD (docs/agent-protocol.md#4.8): case-sensitive, exactly 3 parts.
 		{"RELOAD pause request=p1", []string{"RELOAD_STATE p1 pause paused=true pendingClasses=0 pendingActions=0 buildHold=none"}},
 		{"RELOAD resume request=p1", []string{"RELOAD_STATE p1 resume paused=false pendingClasses=0 pendingActions=0 buildHold=none"}},
 		{"RELOAD status request=p1", []string{"RELOAD_STATE p1 status paused=false pendingClasses=0 pendingActions=0 buildHold=none"}},
@@ -32,7 +32,7 @@ func TestGrammar(t *testing.T) {
 		{"RELOAD status request=", nil},
 		{"RELOAD status request=a/b", nil},
 		{"RELOAD\tstatus request=p1", nil},
-		// DOCTOR (§4.9): the token is the whole remainder.
+		// DOCTOR (docs/agent-protocol.md#4.9): the token is the whole remainder.
 		{"DOCTOR d1", []string{"DOCTOR_RESULT d1 {\"requestId\":\"d1\",\"status\":\"observed\""}},
 		{"DOCTOR " + strings.Repeat("a", 64), []string{"DOCTOR_RESULT " + strings.Repeat("a", 64) + " {"}},
 		{"DOCTOR " + strings.Repeat("a", 65), nil},
@@ -42,7 +42,7 @@ func TestGrammar(t *testing.T) {
 		{"DOCTOR  tok", nil},
 		{"doctor d1", nil},
 		{"\t DOCTOR d1 \u2003", []string{"DOCTOR_RESULT d1 {"}},
-		// VERIFY (§4.10).
+		// VERIFY (docs/agent-protocol.md#4.10).
 		{"VERIFY v7 com.acme.OrderService$Line " + sha0, []string{`VERIFY_RESULT v7 {"requestId":"v7","sessionId":"`}},
 		{"VERIFY v7 app.Örnek " + sha0, []string{`VERIFY_RESULT v7 {`}},
 		{"VERIFY  v7   a.B   " + sha0, []string{`VERIFY_RESULT v7 {`}},
@@ -55,7 +55,7 @@ func TestGrammar(t *testing.T) {
 		{"VERIFY v7 a/B " + sha0, nil},
 		{"VERIFY v7 " + strings.Repeat("A", 257) + " " + sha0, nil},
 		{"VERIFY v/7 a.B " + sha0, nil},
-		// BUILD (§4.7): keyword and state case-insensitive, options case-sensitive.
+		// BUILD (docs/agent-protocol.md#4.7): keyword and state case-insensitive, options case-sensitive.
 		{"BUILD started request=7f3c owner=ci-build-42", []string{started, "BUILD_ACK 7f3c started owner=ci-build-42"}},
 		{"BUILD started owner=ci-build-42 request=7f3c", []string{started, "BUILD_ACK 7f3c started owner=ci-build-42"}},
 		{"build Started request=a", []string{started, "BUILD_ACK a started"}},
@@ -81,7 +81,7 @@ func TestGrammar(t *testing.T) {
 		{"BUILD ", nil},
 		{"BUILD", nil},
 		{"BUILDstarted request=a", nil},
-		// Queries (§4.4–§4.6).
+		// Queries (docs/agent-protocol.md#4.4–4.6).
 		{"PENDING", []string{"Automatic reload: paused=false pendingClasses=0 pendingActions=0 buildHold=none", "Nothing from this session needs a restart."}},
 		{" pending ", []string{"Automatic reload: ", "Nothing from this session"}},
 		{"PENDING x", nil},

@@ -25,7 +25,7 @@ const (
 	maxDoctorPath     = 256
 )
 
-// Evidence is what DOCTOR reports about the JVM and its watcher (§7). Zero
+// Evidence is what DOCTOR reports about the JVM and its watcher (docs/agent-protocol.md#7). Zero
 // fields get the documented defaults.
 type Evidence struct {
 	// PID is the decimal pid string. "" means this process's pid.
@@ -71,7 +71,7 @@ func (s *Server) Doctor() Evidence {
 }
 
 // doctorJSONLocked renders the DOCTOR_RESULT payload in the exact field order
-// of §7, or the unavailable object when a bound would break.
+// of docs/agent-protocol.md#7, or the unavailable object when a bound would break.
 func (s *Server) doctorJSONLocked(token string) string {
 	unavailable := `{"requestId":"` + token + `","status":"unavailable","detail":"` + doctorUnavailable + `"}`
 	e := s.evidence

@@ -9,11 +9,11 @@ import (
 )
 
 const (
-	// maxMessageChars is the longest message text sent unchanged (§2.3).
+	// maxMessageChars is the longest message text sent unchanged (docs/agent-protocol.md#2.3).
 	maxMessageChars = 4096
 	// truncatedMarker is appended to a message cut at maxMessageChars.
 	truncatedMarker = "...(truncated)"
-	// connectedMessage is the message of the CONNECTED line (§3.1).
+	// connectedMessage is the message of the CONNECTED line (docs/agent-protocol.md#3.1).
 	connectedMessage = "Agent status server connected"
 )
 
@@ -23,7 +23,7 @@ type Event struct {
 	Message string
 }
 
-// Truncate applies the agent's §2.3 length rule to a message: longer than 4096
+// Truncate applies the agent's docs/agent-protocol.md#2.3 length rule to a message: longer than 4096
 // UTF-16 units keeps the first 4096 units and appends "...(truncated)". A
 // surrogate pair cut in half leaves a lone surrogate, which the agent's UTF-8
 // encoder writes as '?'. Invalid UTF-8 decodes to U+FFFD.
@@ -51,7 +51,7 @@ func Truncate(s string) string {
 	return b.String()
 }
 
-// Escape applies the agent's §2.3 JSON string escaping (without truncation):
+// Escape applies the agent's docs/agent-protocol.md#2.3 JSON string escaping (without truncation):
 // backslash, quote, LF, CR and TAB get their short escapes, every other char
 // below U+0020 becomes \u00xx with lower-case hex, and everything else (DEL,
 // U+2028, non-ASCII, '/') is written raw.
@@ -101,7 +101,7 @@ func Timestamp(t time.Time) string {
 func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // EncodeLine renders one agent line without its line terminator, exactly as
-// the agent's string templates do (§2.1): fixed field order, no whitespace,
+// the agent's string templates do (docs/agent-protocol.md#2.1): fixed field order, no whitespace,
 // the message truncated and escaped, and `"type":"structural"` appended for
 // STRUCTURAL_RELOAD.
 func EncodeLine(level, message string, ts time.Time) string {
@@ -113,7 +113,7 @@ func EncodeLine(level, message string, ts time.Time) string {
 }
 
 // encodeRawMessage renders a line whose message is inserted without escaping
-// or truncation, as the agent does for BUILD_ACK and BUILD_REJECTED (§2.3).
+// or truncation, as the agent does for BUILD_ACK and BUILD_REJECTED (docs/agent-protocol.md#2.3).
 func encodeRawMessage(level, message string, ts time.Time) string {
 	return `{"level":"` + level + `","message":"` + message + `","timestamp":"` + Timestamp(ts) + `"}`
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/buildguard/buildguard/agentproto"
 )
 
-// Kind names a command kind of the dispatcher (§4.1).
+// Kind names a command kind of the dispatcher (docs/agent-protocol.md#4.1).
 type Kind string
 
 // Command kinds.
@@ -23,7 +23,7 @@ const (
 )
 
 // Handshake selects what the agent sends instead of a correct CONNECTED line
-// (§13.2 "Handshake"). The zero value is the correct handshake.
+// (docs/agent-protocol.md#13.2 "Handshake"). The zero value is the correct handshake.
 type Handshake int
 
 // Handshake faults.
@@ -131,7 +131,7 @@ func handshakeLines(h Handshake, agent string, ts time.Time) (lines []string, pa
 	return []string{good}, "", false
 }
 
-// Faults injects agent misbehaviour (agent-protocol.md §13.2). The zero value
+// Faults injects agent misbehaviour (docs/agent-protocol.md#13.2). The zero value
 // is a correct agent. Knobs compose: a handshake fault, a reply hook and the
 // transport knobs apply independently.
 type Faults struct {

@@ -369,7 +369,7 @@ func TestReplyTransportFaults(t *testing.T) {
 }
 
 // TestHalfCloseClosesConnection: on client EOF the agent closes after the
-// last command, even with replies still queued (§1.4).
+// last command, even with replies still queued (docs/agent-protocol.md#1.4).
 func TestHalfCloseClosesConnection(t *testing.T) {
 	t.Parallel()
 	s := quiet(t)

@@ -8,7 +8,7 @@ import (
 	"github.com/buildguard/buildguard/agentproto"
 )
 
-// holdState is the agent-wide BUILD hold (§5).
+// holdState is the agent-wide BUILD hold (docs/agent-protocol.md#5).
 type holdState struct {
 	holding    bool
 	owner      string // "" = legacy (unowned) hold
@@ -119,7 +119,7 @@ func (s *Server) setPausedLocked(paused bool) {
 }
 
 // SetPending sets counts reported in addition to the class files added with
-// AddPendingClass: extra pendingClasses and the pendingActions count (§6).
+// AddPendingClass: extra pendingClasses and the pendingActions count (docs/agent-protocol.md#6).
 func (s *Server) SetPending(classes, actions int) {
 	s.mu.Lock()
 	s.extraClass, s.actions = classes, actions
@@ -197,7 +197,7 @@ func (s *Server) applyLocked(batch []pendingClass) {
 	s.finishBatchLocked(id, "", StatusApplied, detailApplied)
 }
 
-// buildLocked runs the §5 transition for (owner, state) and reports whether it
+// buildLocked runs the docs/agent-protocol.md#5 transition for (owner, state) and reports whether it
 // was accepted; owner "" is an unowned command. legacy selects the legacy
 // listener of agents without the owned one (always accepted). For an accepted
 // `ok` it returns the scheduling of the asynchronous acceptance, which the
@@ -233,7 +233,7 @@ func (s *Server) buildLocked(owner, state string, legacy bool) (accepted bool, s
 	return true, nil
 }
 
-// acceptBuild is the asynchronous acceptance of `BUILD ok` (§5 steps 1–6).
+// acceptBuild is the asynchronous acceptance of `BUILD ok` (docs/agent-protocol.md#5 steps 1–6).
 func (s *Server) acceptBuild(owner string, gen uint64) {
 	s.mu.Lock()
 	if !s.hold.holding || s.hold.generation != gen {
@@ -281,7 +281,7 @@ func (s *Server) acceptBuild(owner string, gen uint64) {
 }
 
 // armHoldWarningLocked schedules the one-time WARN for a hold that lasts
-// longer than Config.HoldWarning (§3.3, §5).
+// longer than Config.HoldWarning (docs/agent-protocol.md#3.3, docs/agent-protocol.md#5).
 func (s *Server) armHoldWarningLocked() {
 	d := s.cfg.HoldWarning
 	if d <= 0 {

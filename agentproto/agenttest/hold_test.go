@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestHoldTable covers every cell of the §5 transition table: three
+// TestHoldTable covers every cell of the docs/agent-protocol.md#5 transition table: three
 // preconditions (free, legacy hold, hold named A) × three senders (A, B,
 // unowned) × three states.
 func TestHoldTable(t *testing.T) {
@@ -190,7 +190,7 @@ func TestAcceptanceSuccessAppliesPending(t *testing.T) {
 }
 
 // TestAcceptanceWhilePausedKeepsPending: a successful ok releases the hold
-// but the captured batch stays pending while paused (§5 step 6, §6).
+// but the captured batch stays pending while paused (docs/agent-protocol.md#5 step 6, docs/agent-protocol.md#6).
 func TestAcceptanceWhilePausedKeepsPending(t *testing.T) {
 	t.Parallel()
 	s := quiet(t, WithHold("O"), WithPaused())

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Receipt statuses of VERIFY (§8).
+// Receipt statuses of VERIFY (docs/agent-protocol.md#8).
 const (
 	StatusApplied     = "applied"
 	StatusRunning     = "running"
@@ -25,7 +25,7 @@ const (
 	maxReceiptField   = 200
 )
 
-// Receipt is the latest reload attempt retained for one class (§8).
+// Receipt is the latest reload attempt retained for one class (docs/agent-protocol.md#8).
 type Receipt struct {
 	// SHA256 is the lower-case hex hash of the captured bytes.
 	SHA256 string
@@ -189,7 +189,7 @@ func (s *Server) finishBatchLocked(id uint64, class, status, detail string) {
 	}
 }
 
-// verifyJSONLocked resolves a VERIFY query (§8) into its nine-field JSON.
+// verifyJSONLocked resolves a VERIFY query (docs/agent-protocol.md#8) into its nine-field JSON.
 func (s *Server) verifyJSONLocked(token, class, sha string) string {
 	observed, status, source, detail, completed := "", StatusNotObserved, "", detailNotObserved, ""
 	if i := s.ledger.find(class); i >= 0 {

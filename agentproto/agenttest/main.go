@@ -51,7 +51,7 @@ import (
 //	-legacy-hold          start with a legacy (unowned) hold
 //	-paused               start with automatic reload paused
 //	-pending-actions N    pendingActions count reported by RELOAD/PENDING
-//	-stage N              start-up stage of §9 (1..4; default 4 = fully wired)
+//	-stage N              start-up stage of docs/agent-protocol.md#9 (1..4; default 4 = fully wired)
 //	-unwired LIST         comma list of unwired capabilities: verifier, diagnoser,
 //	                      scanner, health, owned-build, legacy-build,
 //	                      doctor-context, reload-control

@@ -434,7 +434,7 @@ func (s *Server) broadcast(level, message string) {
 }
 
 // Emit broadcasts an event to every connected client with the agent's exact
-// escaping and truncation (§2.3); STRUCTURAL_RELOAD lines get
+// escaping and truncation (docs/agent-protocol.md#2.3); STRUCTURAL_RELOAD lines get
 // "type":"structural".
 func (s *Server) Emit(level, message string) { s.broadcast(level, message) }
 

@@ -17,7 +17,7 @@ import (
 const brokenEnv = "CONFORMANCE_BROKEN_AGENT"
 
 // brokenAgents are fakes with one deliberate deviation from
-// agent-protocol.md each, and the cases that must fail on it.
+// docs/agent-protocol.md each, and the cases that must fail on it.
 var brokenAgents = []struct {
 	name    string
 	opts    []agenttest.Option

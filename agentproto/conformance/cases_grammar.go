@@ -67,7 +67,7 @@ func testHandshake(t *testing.T, s *suite) {
 }
 
 // testEOFPartialLine: a last line without "\n" before the client's EOF is
-// still processed as a command (§1.4), and the agent then closes.
+// still processed as a command (docs/agent-protocol.md#1.4), and the agent then closes.
 func testEOFPartialLine(t *testing.T, s *suite) {
 	watcher := s.dial(t)
 	c := s.dial(t)
@@ -93,21 +93,21 @@ func testIgnored(t *testing.T, s *suite) {
 	long := strings.Repeat("x", 65)
 	lines := []string{
 		"", "   ", "\t", "bogus", "PING", "HELLO world", "{\"command\":\"DOCTOR\"}",
-		// DOCTOR takes the whole rest of the line as its token (§4.9).
+		// DOCTOR takes the whole rest of the line as its token (docs/agent-protocol.md#4.9).
 		"DOCTOR", "DOCTOR ", "DOCTOR  tok", "DOCTOR a b", "DOCTOR x/y", "DOCTOR " + long, "doctor tok", "Doctor tok",
 		"DOCTORtok", "DOCTOR\ttok", "DOCTOR tök",
-		// RELOAD: case-sensitive, exactly three parts, request=<tok> (§4.8).
+		// RELOAD: case-sensitive, exactly three parts, request=<tok> (docs/agent-protocol.md#4.8).
 		"RELOAD PAUSE request=x", "reload pause request=x", "Reload pause request=x", "RELOAD pause",
 		"RELOAD pause request=", "RELOAD pause request=a/b", "RELOAD pause request=x extra", "RELOAD pause req=x",
 		"RELOAD\tpause request=x", "RELOAD pause Request=x", "RELOAD halt request=x", "RELOAD pause request=" + long,
 		"RELOAD", "RELOADpause request=x", "RELOAD pause owner=x",
-		// VERIFY: case-sensitive, four parts, token, binary name, lower-case hash (§4.10).
+		// VERIFY: case-sensitive, four parts, token, binary name, lower-case hash (docs/agent-protocol.md#4.10).
 		"VERIFY v A", "VERIFY v A " + sha + " extra", "VERIFY v A " + strings.ToUpper(sha), "VERIFY v A " + sha[:63],
 		"VERIFY v A " + sha + "a", "VERIFY v 1A " + sha, "VERIFY v a..b " + sha, "VERIFY v .A " + sha, "VERIFY v A. " + sha,
 		"VERIFY v/x A " + sha, "VERIFY " + long + " A " + sha, "verify v A " + sha, "VERIFY v A-B " + sha,
 		"VERIFY v a/b " + sha, "VERIFY v " + strings.Repeat("a", 257) + " " + sha, "VERIFY\tv A " + sha,
 		"VERIFY v A\u200b " + sha,
-		// BUILD: keyword + literal space, at most three parts, options exactly once, owner needs request (§4.7).
+		// BUILD: keyword + literal space, at most three parts, options exactly once, owner needs request (docs/agent-protocol.md#4.7).
 		"BUILD\tstarted request=x", "BUILD started request=x owner=o extra", "BUILD started request=x extra=1",
 		"BUILD started owner=o", "BUILD failed owner=o", "BUILD ok owner=o", "BUILD sideways request=x", "BUILD sideways",
 		"BUILD started request=", "BUILD started request=a/b", "BUILD started request=a request=b",
@@ -115,7 +115,7 @@ func testIgnored(t *testing.T, s *suite) {
 		"BUILDstarted", "BUILD", "BUILD started request=x owner=", "BUILD started request=x owner=" + long,
 		"BUILD started request=" + long, "BUILD started request=x=y", "BUILD started=x", "BUILD started request=x owner=o request=y",
 		"BUILD request=x started",
-		// PENDING, SCAN and HEALTH must equal the keyword (§4.1).
+		// PENDING, SCAN and HEALTH must equal the keyword (docs/agent-protocol.md#4.1).
 		"PENDING now", "PENDINGS", "HEALTH check", "HEALTHY", "SCAN now", "SCANS", "PEND ING",
 		// strip() trims Character.isWhitespace only: a no-break space is not
 		// whitespace, and splitting is on ASCII whitespace only.
@@ -316,7 +316,7 @@ func testQueries(t *testing.T, s *suite) {
 			t.Errorf("%s: no line names %q: %q", quote(tc.cmd), tc.name, msgs)
 		}
 	}
-	// The user-supplied name comes back escaped exactly as §2.3 says: \" \\
+	// The user-supplied name comes back escaped exactly as docs/agent-protocol.md#2.3 says: \" \\
 	// \t and \u00xx (lower-case hex) for other controls; DEL, U+2028 and '/'
 	// raw.
 	name := "a\"b\\c\u0001d\te\u007ff\u2028g/h\u001fi"
@@ -332,7 +332,7 @@ func testQueries(t *testing.T, s *suite) {
 		t.Errorf("DIAGNOSE %q: no line carries the name escaped as %s", name, escaped)
 	}
 	// Invalid UTF-8 decodes to U+FFFD the way Java's decoder replaces it
-	// (§1.4): one U+FFFD per malformed sequence as Java delimits it, not one
+	// (docs/agent-protocol.md#1.4): one U+FFFD per malformed sequence as Java delimits it, not one
 	// per byte.
 	for _, tc := range []struct {
 		name, bytes  string
@@ -408,7 +408,7 @@ func hasInfo(evs []event, prefix, suffix string) bool {
 }
 
 // testPortFile: the port file holds the decimal port and nothing else (no
-// newline), was written atomically (no temp file left) and is rw-r--r-- (§1.2).
+// newline), was written atomically (no temp file left) and is rw-r--r-- (docs/agent-protocol.md#1.2).
 func testPortFile(t *testing.T, s *suite) {
 	path := s.agent.PortFile()
 	if path == "" {
@@ -442,7 +442,7 @@ func testPortFile(t *testing.T, s *suite) {
 var heartbeatRE = regexp.MustCompile(`^\{"level":"HEARTBEAT","message":"","timestamp":"[^"]+"\}$`)
 
 // testHeartbeat: an idle client receives the exact HEARTBEAT line within one
-// period (§3.2).
+// period (docs/agent-protocol.md#3.2).
 func testHeartbeat(t *testing.T, s *suite) {
 	c := s.dial(t)
 	c.wait = s.opts.heartbeat() + s.wait

@@ -126,7 +126,7 @@ func testLiveFailed(t *testing.T, s *suite, app *App) {
 	s.holdIs(t, c, "none")
 }
 
-// testLiveIdentical: recompiling identical bytes is no new attempt (§8): the
+// testLiveIdentical: recompiling identical bytes is no new attempt (docs/agent-protocol.md#8): the
 // watcher dedupes by content, so the class's receipt stays the one of the
 // earlier reload. A later change of the other class is the fence that shows
 // the agent has looked at the rewritten file.

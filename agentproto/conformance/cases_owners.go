@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// testOwnersFree: the "!holding" rows of the §5 table.
+// testOwnersFree: the "!holding" rows of the docs/agent-protocol.md#5 table.
 func testOwnersFree(t *testing.T, s *suite) {
 	c := s.dial(t)
 	alice := s.owner("alice")
@@ -26,12 +26,12 @@ func testOwnersFree(t *testing.T, s *suite) {
 	c.mustBuild(t, "ok", alice, true)
 	s.holdIs(t, c, "none")
 
-	// An unowned ok on a free agent is accepted and holds nothing (§12.9).
+	// An unowned ok on a free agent is accepted and holds nothing (docs/agent-protocol.md#12 item 9).
 	c.mustBuild(t, "ok", "", true)
 	if st := c.state(t); st.Hold != "none" {
 		t.Fatalf("an unowned ok on a free agent left buildHold=%s", st.Hold)
 	}
-	// An unowned failed on a free agent installs a legacy hold (§12.9).
+	// An unowned failed on a free agent installs a legacy hold (docs/agent-protocol.md#12 item 9).
 	before = c.mustBuild(t, "failed", "", true)
 	if !hasInfo(before, "Build failed; holding ", " class files until BUILD ok") {
 		t.Errorf("accepted failed: no broadcast \"Build failed; holding N class files until BUILD ok\" before the ACK:\n%s", joinEvents(before))
@@ -39,7 +39,7 @@ func testOwnersFree(t *testing.T, s *suite) {
 	if st := c.state(t); st.Hold != "legacy" {
 		t.Fatalf("after an unowned failed on a free agent: buildHold=%s, want legacy", st.Hold)
 	}
-	// Any unowned ok, from any connection, releases a legacy hold (§12.10).
+	// Any unowned ok, from any connection, releases a legacy hold (docs/agent-protocol.md#12 item 10).
 	other := s.dial(t)
 	other.mustBuild(t, "ok", "", true)
 	s.holdIs(t, c, "none")

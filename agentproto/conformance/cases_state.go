@@ -18,7 +18,7 @@ const (
 	detailMismatch    = "The latest attempted bytes differ from the requested bytes"
 )
 
-// testReceipts: not_observed, applied and mismatch receipts (§8), one
+// testReceipts: not_observed, applied and mismatch receipts (docs/agent-protocol.md#8), one
 // session id across them and DOCTOR.
 func testReceipts(t *testing.T, s *suite) {
 	c := s.dial(t)
@@ -84,7 +84,7 @@ func cutUTF16(s string, n int) string {
 	return s
 }
 
-// doctorKeys are the DOCTOR fields of §7 in their order.
+// doctorKeys are the DOCTOR fields of docs/agent-protocol.md#7 in their order.
 var doctorKeys = []string{
 	"requestId", "status", "detail", "sessionId", "agentVersion", "pid", "javaVersion", "vmName", "workingDirectory",
 	"watcherState", "buildHold", "watchedDirectoryCount", "unwatchableDirectoryCount", "watchSampleTruncated",
@@ -97,7 +97,7 @@ var (
 	countRE = regexp.MustCompile(`^[0-9]{1,9}$`)
 )
 
-// testDoctor: the DOCTOR field rules of §7 on a fully started agent, the
+// testDoctor: the DOCTOR field rules of docs/agent-protocol.md#7 on a fully started agent, the
 // strict client's acceptance, and that DOCTOR changes nothing.
 func testDoctor(t *testing.T, s *suite) {
 	c := s.dial(t)
@@ -255,7 +255,7 @@ func samePath(a, b string) bool {
 	return errA == nil && errB == nil && ra == rb
 }
 
-// testPauseResume: RELOAD pause/resume/status snapshots and counts (§6), and
+// testPauseResume: RELOAD pause/resume/status snapshots and counts (docs/agent-protocol.md#6), and
 // that BUILD and the pause never affect each other.
 func testPauseResume(t *testing.T, s *suite) {
 	c := s.dial(t)
@@ -323,7 +323,7 @@ func testPauseResume(t *testing.T, s *suite) {
 }
 
 // testClientLimit: five clients are served, a sixth is closed without
-// CONNECTED, and a slot freed by a closing client is served again (§1.6).
+// CONNECTED, and a slot freed by a closing client is served again (docs/agent-protocol.md#1.6).
 func testClientLimit(t *testing.T, s *suite) {
 	var five []*client
 	for range 5 {
@@ -344,7 +344,7 @@ func testClientLimit(t *testing.T, s *suite) {
 }
 
 // testLineLimit: 512 chars (UTF-16 units, '\r' not counted) are a command;
-// the 513th char closes the connection without a reply (§1.4).
+// the 513th char closes the connection without a reply (docs/agent-protocol.md#1.4).
 func testLineLimit(t *testing.T, s *suite) {
 	pad := func(cmd string, units int) string {
 		return strings.Repeat(" ", units-agentproto.UTF16Len(cmd)) + cmd

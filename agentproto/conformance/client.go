@@ -35,13 +35,13 @@ type client struct {
 	agent string
 }
 
-// connectedRE is the exact CONNECTED line of §2.1/§3.1 (fixed field order).
+// connectedRE is the exact CONNECTED line of docs/agent-protocol.md#2.1 and docs/agent-protocol.md#3.1 (fixed field order).
 var connectedRE = regexp.MustCompile(`^\{"level":"CONNECTED","message":"Agent status server connected","timestamp":"([^"]*)","version":1,"agent":"((?:[^"\\]|\\.)*)"\}$`)
 
 // timestampRE is Java's Instant.toString(): no fraction, or 3, 6 or 9 digits.
 var timestampRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3}|\.\d{6}|\.\d{9})?Z$`)
 
-// eventRE is the common shape of every other line (§2.1), with optional
+// eventRE is the common shape of every other line (docs/agent-protocol.md#2.1), with optional
 // extra fields after timestamp.
 var eventRE = regexp.MustCompile(`^\{"level":"([A-Z_]+)","message":"((?:[^"\\]|\\.)*)","timestamp":"([^"]*)"(,.*)?\}$`)
 
@@ -97,7 +97,7 @@ func (s *suite) tryDial(t testing.TB) (*client, error) {
 	m := connectedRE.FindStringSubmatch(line)
 	if m == nil {
 		nc.Close()
-		return nil, fmt.Errorf("first line is not the exact CONNECTED line of agent-protocol.md §3.1: %s", line)
+		return nil, fmt.Errorf("first line is not the exact CONNECTED line of docs/agent-protocol.md#3.1: %s", line)
 	}
 	if !timestampRE.MatchString(m[1]) {
 		nc.Close()
@@ -135,7 +135,7 @@ func (c *client) next(t testing.TB) (event, error) {
 	}
 	m := eventRE.FindStringSubmatch(line)
 	if m == nil {
-		t.Fatalf("agent line does not have the shape of agent-protocol.md §2.1: %s", line)
+		t.Fatalf("agent line does not have the shape of docs/agent-protocol.md#2.1: %s", line)
 	}
 	if !timestampRE.MatchString(m[3]) {
 		t.Fatalf("timestamp %q is not an Instant.toString() value: %s", m[3], line)

@@ -3,10 +3,10 @@
 // agent (harness/refagent) attached to a small JVM, and a real Reclazz agent
 // jar when a user supplies one (BUILDGUARD_AGENT_JAR).
 //
-// [Run] drives the cases of agent-protocol.md against an [Agent] made by a
+// [Run] drives the cases of docs/agent-protocol.md against an [Agent] made by a
 // [Launcher]: the handshake and port file; every command's grammar, including
-// the silently ignored malformed forms, §2.3 escaping and Java's UTF-8
-// decoding; the §5 owner table; failed-build holds and same-owner recovery;
+// the silently ignored malformed forms, docs/agent-protocol.md#2.3 escaping and Java's UTF-8
+// decoding; the docs/agent-protocol.md#5 owner table; failed-build holds and same-owner recovery;
 // VERIFY receipts; DOCTOR field rules; pause/resume counts; the 5-client
 // limit; the 512-char command limit; heartbeats. Agents attached to a live JVM
 // ([App]) also run the live-reload proof: a changed class shows up in the

@@ -141,7 +141,7 @@ func parseState(t testing.TB, snapshot string) reloadState {
 	t.Helper()
 	m := reloadStateRE.FindStringSubmatch(snapshot)
 	if m == nil {
-		t.Fatalf("RELOAD_STATE snapshot %q does not match agent-protocol.md §4.8", snapshot)
+		t.Fatalf("RELOAD_STATE snapshot %q does not match docs/agent-protocol.md#4.8", snapshot)
 	}
 	classes, _ := strconv.Atoi(m[2])
 	actions, _ := strconv.Atoi(m[3])
@@ -209,7 +209,7 @@ func (s *suite) holdIs(t testing.TB, c *client, want string) reloadState {
 
 // build sends BUILD <state> with a request token (and owner= unless owner
 // is "") and returns whether the agent acknowledged it, with the lines that
-// came before the reply. The reply must be exactly the §4.7 form.
+// came before the reply. The reply must be exactly the docs/agent-protocol.md#4.7 form.
 func (c *client) build(t testing.TB, state, owner string) (acked bool, before []event) {
 	t.Helper()
 	tok := agentproto.NewToken()
@@ -258,7 +258,7 @@ type receipt struct {
 	RequestID, SessionID, ClassName, ExpectedSHA256, ObservedSHA256, Status, Source, Detail, CompletedAt string
 }
 
-// receiptKeys are the nine fields of §8 in their order.
+// receiptKeys are the nine fields of docs/agent-protocol.md#8 in their order.
 var receiptKeys = []string{"requestId", "sessionId", "className", "expectedSha256", "observedSha256", "status", "source", "detail", "completedAt"}
 
 // verify sends VERIFY and checks the payload's shape: exactly the nine
@@ -302,7 +302,7 @@ func (c *client) verify(t testing.TB, class, sha string) receipt {
 	case agentproto.ReceiptApplied, agentproto.ReceiptRunning, agentproto.ReceiptFailed, agentproto.ReceiptUnverified,
 		agentproto.ReceiptMismatch, agentproto.ReceiptNotObserved:
 	default:
-		t.Fatalf("VERIFY_RESULT status %q is not one of §8: %s", r.Status, body)
+		t.Fatalf("VERIFY_RESULT status %q is not one of docs/agent-protocol.md#8: %s", r.Status, body)
 	}
 	return r
 }

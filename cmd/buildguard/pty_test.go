@@ -125,7 +125,7 @@ func TestWrapLogLinesWhileTerminalIsRaw(t *testing.T) {
 
 // TestWrapCtrlCUnderPTYStopsStubbornBuild: under a pty the user's terminal is
 // raw, so Ctrl-C arrives as a byte, not as SIGINT. The wrapper still treats
-// it as SIGINT (D8): forwarded to the build's process group, SIGKILL after
+// it as SIGINT (docs/decisions.md#D8): forwarded to the build's process group, SIGKILL after
 // the grace period when the build ignores it, BUILD failed acknowledged,
 // exit 130, and the terminal restored.
 func TestWrapCtrlCUnderPTYStopsStubbornBuild(t *testing.T) {
@@ -168,7 +168,7 @@ func TestWrapCtrlCUnderPTYStopsStubbornBuild(t *testing.T) {
 // TestWrapSIGKILLUnderPTYEndsBuild: when the wrapper is SIGKILLed while the
 // build runs under a pty, the kernel ends the build too (Pdeathsig, as in
 // pipe mode), also a build that ignores the hangup of its closed terminal.
-// The hold stays installed (D8).
+// The hold stays installed (docs/decisions.md#D8).
 func TestWrapSIGKILLUnderPTYEndsBuild(t *testing.T) {
 	t.Parallel()
 	bin, agent, ptmx, tty := terminalFixture(t)

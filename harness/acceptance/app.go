@@ -37,7 +37,7 @@ type liveApp struct {
 	err    error         // Wait's result, valid after exited is closed
 }
 
-// appArgs is the JVM command line of build-safety.md §3.
+// appArgs is the JVM command line of docs/build-safety.md#3.
 func appArgs(java, agentJar string, p project) []string {
 	agentOpts := "watchDirs=" + p.outA() + ";" + p.outB() +
 		",startupDelaySec=1,debounceMs=100,portFile=" + filepath.Join(p.root, "agent.port")

@@ -1,4 +1,4 @@
-// Package acceptance is the proof of build-safety.md §3 for buildguard: for
+// Package acceptance is the proof of docs/build-safety.md#3 for buildguard: for
 // each build tool (Gradle, Maven) it generates the two-module project at a
 // path with spaces, builds it, starts a live JVM with an agent attached, and
 // runs the seven scenarios (opt-out, partial-failure, competing-owner,

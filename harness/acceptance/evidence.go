@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-// ScenarioNames are the seven scenarios of build-safety.md §3, in order.
+// ScenarioNames are the seven scenarios of docs/build-safety.md#3, in order.
 var ScenarioNames = []string{
 	"opt-out",
 	"partial-failure",

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// Bounds of build-safety.md §3.
+// Bounds of docs/build-safety.md#3.
 const (
 	// stepTimeout bounds every subprocess of a scenario.
 	stepTimeout = 240 * time.Second

@@ -2,7 +2,7 @@
 
 // Package clients is buildguard's MCP client acceptance matrix: real MCP
 // clients that we did not write drive a live JVM through `buildguard mcp`
-// (build-safety.md §4, issue 7).
+// (docs/build-safety.md#4, issue 7).
 //
 // It owns the pieces every lane shares: the consumer project (Service.java
 // with a call counter, App.java that answers one PROBE line per stdin line,

@@ -12,7 +12,7 @@ import (
 )
 
 // Scenarios are the seven scored workflow scenarios, in execution order
-// (build-safety.md §4).
+// (docs/build-safety.md#4).
 var Scenarios = []string{
 	"successful-reload",
 	"mixed-batch",

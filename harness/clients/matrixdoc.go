@@ -34,7 +34,7 @@ func WriteMatrixDoc(path string, res MatrixResult) error {
 	fmt.Fprintf(&b, "(the untested list is kept in `harness/clients/matrixdoc.go`). Each lane starts `buildguard mcp --project-dir <project> --port-file agent.port`\n")
 	fmt.Fprintf(&b, "from an unrelated directory against a live JVM (`Service` with a call counter, answering `PROBE <pid> <nonce> <counter> <value>`)\n")
 	fmt.Fprintf(&b, "with the reference agent attached, in directories whose names contain spaces, and runs the seven scenarios of\n")
-	fmt.Fprintf(&b, "build-safety.md §4 in order on one JVM, then pause → compile → scan → status → resume.\n\n")
+	fmt.Fprintf(&b, "docs/build-safety.md#4 in order on one JVM, then pause → compile → scan → status → resume.\n\n")
 	fmt.Fprintf(&b, "Run: %s, work directory `%s`.\n\n", res.Started.Format("2006-01-02 15:04 MST"), rel(res.WorkDir))
 	fmt.Fprintf(&b, "Host: %v, %v/%v, kernel %v, %v; JDK: %s.\n\n", res.Host["os"], res.Host["platform"], res.Host["arch"], res.Host["kernel"], res.Host["go"], firstLine(fmt.Sprint(res.Host["jdk"])))
 	fmt.Fprintf(&b, "## Lanes run\n\n")

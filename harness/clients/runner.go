@@ -192,11 +192,11 @@ func RunLane(ctx context.Context, cfg LaneConfig) (LaneReport, error) {
 // structured reports whether the session carries outputSchema and structuredContent.
 func (r *runner) structured() bool { return r.version >= Version20250618 }
 
-// annotated reports whether tools/list carries annotations (from 2025-03-26, D5).
+// annotated reports whether tools/list carries annotations (from 2025-03-26, docs/decisions.md#D5).
 func (r *runner) annotated() bool { return r.version >= Version20250326 }
 
 // argErrorsAreToolErrors reports whether invalid arguments come back as tool
-// errors (2025-11-25 and later, D5) instead of -32602.
+// errors (2025-11-25 and later, docs/decisions.md#D5) instead of -32602.
 func (r *runner) argErrorsAreToolErrors() bool { return r.version >= Version20251125 }
 
 func (r *runner) server() ServerCommand {
@@ -686,10 +686,10 @@ const (
 )
 
 // MsgBadState is the argument error of reclazz_build with an invalid state
-// (mcp-server.md §4.6), as -32602 or, from 2025-11-25, as the tool error text.
+// (docs/mcp-server.md#4.6), as -32602 or, from 2025-11-25, as the tool error text.
 const MsgBadState = "reclazz_build requires state: started, ok or failed"
 
-// Legacy texts of the prose tools (mcp-server.md §4.3–§4.6).
+// Legacy texts of the prose tools (docs/mcp-server.md#4.3–4.6).
 const (
 	legacyScanSent      = "Sent SCAN to the agent. Acceptance and reload completion are not confirmed."
 	legacyScanFailed    = "Scan request failed: "

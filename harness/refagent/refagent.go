@@ -1,6 +1,6 @@
 // Package refagent builds the buildguard reference agent: a small Java 17 agent
 // jar (standard library only) that speaks the Reclazz status-socket protocol as
-// a server (the shared spec agent-protocol.md) and really reloads
+// a server (docs/agent-protocol.md) and really reloads
 // classes with Instrumentation.redefineClasses, honouring BUILD holds, RELOAD
 // pauses and VERIFY receipts.
 //

@@ -1,4 +1,4 @@
-// Package cli is buildguard's command line: it parses every form of D1 (the
+// Package cli is buildguard's command line: it parses every form of docs/decisions.md#D1 (the
 // wrapper, `mcp`, the tool subcommands, `init --mcp`, `version`), runs the
 // matching core function, and maps the outcome to an exit code in one place.
 // It owns no behaviour of its own beyond parsing, printing and exit codes.

@@ -7,7 +7,7 @@ import (
 )
 
 // Every form answers --help with its usage on stderr, nothing on stdout, and
-// exit 0 (D1); `mcp --help` with another argument is a usage error.
+// exit 0 (docs/decisions.md#D1); `mcp --help` with another argument is a usage error.
 func TestEveryFormAnswersHelp(t *testing.T) {
 	t.Parallel()
 	forms := [][]string{

@@ -15,10 +15,10 @@ import (
 	"github.com/buildguard/buildguard/tools"
 )
 
-// mcpUsage is the usage line of `buildguard mcp` (mcp-server.md §1.1).
+// mcpUsage is the usage line of `buildguard mcp` (docs/mcp-server.md#1.1).
 const mcpUsage = "Usage: buildguard mcp [--project-dir PATH] [--port-file PATH]\n"
 
-// The startup parse failures of `buildguard mcp` (mcp-server.md §1.1); each
+// The startup parse failures of `buildguard mcp` (docs/mcp-server.md#1.1); each
 // is printed on stderr, followed by the usage line, with exit 2.
 var (
 	errMCPUnknownOption = errors.New("Unknown MCP startup option")
@@ -36,7 +36,7 @@ const maxPathChars = 4096
 
 // runMCP runs `buildguard mcp [--project-dir PATH] [--port-file PATH]`: it
 // parses the startup options before touching stdio, then serves MCP over
-// stdin/stdout until stdin reaches EOF (exit 0). Logs go to stderr (D9); when
+// stdin/stdout until stdin reaches EOF (exit 0). Logs go to stderr (docs/decisions.md#D9); when
 // stdout is the process's stdout, os.Stdout points at stderr meanwhile, so a
 // stray print cannot corrupt the protocol stream.
 func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
@@ -68,7 +68,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 }
 
 // parseMCPArgs parses the startup options and resolves the paths against the
-// working directory wd (mcp-server.md §1.1): --project-dir is canonicalised
+// working directory wd (docs/mcp-server.md#1.1): --project-dir is canonicalised
 // and must be a directory; --port-file resolves against the project (else
 // wd), absolute and clean but not canonicalised, and need not exist yet.
 func parseMCPArgs(args []string, wd string) (tools.Config, error) {

@@ -150,7 +150,7 @@ func TestMCPSession(t *testing.T) {
 	}
 }
 
-// TestMCPLogging: BUILDGUARD_LOG_LEVEL and BUILDGUARD_LOG_FORMAT=json (D9)
+// TestMCPLogging: BUILDGUARD_LOG_LEVEL and BUILDGUARD_LOG_FORMAT=json (docs/decisions.md#D9)
 // put JSON log lines on stderr, never on stdout.
 func TestMCPLogging(t *testing.T) {
 	t.Setenv("BUILDGUARD_LOG_LEVEL", "debug")

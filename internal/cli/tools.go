@@ -12,7 +12,7 @@ import (
 	"github.com/buildguard/buildguard/tools"
 )
 
-// toolCommand is a CLI subcommand that answers with a tool's JSON (D2).
+// toolCommand is a CLI subcommand that answers with a tool's JSON (docs/decisions.md#D2).
 type toolCommand struct {
 	tool  string
 	usage string

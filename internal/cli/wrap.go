@@ -16,7 +16,7 @@ import (
 
 const wrapUsage = "Usage: buildguard [--port N | --port-file PATH] [--owner TOKEN] [--timeout-ms N] [--grace DURATION] [--transcript FILE] -- COMMAND [ARG...]\n"
 
-// isWrapForm reports whether args are the wrapper form of D1: the first
+// isWrapForm reports whether args are the wrapper form of docs/decisions.md#D1: the first
 // argument is an option other than --help, or the `--` separator.
 func isWrapForm(args []string) bool {
 	return len(args) > 0 && strings.HasPrefix(args[0], "--") && args[0] != "--help"
@@ -35,7 +35,7 @@ var errUsage = errors.New("usage error")
 
 // parseWrap parses options until the first `--`; every option takes the next
 // token as its value, whatever it is (or the text after "=" in --opt=value),
-// and a repeated option overrides the earlier one (mcp-server.md §6). It
+// and a repeated option overrides the earlier one (docs/mcp-server.md#6). It
 // returns help=true for --help.
 func parseWrap(args []string) (o wrapOptions, help bool, err error) {
 	for i := 0; i < len(args); i++ {
@@ -90,7 +90,7 @@ func parseWrap(args []string) (o wrapOptions, help bool, err error) {
 	return o, false, fmt.Errorf("%w: missing -- before the command", errUsage)
 }
 
-// wrapLogger is the wrapper's go-hclog logger on stderr (D9).
+// wrapLogger is the wrapper's go-hclog logger on stderr (docs/decisions.md#D9).
 func wrapLogger(stderr io.Writer) hclog.Logger {
 	level := hclog.LevelFromString(os.Getenv("BUILDGUARD_LOG_LEVEL"))
 	if level == hclog.NoLevel {
@@ -180,7 +180,7 @@ func runWrap(args []string, stdout, stderr io.Writer) ExitCode {
 }
 
 // wrapExit maps the outcome of a guarded build to the exit code and the
-// stderr line of D8. It is the only place that does.
+// stderr line of docs/decisions.md#D8. It is the only place that does.
 func wrapExit(code int, err error, stderr io.Writer) ExitCode {
 	var ie *buildguard.InterruptedError
 	switch {

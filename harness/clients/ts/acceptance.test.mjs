@@ -1,5 +1,5 @@
 // The TypeScript SDK lane of buildguard's MCP client acceptance matrix
-// (build-safety.md §4, harness/clients). It is independent of the Go lanes:
+// (docs/build-safety.md#4, harness/clients). It is independent of the Go lanes:
 // it writes and compiles its own consumer app, starts the JVM with the agent,
 // starts `buildguard mcp --project-dir <project> --port-file agent.port` from
 // an unrelated directory through the official SDK's StdioClientTransport,

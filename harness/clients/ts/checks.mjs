@@ -60,7 +60,7 @@ export class ToolCaller {
     const texts = res.content.filter((c) => c.type === "text").map((c) => c.text);
     this.results.push({ name: tool, isError: !!res.isError, data: res.structuredContent, text: texts[0] });
     if (want === "argError") {
-      // 2025-11-25 (SEP-1303, D5): an argument error is a tool error with one
+      // 2025-11-25 (SEP-1303, docs/decisions.md#D5): an argument error is a tool error with one
       // text block and no structuredContent.
       if (this.negotiated >= "2025-11-25" && res.isError === true && texts.length === 1 && res.structuredContent === undefined) return { message: texts[0] };
       throw new Error(`${where}: want an argument error, got ${JSON.stringify(res)}`);

@@ -13,7 +13,7 @@ import java.util.List;
  * the JVM working directory. Problems become warnings (printed by the agent), never failures.
  */
 final class AgentArgs {
-    /** Default watcher start delay (agent-protocol.md §9). */
+    /** Default watcher start delay (docs/agent-protocol.md#9). */
     static final int DEFAULT_STARTUP_DELAY_SEC = 30;
     static final int MAX_STARTUP_DELAY_SEC = 300;
     /** Default quiet period before a changed class file is reported. */

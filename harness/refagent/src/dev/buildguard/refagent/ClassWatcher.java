@@ -23,7 +23,7 @@ import java.util.Map;
  * directories (a baseline of every existing {@code .class} file, hashed) and prints
  * "Watching N directories: …". A file whose size or modification time changes is reported once
  * it has been quiet for {@code debounceMs}; a file whose bytes equal the last reported bytes is
- * not reported again (identical-byte recompiles produce no new attempt, §8). Deleted files are
+ * not reported again (identical-byte recompiles produce no new attempt, docs/agent-protocol.md#8). Deleted files are
  * not reported.
  */
 final class ClassWatcher {

@@ -14,12 +14,12 @@ import java.util.function.BiConsumer;
 
 /**
  * One status-socket client: a reader thread that decodes command lines exactly as
- * agent-protocol.md §1.4 and a writer thread draining a bounded outbox of 1000 lines (§1.5).
+ * docs/agent-protocol.md#1.4 and a writer thread draining a bounded outbox of 1000 lines (docs/agent-protocol.md#1.5).
  */
 final class ClientConnection {
-    /** Longest accepted command line in UTF-16 code units (§1.4). */
+    /** Longest accepted command line in UTF-16 code units (docs/agent-protocol.md#1.4). */
     static final int MAX_COMMAND_CHARS = 512;
-    /** Outbox capacity; a full outbox drops lines for this client only (§1.5). */
+    /** Outbox capacity; a full outbox drops lines for this client only (docs/agent-protocol.md#1.5). */
     static final int OUTBOX_CAPACITY = 1000;
 
     private final Socket socket;
@@ -76,7 +76,7 @@ final class ClientConnection {
                 w.flush();
             }
         } catch (IOException | InterruptedException e) {
-            // A write error marks the connection dead (§1.5).
+            // A write error marks the connection dead (docs/agent-protocol.md#1.5).
         } finally {
             close();
         }

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.regex.Pattern;
 
 /**
- * The command dispatcher of agent-protocol.md §4: exact order and grammar, silent ignore of
+ * The command dispatcher of docs/agent-protocol.md#4: exact order and grammar, silent ignore of
  * anything that does not parse, correlated replies to the requesting connection only, and a
  * broadcast {@code WARN Could not answer …} when a handler throws.
  */

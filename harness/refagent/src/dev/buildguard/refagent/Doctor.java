@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The DOCTOR evidence of agent-protocol.md §7: identity and watcher/hold context in the exact
+ * The DOCTOR evidence of docs/agent-protocol.md#7: identity and watcher/hold context in the exact
  * field order, with the string, sample and size bounds; anything out of bounds (or any
  * exception) yields the {@code unavailable} object instead.
  */

@@ -3,11 +3,11 @@ package dev.buildguard.refagent;
 import java.time.Instant;
 
 /**
- * Builds the agent-to-client status lines of agent-protocol.md §2: fixed field order, no
- * whitespace, the message truncated at 4096 chars and escaped exactly as §2.3.
+ * Builds the agent-to-client status lines of docs/agent-protocol.md#2: fixed field order, no
+ * whitespace, the message truncated at 4096 chars and escaped exactly as docs/agent-protocol.md#2.3.
  */
 final class Events {
-    /** Longest message text before "...(truncated)" is appended (§2.3). */
+    /** Longest message text before "...(truncated)" is appended (docs/agent-protocol.md#2.3). */
     static final int MAX_MESSAGE_CHARS = 4096;
 
     static final String CONNECTED = "CONNECTED";
@@ -30,7 +30,7 @@ final class Events {
 
     /**
      * One event line whose message is inserted without escaping. Only for BUILD_ACK and
-     * BUILD_REJECTED replies, whose tokens are restricted to [A-Za-z0-9_-] (§2.3).
+     * BUILD_REJECTED replies, whose tokens are restricted to [A-Za-z0-9_-] (docs/agent-protocol.md#2.3).
      */
     static String unescapedLine(String level, String message) {
         return raw(level, message);
@@ -61,7 +61,7 @@ final class Events {
         return s;
     }
 
-    /** JSON string escaping of §2.3 (no truncation, no surrounding quotes). */
+    /** JSON string escaping of docs/agent-protocol.md#2.3 (no truncation, no surrounding quotes). */
     static String escape(String s) {
         StringBuilder b = null;
         for (int i = 0; i < s.length(); i++) {
@@ -91,7 +91,7 @@ final class Events {
         return b == null ? s : b.toString();
     }
 
-    /** A JSON string literal (quoted, escaped as §2.3) for the inner DOCTOR/VERIFY JSON. */
+    /** A JSON string literal (quoted, escaped as docs/agent-protocol.md#2.3) for the inner DOCTOR/VERIFY JSON. */
     static String quote(String s) {
         return "\"" + escape(s == null ? "" : s) + "\"";
     }

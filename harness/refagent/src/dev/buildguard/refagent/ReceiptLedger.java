@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The VERIFY receipt ledger of agent-protocol.md §8: one latest receipt per class, over the
+ * The VERIFY receipt ledger of docs/agent-protocol.md#8: one latest receipt per class, over the
  * exact bytes a batch applied, at most 512 classes (oldest-inserted evicted first), and a
  * session id that is new on every agent start.
  */
@@ -75,7 +75,7 @@ final class ReceiptLedger {
         return latest.size();
     }
 
-    /** The VERIFY_RESULT JSON: nine string fields in the order of §8. */
+    /** The VERIFY_RESULT JSON: nine string fields in the order of docs/agent-protocol.md#8. */
     synchronized String verify(String requestId, String className, String expectedSha256) {
         Receipt r = latest.get(className);
         String observed = "";

@@ -13,7 +13,7 @@ import java.util.Map;
 /**
  * Applies one captured batch with a single {@link Instrumentation#redefineClasses} call of all
  * loaded members, reports RELOAD/ERROR lines, and brackets the batch with VERIFY receipts
- * (running, then applied / failed / unverified, §8). Classes that are not loaded yet are
+ * (running, then applied / failed / unverified, docs/agent-protocol.md#8). Classes that are not loaded yet are
  * recorded as such: the JVM will read the new bytes from disk when it first loads them.
  */
 final class Redefiner {

@@ -14,8 +14,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * The reload queue: pending class files, the BUILD hold state machine of agent-protocol.md §5,
- * the manual pause of §6, and the single reload thread that captures bytes and hands batches
+ * The reload queue: pending class files, the BUILD hold state machine of docs/agent-protocol.md#5,
+ * the manual pause of docs/agent-protocol.md#6, and the single reload thread that captures bytes and hands batches
  * to the {@link Redefiner}.
  */
 final class ReloadQueue implements ClassWatcher.Listener {
@@ -125,7 +125,7 @@ final class ReloadQueue implements ClassWatcher.Listener {
         redefiner.apply(captured);
     }
 
-    /** Acceptance of a successful owned build (§5 steps 1-6), on the reload thread. */
+    /** Acceptance of a successful owned build (docs/agent-protocol.md#5 steps 1-6), on the reload thread. */
     private void accept(long gen) {
         long pauseAtStart;
         synchronized (lock) {
@@ -196,7 +196,7 @@ final class ReloadQueue implements ClassWatcher.Listener {
 
     /**
      * BUILD from {@code buildOwner} (null = unowned) with state started|ok|failed (lower case).
-     * Returns whether the command was accepted (§5 table).
+     * Returns whether the command was accepted (docs/agent-protocol.md#5 table).
      */
     boolean onBuild(String buildOwner, String state) {
         synchronized (lock) {
@@ -242,7 +242,7 @@ final class ReloadQueue implements ClassWatcher.Listener {
         }
     }
 
-    /** RELOAD pause|resume|status; returns the snapshot taken right after the action (§6). */
+    /** RELOAD pause|resume|status; returns the snapshot taken right after the action (docs/agent-protocol.md#6). */
     String control(String action) {
         synchronized (lock) {
             if (action.equals("pause")) {

@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The free-text broadcast answers: PENDING, HEALTH and DIAGNOSE (agent-protocol.md §4.4-4.6).
+ * The free-text broadcast answers: PENDING, HEALTH and DIAGNOSE (docs/agent-protocol.md#4.4-4.6).
  * Their wording is not a contract; the first PENDING line is.
  */
 final class Reports {

@@ -6,7 +6,7 @@ import java.io.PrintStream;
  * The agent's status reporter: every event is printed to the application's stdout with the
  * {@code [buildguard-refagent]} prefix and broadcast to every status-socket client.
  * It also counts WARN/ERROR lines emitted on a thread that is applying a batch, because one
- * warning downgrades every receipt of that batch to {@code unverified} (§8).
+ * warning downgrades every receipt of that batch to {@code unverified} (docs/agent-protocol.md#8).
  */
 final class Status {
     static final String PREFIX = "[buildguard-refagent] ";

@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
 /**
- * The loopback status server of agent-protocol.md §1 and §3: listener with backlog 5, atomic
+ * The loopback status server of docs/agent-protocol.md#1 and docs/agent-protocol.md#3: listener with backlog 5, atomic
  * port file, at most 5 clients, CONNECTED handshake, fixed-rate heartbeats and broadcasts.
  */
 final class StatusServer {
@@ -166,7 +166,7 @@ final class StatusServer {
         broadcast(Events.line(Events.HEARTBEAT, ""));
     }
 
-    /** Sends a line to every live client; a client with a full outbox loses it (§1.5). */
+    /** Sends a line to every live client; a client with a full outbox loses it (docs/agent-protocol.md#1.5). */
     void broadcast(String line) {
         List<Long> warnAt = new ArrayList<>();
         synchronized (clients) {
@@ -213,7 +213,7 @@ final class StatusServer {
             try {
                 Files.deleteIfExists(portFile);
             } catch (IOException ignored) {
-                // a stale port file is normal (§1.2)
+                // a stale port file is normal (docs/agent-protocol.md#1.2)
             }
         }
     }
