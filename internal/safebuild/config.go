@@ -1,0 +1,404 @@
+package safebuild
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// ConfigFile is the name of a project's build configuration, read from the
+// project directory (docs/safe-build.md#2).
+const ConfigFile = ".buildguard.json"
+
+// Limits of the build configuration (docs/safe-build.md#2).
+const (
+	// MaxConfigBytes caps the size of .buildguard.json (1 MiB, as every
+	// configuration buildguard reads, docs/decisions.md#D13).
+	MaxConfigBytes = 1 << 20
+	// MaxTimeoutSeconds is the largest timeoutSeconds of a build (one day).
+	MaxTimeoutSeconds = 86400
+	// DefaultBuildTimeout limits a build that names no timeoutSeconds.
+	DefaultBuildTimeout = 10 * time.Minute
+	// maxArgs and maxArgChars bound a command line.
+	maxArgs     = 256
+	maxArgChars = 4096
+)
+
+// The names of the detected builds (docs/safe-build.md#3).
+const (
+	GradleBuild = "gradle"
+	MavenBuild  = "maven"
+)
+
+// buildName is the grammar of a build name: what a model may pass as the
+// tool's build argument.
+var buildName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// The argument errors of a build selection. Each error LoadProject and
+// Project.Select return wraps one of them; its text says what to do next.
+var (
+	// ErrConfig means .buildguard.json exists but cannot be used: it is not
+	// a regular file, too large, not valid JSON, or breaks the schema
+	// (docs/buildguard.schema.json).
+	ErrConfig = errors.New("invalid " + ConfigFile)
+	// ErrNoBuild means the project has no .buildguard.json and no Gradle or
+	// Maven build to detect.
+	ErrNoBuild = errors.New("no build configured")
+	// ErrUnknownBuild means the requested build name is not configured, or
+	// none was requested and the configuration names no default.
+	ErrUnknownBuild = errors.New("unknown build")
+)
+
+// Build is one build a project can run.
+type Build struct {
+	// Name is the build's name in the configuration ("gradle" or "maven"
+	// when detected).
+	Name string
+	// Command is the argument vector, run in the project directory without
+	// a shell. A relative argv[0] with a slash (./gradlew) is relative to
+	// the project directory; a bare name is looked up in PATH.
+	Command []string
+	// Timeout limits the whole build (DefaultBuildTimeout when the
+	// configuration names none).
+	Timeout time.Duration
+}
+
+// Project is the set of builds of one project directory.
+type Project struct {
+	// Dir is the project directory, absolute.
+	Dir string
+	// Configured is true when the builds come from .buildguard.json, false
+	// when they were detected.
+	Configured bool
+	// Builds are the builds by name.
+	Builds map[string]Build
+	// Default is the build run when none is named; "" when the
+	// configuration has several builds and names no default.
+	Default string
+}
+
+// Names returns the build names in order.
+func (p *Project) Names() []string {
+	names := make([]string, 0, len(p.Builds))
+	for n := range p.Builds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Select returns the build called name, or the default build when name is
+// "". The error wraps ErrUnknownBuild and lists the names there are.
+func (p *Project) Select(name string) (Build, error) {
+	if name == "" {
+		if p.Default == "" {
+			return Build{}, fmt.Errorf("%w: %s configures several builds (%s) and no defaultBuild; name one of them", ErrUnknownBuild, ConfigFile, strings.Join(p.Names(), ", "))
+		}
+		name = p.Default
+	}
+	b, ok := p.Builds[name]
+	if !ok {
+		where := "configured in " + filepath.Join(p.Dir, ConfigFile)
+		if !p.Configured {
+			where = "detected in " + p.Dir + " (add a " + ConfigFile + " to configure others)"
+		}
+		return Build{}, fmt.Errorf("%w %q: the builds %s are %s", ErrUnknownBuild, name, strings.Join(p.Names(), ", "), where)
+	}
+	return b, nil
+}
+
+// LoadProject reads dir/.buildguard.json, or detects the builds of dir when
+// there is none (docs/safe-build.md#3). The error wraps ErrConfig or
+// ErrNoBuild.
+func LoadProject(dir string) (*Project, error) {
+	path := filepath.Join(dir, ConfigFile)
+	data, err := readConfig(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return detect(dir)
+	case err != nil:
+		return nil, err
+	}
+	p, err := parseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w; see docs/safe-build.md#2", ErrConfig, path, err)
+	}
+	p.Dir = dir
+	return p, nil
+}
+
+// readConfig reads a regular file (or a symlink to one) of at most
+// MaxConfigBytes, with a bound on the read itself.
+func readConfig(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			if _, lerr := os.Lstat(path); lerr == nil {
+				return nil, fmt.Errorf("%w: %s is a dangling symlink; remove it or point it at the configuration", ErrConfig, path)
+			}
+		}
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is not a regular file", ErrConfig, path)
+	}
+	if fi.Size() > MaxConfigBytes {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrConfig, path, MaxConfigBytes)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading %s: %w", ErrConfig, path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading %s: %w", ErrConfig, path, err)
+	}
+	if len(data) > MaxConfigBytes {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrConfig, path, MaxConfigBytes)
+	}
+	return data, nil
+}
+
+// configJSON is the shape of .buildguard.json (docs/buildguard.schema.json).
+type configJSON struct {
+	Schema       *string                    `json:"$schema"`
+	Builds       map[string]json.RawMessage `json:"builds"`
+	DefaultBuild *string                    `json:"defaultBuild"`
+}
+
+type buildJSON struct {
+	Command        []json.RawMessage `json:"command"`
+	TimeoutSeconds *json.Number      `json:"timeoutSeconds"`
+}
+
+// parseConfig checks the configuration against the rules of the schema and
+// returns its builds.
+func parseConfig(data []byte) (*Project, error) {
+	if !utf8.Valid(data) {
+		return nil, errors.New("not UTF-8 text")
+	}
+	if err := checkKeys(data); err != nil {
+		return nil, err
+	}
+	var c configJSON
+	if err := strictDecode(data, &c); err != nil {
+		return nil, err
+	}
+	if c.Builds == nil {
+		return nil, errors.New(`"builds" is required: {"builds": {"NAME": {"command": ["argv0", "arg"]}}}`)
+	}
+	if len(c.Builds) == 0 {
+		return nil, errors.New(`"builds" must name at least one build`)
+	}
+	p := &Project{Configured: true, Builds: map[string]Build{}}
+	for name, raw := range c.Builds {
+		if !buildName.MatchString(name) {
+			return nil, fmt.Errorf("build name %q must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", name)
+		}
+		b, err := parseBuild(name, raw)
+		if err != nil {
+			return nil, err
+		}
+		p.Builds[name] = b
+	}
+	switch {
+	case c.DefaultBuild != nil:
+		if _, ok := p.Builds[*c.DefaultBuild]; !ok {
+			return nil, fmt.Errorf("defaultBuild %q names no build in \"builds\" (%s)", *c.DefaultBuild, strings.Join(p.Names(), ", "))
+		}
+		p.Default = *c.DefaultBuild
+	case len(p.Builds) == 1:
+		p.Default = p.Names()[0]
+	}
+	return p, nil
+}
+
+func parseBuild(name string, raw json.RawMessage) (Build, error) {
+	where := fmt.Sprintf("builds.%s", name)
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.TrimSpace(raw)[0] != '{' {
+		return Build{}, fmt.Errorf(`%s must be an object: {"command": ["argv0", "arg"], "timeoutSeconds": N}`, where)
+	}
+	var bj buildJSON
+	if err := strictDecode(raw, &bj); err != nil {
+		return Build{}, fmt.Errorf("%s: %w", where, err)
+	}
+	if len(bj.Command) == 0 || len(bj.Command) > maxArgs {
+		return Build{}, fmt.Errorf("%s.command must be an array of 1-%d strings, the program first", where, maxArgs)
+	}
+	b := Build{Name: name, Timeout: DefaultBuildTimeout}
+	for i, a := range bj.Command {
+		var s string
+		if len(a) == 0 || a[0] != '"' || json.Unmarshal(a, &s) != nil {
+			return Build{}, fmt.Errorf("%s.command[%d] must be a string", where, i)
+		}
+		if len(s) > maxArgChars || strings.ContainsRune(s, 0) {
+			return Build{}, fmt.Errorf("%s.command[%d] must be at most %d bytes without NUL", where, i, maxArgChars)
+		}
+		if i == 0 && strings.TrimSpace(s) == "" {
+			return Build{}, fmt.Errorf("%s.command[0] must name the program", where)
+		}
+		b.Command = append(b.Command, s)
+	}
+	if bj.TimeoutSeconds != nil {
+		n, err := bj.TimeoutSeconds.Int64()
+		if err != nil || n < 1 || n > MaxTimeoutSeconds {
+			return Build{}, fmt.Errorf("%s.timeoutSeconds must be an integer from 1 to %d", where, MaxTimeoutSeconds)
+		}
+		b.Timeout = time.Duration(n) * time.Second
+	}
+	return b, nil
+}
+
+// strictDecode decodes one JSON value into v, refusing unknown fields,
+// trailing data and nulls where a value is required.
+func strictDecode(data []byte, v any) error {
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return errors.New("must be an object, not null")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return describeJSONError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("unexpected data after the JSON object")
+	}
+	return nil
+}
+
+// describeJSONError words a decoding error for the person editing the file.
+func describeJSONError(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("not valid JSON at byte %d: %w", se.Offset, err)
+	case errors.As(err, &te):
+		if te.Field != "" {
+			return fmt.Errorf("%q must be a %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return fmt.Errorf("must be an object, not %s", te.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return fmt.Errorf("unknown key %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	return err
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "map", "struct":
+		return "object"
+	case "slice":
+		return "array"
+	case "ptr", "string":
+		return "string"
+	}
+	return goKind
+}
+
+// checkKeys refuses duplicate keys at any depth (encoding/json would keep
+// the last one silently) and nesting deeper than the configuration needs.
+func checkKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	type frame struct {
+		object bool
+		keys   []string
+		expect bool // next token in an object is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return describeJSONError(err)
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.expect {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			key := tok.(string)
+			if slices.Contains(top.keys, key) {
+				return fmt.Errorf("duplicate key %q", key)
+			}
+			top.keys = append(top.keys, key)
+			top.expect = false
+			continue
+		}
+		if top != nil && top.object {
+			top.expect = true
+		}
+		switch tok {
+		case json.Delim('{'):
+			if len(stack) >= 16 {
+				return errors.New("nested deeper than 16 levels")
+			}
+			stack = append(stack, &frame{object: true, expect: true})
+		case json.Delim('['):
+			if len(stack) >= 16 {
+				return errors.New("nested deeper than 16 levels")
+			}
+			stack = append(stack, &frame{})
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+	}
+}
+
+// detect offers the Gradle and Maven builds of dir (docs/safe-build.md#3):
+// ./gradlew classes (or gradle classes) when dir has a Gradle build, and
+// ./mvnw -q compile (or mvn -q compile) when it has a pom.xml. Gradle is
+// the default when both are present.
+func detect(dir string) (*Project, error) {
+	p := &Project{Dir: dir, Builds: map[string]Build{}}
+	if anyRegular(dir, "settings.gradle", "settings.gradle.kts", "build.gradle", "build.gradle.kts") {
+		argv0 := "gradle"
+		if anyRegular(dir, "gradlew") {
+			argv0 = "./gradlew"
+		}
+		p.Builds[GradleBuild] = Build{Name: GradleBuild, Command: []string{argv0, "classes"}, Timeout: DefaultBuildTimeout}
+		p.Default = GradleBuild
+	}
+	if anyRegular(dir, "pom.xml") {
+		argv0 := "mvn"
+		if anyRegular(dir, "mvnw") {
+			argv0 = "./mvnw"
+		}
+		p.Builds[MavenBuild] = Build{Name: MavenBuild, Command: []string{argv0, "-q", "compile"}, Timeout: DefaultBuildTimeout}
+		if p.Default == "" {
+			p.Default = MavenBuild
+		}
+	}
+	if len(p.Builds) == 0 {
+		return nil, fmt.Errorf("%w: %s has no %s and no Gradle (settings.gradle, build.gradle) or Maven (pom.xml) build; write a %s naming the build command (docs/safe-build.md#2)", ErrNoBuild, dir, ConfigFile, ConfigFile)
+	}
+	return p, nil
+}
+
+func anyRegular(dir string, names ...string) bool {
+	for _, n := range names {
+		if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,22 @@
+// Package safebuild runs one configured build of a project as a single
+// guarded step (docs/safe-build.md, decision docs/decisions.md#D16): it picks
+// the command from the project's .buildguard.json or detects a Gradle or
+// Maven build, runs it on the core's hold session (package buildguard: the
+// hold acknowledged before the child starts, the child in its own process
+// group with pipes and stdin /dev/null, BUILD ok only after a clean exit),
+// streams rate-limited progress from the build's output, keeps a bounded
+// tail and the whole log on disk, and after BUILD ok proves the new bytes:
+// every class file written during the build in the agent's watched output
+// directories is verified with VERIFY and its SHA-256.
+//
+// It owns the build configuration (LoadProject), the one-build-at-a-time
+// rule of a server (Builder), the output capture and log rotation, the
+// progress rate limit, the discovery and verification of changed classes,
+// and the result object that the MCP tool reclazz_safe_build and the CLI
+// form `buildguard build run` both print.
+//
+// It does not supervise processes itself (package buildguard does), speak
+// the agent's wire (package agentproto does), or know MCP or flags: the
+// MCP tool turns Progress calls into notifications/progress, the CLI into
+// stderr lines.
+package safebuild

@@ -1,0 +1,75 @@
+package safebuild
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"time"
+)
+
+// StateDir is the directory under the project where buildguard keeps its
+// own files: the build logs and the project's owner token
+// (docs/safe-build.md#9). It belongs in .gitignore.
+const StateDir = ".buildguard"
+
+// KeptLogs is how many build logs are kept; older ones are removed when a
+// build starts.
+const KeptLogs = 10
+
+// logName is the name of a build log: the UTC start time, then the build.
+var logName = regexp.MustCompile(`^[0-9]{8}T[0-9]{9}Z(-[0-9]+)?-[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\.log$`)
+
+// LogDir is where the logs of the project in dir are kept.
+func LogDir(dir string) string { return filepath.Join(dir, StateDir, "logs") }
+
+// createLog creates the log of one build of name started at t, named so that
+// logs sort by start time, and removes all but the newest KeptLogs logs
+// (this one included). Files that are not build logs are never removed.
+func createLog(dir, name string, t time.Time) (*os.File, error) {
+	logs := LogDir(dir)
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the log directory: %w", err)
+	}
+	stamp := t.UTC().Format("20060102T150405.000Z")
+	stamp = stamp[:15] + stamp[16:] // no dot: 20261202T010203456Z
+	var f *os.File
+	var err error
+	for i := 0; i < 100; i++ {
+		base := stamp + "-" + name + ".log"
+		if i > 0 {
+			base = fmt.Sprintf("%s-%d-%s.log", stamp, i, name)
+		}
+		f, err = os.OpenFile(filepath.Join(logs, base), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, os.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating the build log: %w", err)
+	}
+	rotateLogs(logs)
+	return f, nil
+}
+
+// rotateLogs removes the oldest build logs in logs beyond KeptLogs. Failures
+// leave a log behind and are not errors of the build.
+func rotateLogs(logs string) {
+	entries, err := os.ReadDir(logs)
+	if err != nil {
+		return
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && logName.MatchString(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	for len(names) > KeptLogs {
+		_ = os.Remove(filepath.Join(logs, names[0]))
+		names = names[1:]
+	}
+}

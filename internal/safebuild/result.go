@@ -1,0 +1,85 @@
+package safebuild
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// The outcomes of a safe build (docs/safe-build.md#7). Only OutcomeOK is not
+// a tool error.
+const (
+	// OutcomeOK: the command exited 0 with nothing of its process group
+	// left, and BUILD ok was acknowledged: the agent releases the output.
+	OutcomeOK = "ok"
+	// OutcomeFailed: the command exited non-zero, could not start, left
+	// processes behind, or its finish was not confirmed. The output stays
+	// held for the project's owner.
+	OutcomeFailed = "failed"
+	// OutcomeCancelled: the call was cancelled (or its client went away);
+	// the process group was terminated and BUILD failed sent.
+	OutcomeCancelled = "cancelled"
+	// OutcomeTimeout: the build ran out of time; the process group was
+	// terminated and BUILD failed sent.
+	OutcomeTimeout = "timeout"
+	// OutcomeRefused: the command never started: another build was running,
+	// or the agent could not be reached or refused the hold.
+	OutcomeRefused = "refused"
+)
+
+// Result is the outcome of one safe build: the structuredContent of
+// reclazz_safe_build and the line `buildguard build run` prints. Its fields
+// are encoded in this order.
+type Result struct {
+	// Build is the build's name.
+	Build string `json:"build"`
+	// Command is the argument vector that ran (or would have).
+	Command []string `json:"command"`
+	// Outcome is one of the Outcome constants.
+	Outcome string `json:"outcome"`
+	// ExitCode is the command's exit code (128+n after signal n); nil when
+	// it never started.
+	ExitCode *int `json:"exitCode"`
+	// DurationMs is the time from asking for the hold to the finish.
+	DurationMs int64 `json:"durationMs"`
+	// Owner is the owner token the build held the output with; nil when it
+	// never asked the agent for a hold.
+	Owner *string `json:"owner"`
+	// Detail says what happened and what to do next.
+	Detail string `json:"detail"`
+	// Output is the bounded tail of the build's output and its log.
+	Output Output `json:"output"`
+	// ChangedClasses proves the bytes after an ok build; empty otherwise.
+	ChangedClasses ChangedClasses `json:"changedClasses"`
+}
+
+// Output is the build's output in a result (docs/safe-build.md#7).
+type Output struct {
+	// Tail is the end of the output: at most TailLines lines and TailBytes
+	// bytes of stdout and stderr as they came.
+	Tail string `json:"tail"`
+	// Lines counts every line the build printed.
+	Lines int `json:"lines"`
+	// Truncated reports that Tail is not the whole output.
+	Truncated bool `json:"truncated"`
+	// LogFile is the absolute path of the complete log under
+	// <project>/.buildguard/logs/; nil when no log was written.
+	LogFile *string `json:"logFile"`
+}
+
+// IsError reports whether the result is a tool error: every outcome but ok.
+func (r *Result) IsError() bool { return r.Outcome != OutcomeOK }
+
+// JSON encodes the result as one compact JSON object.
+func (r *Result) JSON() ([]byte, error) {
+	if r.Command == nil {
+		r.Command = []string{}
+	}
+	if r.ChangedClasses.Classes == nil {
+		r.ChangedClasses.Classes = []ClassReceipt{}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the safe build result: %w", err)
+	}
+	return b, nil
+}

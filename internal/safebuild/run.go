@@ -1,0 +1,454 @@
+package safebuild
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/buildguard"
+)
+
+// ActiveEnv is set in the environment of every safe build's command. A safe
+// build started while it is set is refused: nested under another safe build
+// of the same project it would share that build's owner and could release
+// its half-built output (docs/safe-build.md#4).
+const ActiveEnv = "BUILDGUARD_SAFE_BUILD_ACTIVE"
+
+// Config configures a Builder. The zero value is ready to use.
+type Config struct {
+	// Dialer connects to agents. The zero value is agentproto's default;
+	// its timeouts are set from AgentTimeout.
+	Dialer agentproto.Dialer
+	// AgentTimeout bounds the connect, the handshake and each exchange with
+	// the agent separately; 0 means buildguard.DefaultTimeout (5 s).
+	AgentTimeout time.Duration
+	// Grace is how long a cancelled or timed-out build may take to stop
+	// after SIGTERM before its process group is killed, and how long the
+	// rest of its group may outlive a clean exit; 0 means
+	// buildguard.DefaultGrace (10 s).
+	Grace time.Duration
+	// VerifyWait bounds the verification of the changed classes after an
+	// ok build; 0 means DefaultVerifyWait (15 s).
+	VerifyWait time.Duration
+	// ProgressInterval is the shortest time between progress reports; 0
+	// means ProgressInterval (200 ms).
+	ProgressInterval time.Duration
+	// Env is the command's environment before ActiveEnv is added; nil means
+	// the process's own.
+	Env []string
+	// Logger receives diagnostics; nil means none. Owner tokens are never
+	// logged.
+	Logger hclog.Logger
+}
+
+// Builder runs safe builds, one at a time: a Run while another runs is
+// refused with a result that names the running build (docs/safe-build.md#4).
+// It is safe for concurrent use.
+type Builder struct {
+	cfg Config
+	log hclog.Logger
+
+	mu      sync.Mutex
+	running *running
+}
+
+// running is the build a Builder runs now.
+type running struct {
+	name    string
+	command []string
+	dir     string
+	since   time.Time
+}
+
+// New returns a Builder with cfg's defaults filled in.
+func New(cfg Config) *Builder {
+	if cfg.AgentTimeout == 0 {
+		cfg.AgentTimeout = buildguard.DefaultTimeout
+	}
+	if cfg.Grace == 0 {
+		cfg.Grace = buildguard.DefaultGrace
+	}
+	if cfg.VerifyWait == 0 {
+		cfg.VerifyWait = DefaultVerifyWait
+	}
+	if cfg.ProgressInterval == 0 {
+		cfg.ProgressInterval = ProgressInterval
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	cfg.Dialer.ConnectTimeout = cfg.AgentTimeout
+	cfg.Dialer.HandshakeTimeout = cfg.AgentTimeout
+	return &Builder{cfg: cfg, log: cfg.Logger}
+}
+
+// Request is one safe build.
+type Request struct {
+	// Dir is the project directory, absolute: the command's working
+	// directory and the home of its logs and owner file. Required.
+	Dir string
+	// Build is the build to run (from Project.Select). Required.
+	Build Build
+	// Timeout limits the build; 0 means Build.Timeout.
+	Timeout time.Duration
+	// Endpoint selects the agent.
+	Endpoint agentproto.Endpoint
+	// Confirm, when not "", is the project directory the agent's working
+	// directory must lie in (the explicit-project gate of
+	// docs/mcp-server.md#1.2); "" confirms nothing.
+	Confirm string
+	// Progress receives progress reports; nil means none.
+	Progress ProgressFunc
+}
+
+// errBuildTimeout is the cause of a build's own deadline.
+var errBuildTimeout = errors.New("the build ran out of time")
+
+// Run runs one safe build and returns its result; it never returns an
+// error, every failure is an outcome. Cancelling ctx cancels the build: its
+// process group is terminated (SIGTERM, Grace, SIGKILL) and BUILD failed is
+// sent and awaited before Run returns.
+func (b *Builder) Run(ctx context.Context, req Request) *Result {
+	// changedClasses stays empty unless the build is ok: nothing was searched.
+	res := &Result{Build: req.Build.Name, Command: req.Build.Command, ChangedClasses: ChangedClasses{Classes: []ClassReceipt{}}}
+	if _, nested := os.LookupEnv(ActiveEnv); nested {
+		res.Outcome = OutcomeRefused
+		res.Detail = "refused: this is already inside a safe build (" + ActiveEnv + " is set); a nested build would share the outer build's hold. Run the build command directly instead"
+		return res
+	}
+	if other := b.claim(req); other != nil {
+		res.Outcome = OutcomeRefused
+		res.Detail = fmt.Sprintf("refused: the build %q (%s) has been running on this server for %s; one build runs at a time. Wait for its result, or cancel that call, then call again",
+			other.name, strings.Join(other.command, " "), time.Since(other.since).Round(time.Second))
+		return res
+	}
+	defer b.release()
+
+	owner, err := projectOwner(req.Dir)
+	if err != nil {
+		res.Outcome = OutcomeRefused
+		res.Detail = "refused: the project's owner token: " + err.Error()
+		return res
+	}
+	res.Owner = &owner
+
+	timeout := req.Timeout
+	if timeout == 0 {
+		timeout = req.Build.Timeout
+	}
+	if timeout == 0 {
+		timeout = DefaultBuildTimeout
+	}
+	bctx, cancel := context.WithTimeoutCause(ctx, timeout, errBuildTimeout)
+	defer cancel()
+
+	run := &attempt{b: b, req: req}
+	defer run.close()
+	g, err := buildguard.New(buildguard.Config{
+		Endpoint:  req.Endpoint,
+		Owner:     owner,
+		Timeout:   b.cfg.AgentTimeout,
+		Grace:     b.cfg.Grace,
+		Dir:       req.Dir,
+		Env:       append(append([]string(nil), b.env()...), ActiveEnv+"=1"),
+		Stderr:    io.Discard, // the owner is in the result
+		Logger:    b.log.Named("guard"),
+		Dial:      run.dial,
+		NewRunner: run.newRunner,
+		Signals:   make(chan os.Signal), // the process's signals are not the build's
+	})
+	if err != nil { // only an invalid owner, which projectOwner never returns
+		res.Outcome, res.Detail = OutcomeRefused, "refused: "+err.Error()
+		return res
+	}
+	start := time.Now()
+	code, err := g.Run(bctx, req.Build.Command)
+	res.DurationMs = time.Since(start).Milliseconds()
+	run.finishOutput(res)
+
+	switch {
+	case errors.Is(context.Cause(bctx), errBuildTimeout):
+		res.Outcome = OutcomeTimeout
+	case ctx.Err() != nil:
+		res.Outcome = OutcomeCancelled
+	case err == nil && code == 0:
+		res.Outcome = OutcomeOK
+	case errors.Is(err, buildguard.ErrRefused):
+		res.Outcome = OutcomeRefused
+	default:
+		res.Outcome = OutcomeFailed
+	}
+	switch {
+	case run.exited: // the command's own code, also when the guard reports 1
+		res.ExitCode = &run.code
+	case errors.Is(err, buildguard.ErrCannotRun):
+		res.ExitCode = &code // 127, as a shell reports it
+	}
+	res.Detail = describe(res, err, timeout)
+	if res.Outcome == OutcomeOK {
+		b.prove(ctx, run, res)
+	}
+	return res
+}
+
+func (b *Builder) env() []string {
+	if b.cfg.Env != nil {
+		return b.cfg.Env
+	}
+	return os.Environ()
+}
+
+// claim makes req the running build, or returns the build that runs.
+func (b *Builder) claim(req Request) *running {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.running != nil {
+		r := *b.running
+		return &r
+	}
+	b.running = &running{name: req.Build.Name, command: req.Build.Command, dir: req.Dir, since: time.Now()}
+	return nil
+}
+
+func (b *Builder) release() {
+	b.mu.Lock()
+	b.running = nil
+	b.mu.Unlock()
+}
+
+// describe is the result's detail: what happened and what to do next.
+func describe(res *Result, err error, timeout time.Duration) string {
+	held := "BUILD failed was acknowledged: the agent keeps serving the classes it had and holds the new output until this project's next successful safe build"
+	if errors.Is(err, buildguard.ErrUnsafe) {
+		held = "the agent did not confirm the finish, so it may still hold the output for this owner: the project's next successful safe build releases it"
+	}
+	var ie *buildguard.InterruptedError
+	interrupted := errors.As(err, &ie)
+	switch res.Outcome {
+	case OutcomeOK:
+		return "the build exited 0 and BUILD ok was acknowledged: the agent releases the output"
+	case OutcomeTimeout:
+		if !interrupted || !ie.Ran {
+			return fmt.Sprintf("the build ran out of time (%s) before its command started; nothing ran", timeout)
+		}
+		return fmt.Sprintf("the build ran out of time (%s): its process group was terminated and %s. Raise timeoutSeconds in %s or pass a larger timeoutMs", timeout, held, ConfigFile)
+	case OutcomeCancelled:
+		if !interrupted || !ie.Ran {
+			return "the build was cancelled before its command started; nothing ran"
+		}
+		return "the build was cancelled: its process group was terminated and " + held
+	case OutcomeRefused:
+		return err.Error()
+	}
+	if err != nil {
+		return err.Error() + "; " + held
+	}
+	return fmt.Sprintf("the build exited with code %d; %s. Read output.tail (and output.logFile), fix the build and call again", *res.ExitCode, held)
+}
+
+// attempt is the state of one Run that the guard's hooks share.
+type attempt struct {
+	b   *Builder
+	req Request
+
+	// set by dial: the watched directories and their class files before
+	// the build
+	dirs     []string
+	complete bool
+	before   classFiles
+	dialed   bool
+
+	// set by newRunner
+	logPath string
+	logFile *os.File
+	devnull *os.File
+	capture *capture
+	limiter *limiter
+
+	// set by the recording runner
+	started, exited bool
+	code            int
+}
+
+// dial connects for the guard, confirms the project when asked, and reads
+// the agent's watched directories (DOCTOR) and their class files before the
+// hold is taken.
+func (a *attempt) dial(ctx context.Context, port int) (buildguard.Agent, error) {
+	conn, err := a.b.open(ctx, port, a.req.Confirm)
+	if err != nil {
+		return nil, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, a.b.cfg.AgentTimeout)
+	d, derr := conn.Doctor(dctx)
+	cancel()
+	if derr != nil {
+		a.b.log.Debug("DOCTOR before the build failed; changed classes cannot be found", "error", derr)
+	}
+	a.dirs, a.complete = watchedDirs(d)
+	var ok bool
+	a.before, ok = scanClasses(a.dirs)
+	a.complete = a.complete && ok
+	a.dialed = true
+	return conn, nil
+}
+
+// open connects to port and runs the project gate when confirm is set.
+func (b *Builder) open(ctx context.Context, port int, confirm string) (*agentproto.Conn, error) {
+	conn, err := b.cfg.Dialer.Dial(ctx, port)
+	if err != nil {
+		return nil, err
+	}
+	if confirm != "" {
+		gctx, cancel := context.WithTimeout(ctx, b.cfg.AgentTimeout)
+		err := conn.ConfirmProject(gctx, confirm)
+		cancel()
+		if err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
+	return conn, nil
+}
+
+// newRunner gives the command pipes into the capture, stdin /dev/null and
+// its own process group, after the log was created.
+func (a *attempt) newRunner(c buildguard.Command) buildguard.Runner {
+	f, err := createLog(a.req.Dir, a.req.Build.Name, time.Now())
+	if err != nil {
+		return failedRunner{fmt.Errorf("%w: %w", buildguard.ErrCannotRun, err)}
+	}
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		f.Close()
+		return failedRunner{fmt.Errorf("%w: opening %s: %w", buildguard.ErrCannotRun, os.DevNull, err)}
+	}
+	a.logFile, a.logPath, a.devnull = f, f.Name(), null
+	var onLine func()
+	a.capture = newCapture(f, func() {
+		if onLine != nil {
+			onLine()
+		}
+	})
+	if a.req.Progress != nil {
+		a.limiter = newLimiter(a.req.Progress, a.capture.progress, a.b.cfg.ProgressInterval)
+		onLine = a.limiter.line
+	}
+	c.Stdin, c.Stdout, c.Stderr, c.Transcript = null, a.capture, a.capture, nil
+	return &recordingRunner{Runner: buildguard.NewExecRunner(c), a: a}
+}
+
+// finishOutput stops progress, completes the log and fills res.Output.
+func (a *attempt) finishOutput(res *Result) {
+	if a.limiter != nil {
+		a.limiter.close()
+		a.limiter = nil
+	}
+	if a.capture == nil {
+		return
+	}
+	if err := a.capture.flush(); err != nil {
+		a.b.log.Warn("writing the build log failed; it is incomplete", "log", a.logPath, "error", err)
+	}
+	res.Output.Tail, res.Output.Lines, res.Output.Truncated = a.capture.summary()
+	path := a.logPath
+	res.Output.LogFile = &path
+}
+
+func (a *attempt) close() {
+	if a.limiter != nil {
+		a.limiter.close()
+	}
+	if a.logFile != nil {
+		a.logFile.Close()
+	}
+	if a.devnull != nil {
+		a.devnull.Close()
+	}
+}
+
+// prove finds the class files the build wrote in the watched directories
+// and verifies each against the agent (docs/safe-build.md#8).
+func (b *Builder) prove(ctx context.Context, a *attempt, res *Result) {
+	cc := ChangedClasses{Complete: a.complete, Classes: []ClassReceipt{}}
+	after, ok := scanClasses(a.dirs)
+	cc.Complete = cc.Complete && ok
+	changed := changedSince(a.before, after)
+	cc.Count = len(changed)
+	if len(changed) > 0 {
+		vctx, cancel := context.WithTimeout(ctx, b.cfg.VerifyWait)
+		defer cancel()
+		port, err := a.req.Endpoint.Resolve()
+		var conn *agentproto.Conn
+		if err == nil {
+			conn, err = b.open(vctx, port, a.req.Confirm)
+		}
+		if err != nil {
+			for _, f := range changed[:min(len(changed), MaxChangedClasses)] {
+				r := ClassReceipt{ClassName: f.class, Status: "unavailable", Detail: "cannot open a verification session: " + err.Error()}
+				r.SHA256, _ = agentproto.FileSHA256(f.path)
+				cc.Classes = append(cc.Classes, r)
+			}
+		} else {
+			cc.Classes = verifyClasses(vctx, conn, changed)
+			conn.Close()
+		}
+	}
+	cc.AllApplied = len(cc.Classes) == cc.Count
+	for _, r := range cc.Classes {
+		if r.Status != agentproto.ReceiptApplied {
+			cc.AllApplied = false
+		}
+	}
+	res.ChangedClasses = cc
+	switch {
+	case cc.Count == 0:
+		res.Detail += "; no class file in the watched directories changed"
+	case cc.AllApplied:
+		res.Detail += fmt.Sprintf("; all %d changed classes are applied with the built bytes", cc.Count)
+	default:
+		res.Detail += "; not every changed class is applied with the built bytes: see changedClasses (reclazz_diagnose explains one class)"
+	}
+	if !cc.Complete {
+		res.Detail += "; the search for changed classes was incomplete (the agent named only part of its watched directories, or one could not be read)"
+	}
+}
+
+// recordingRunner remembers whether the command started and its own exit
+// code, which the guard replaces by 1 when the finish was not confirmed.
+type recordingRunner struct {
+	buildguard.Runner
+	a *attempt
+}
+
+func (r *recordingRunner) Start() error {
+	err := r.Runner.Start()
+	r.a.started = err == nil
+	return err
+}
+
+func (r *recordingRunner) Wait() (int, error) {
+	code, err := r.Runner.Wait()
+	if err == nil {
+		r.a.code, r.a.exited = code, true
+	}
+	return code, err
+}
+
+// failedRunner is a Runner whose Start fails: the guard then sends BUILD
+// failed and reports ErrCannotRun.
+type failedRunner struct{ err error }
+
+func (f failedRunner) Start() error           { return f.err }
+func (f failedRunner) Wait() (int, error)     { return 0, f.err }
+func (f failedRunner) Signal(os.Signal) error { return nil }
+func (f failedRunner) Kill() error            { return nil }
+func (f failedRunner) Resize() error          { return nil }
+func (f failedRunner) Close() error           { return nil }

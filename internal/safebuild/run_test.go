@@ -1,0 +1,287 @@
+//go:build unix
+
+package safebuild
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/internal/proc"
+)
+
+func sum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+func TestRunOKReleasesAndProvesChangedClasses(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	// An unchanged class file from an earlier build is not a changed class.
+	os.MkdirAll(filepath.Join(f.classes, "app"), 0o755)
+	os.WriteFile(filepath.Join(f.classes, "app", "Old.class"), []byte("old"), 0o644)
+
+	res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v2a", "app.B$Inner=v2b"))
+	if res.Outcome != OutcomeOK || res.IsError() {
+		t.Fatalf("outcome %s: %s\n%s", res.Outcome, res.Detail, res.Output.Tail)
+	}
+	if res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Errorf("exitCode %v, want 0", res.ExitCode)
+	}
+	cc := res.ChangedClasses
+	if cc.Count != 2 || !cc.AllApplied || !cc.Complete || len(cc.Classes) != 2 {
+		t.Fatalf("changedClasses %+v", cc)
+	}
+	for i, want := range []struct{ class, text string }{{"app.A", "v2a"}, {"app.B$Inner", "v2b"}} {
+		got := cc.Classes[i]
+		if got.ClassName != want.class || got.SHA256 != sum(want.text) || got.Status != agentproto.ReceiptApplied {
+			t.Errorf("class %d = %+v, want %s applied with sha256 of %q", i, got, want.class, want.text)
+		}
+	}
+	if h, _ := f.agent.Hold(); h {
+		t.Error("the agent still holds after an ok build")
+	}
+	owner := res.Owner
+	if owner == nil || !agentproto.ValidToken(*owner) {
+		t.Fatalf("owner %v", owner)
+	}
+	cmds := strings.Join(f.agent.Commands(), "\n")
+	for _, want := range []string{"BUILD started request=", "BUILD ok request=", "VERIFY "} {
+		if !strings.Contains(cmds, want) {
+			t.Errorf("the agent never got %q:\n%s", want, cmds)
+		}
+	}
+	if !strings.Contains(cmds, "owner="+*owner) {
+		t.Errorf("the hold was not taken with the result's owner:\n%s", cmds)
+	}
+	if res.Output.Lines != 2 || res.Output.Tail != "compiled app.A\ncompiled app.B$Inner\n" || res.Output.Truncated {
+		t.Errorf("output %+v", res.Output)
+	}
+	if res.Output.LogFile == nil || filepath.Dir(*res.Output.LogFile) != LogDir(f.dir) {
+		t.Fatalf("logFile %v, want one in %s", res.Output.LogFile, LogDir(f.dir))
+	}
+	if b, err := os.ReadFile(*res.Output.LogFile); err != nil || string(b) != res.Output.Tail {
+		t.Errorf("log %q (%v), want the whole output", b, err)
+	}
+}
+
+func TestRunFailedSendsFailedAndKeepsHold(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	res := f.builder.Run(context.Background(), f.request(t, "fail", "3"))
+	if res.Outcome != OutcomeFailed || !res.IsError() || res.ExitCode == nil || *res.ExitCode != 3 {
+		t.Fatalf("outcome %s exit %v: %s", res.Outcome, res.ExitCode, res.Detail)
+	}
+	if !strings.Contains(res.Output.Tail, "missingSymbol") {
+		t.Errorf("tail %q lacks the compiler error", res.Output.Tail)
+	}
+	if h, owner := f.agent.Hold(); !h || owner != *res.Owner {
+		t.Errorf("hold %v by %q, want held by the build's owner", h, owner)
+	}
+	if _, err := f.agent.WaitCommand(ctxT(t), "BUILD failed request="); err != nil {
+		t.Fatal(err)
+	}
+	if cc := res.ChangedClasses; cc.Count != 0 || cc.AllApplied || len(cc.Classes) != 0 {
+		t.Errorf("changedClasses of a failed build: %+v", cc)
+	}
+
+	// The project's next build has the same owner and releases the hold.
+	res2 := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "B=fixed"))
+	if res2.Outcome != OutcomeOK || *res2.Owner != *res.Owner {
+		t.Fatalf("recovery: outcome %s owner %v: %s", res2.Outcome, res2.Owner, res2.Detail)
+	}
+	if err := f.agent.WaitHold(ctxT(t), agenttest.HoldNone); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestRunCancelledTerminatesGroupAndSendsFailed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *Result, 1)
+	go func() { done <- f.builder.Run(ctx, f.request(t, "hang", pidFile)) }()
+	pids := waitPIDs(t, pidFile)
+	cancel()
+	res := <-done
+	if res.Outcome != OutcomeCancelled || res.ExitCode == nil || *res.ExitCode != 128+15 {
+		t.Fatalf("outcome %s exit %v: %s", res.Outcome, res.ExitCode, res.Detail)
+	}
+	for _, pid := range pids {
+		if !proc.Gone(pid) {
+			t.Errorf("process %d of the build still runs", pid)
+		}
+	}
+	if h, _ := f.agent.Hold(); !h {
+		t.Error("no hold after a cancelled build")
+	}
+	if !slicesHasPrefix(f.agent.Commands(), "BUILD failed request=") {
+		t.Errorf("BUILD failed not sent: %q", f.agent.Commands())
+	}
+	if !strings.Contains(res.Detail, "BUILD failed was acknowledged") {
+		t.Errorf("detail %q", res.Detail)
+	}
+}
+
+func slicesHasPrefix(lines []string, prefix string) bool {
+	for _, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRunTimeoutKillsAnIgnoringBuild(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	req := f.request(t, "hang", pidFile, "ignore")
+	req.Timeout = 300 * time.Millisecond
+	res := f.builder.Run(context.Background(), req)
+	if res.Outcome != OutcomeTimeout || res.ExitCode == nil || *res.ExitCode != 128+9 {
+		t.Fatalf("outcome %s exit %v: %s", res.Outcome, res.ExitCode, res.Detail)
+	}
+	for _, pid := range waitPIDs(t, pidFile) {
+		if !proc.Gone(pid) {
+			t.Errorf("process %d of the build still runs", pid)
+		}
+	}
+	if !slicesHasPrefix(f.agent.Commands(), "BUILD failed request=") {
+		t.Errorf("BUILD failed not sent: %q", f.agent.Commands())
+	}
+}
+
+func TestRunSecondCallIsRefusedNamingTheRunningBuild(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan *Result, 1)
+	first := f.request(t, "hang", pidFile)
+	first.Build.Name = "slow"
+	go func() { done <- f.builder.Run(ctx, first) }()
+	waitPIDs(t, pidFile)
+	marker := filepath.Join(t.TempDir(), "second")
+	res := f.builder.Run(context.Background(), f.request(t, "compile", marker, "X=1"))
+	if res.Outcome != OutcomeRefused || !res.IsError() || res.ExitCode != nil || res.Owner != nil {
+		t.Fatalf("second call: %+v", res)
+	}
+	if !strings.Contains(res.Detail, `"slow"`) {
+		t.Errorf("detail %q does not name the running build", res.Detail)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the second build's command ran")
+	}
+	cancel()
+	<-done
+}
+
+func TestRunFloodKeepsTailBoundedAndLogComplete(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const size = 10 << 20
+	res := f.builder.Run(context.Background(), f.request(t, "flood", "10485760"))
+	if res.Outcome != OutcomeOK {
+		t.Fatalf("outcome %s: %s", res.Outcome, res.Detail)
+	}
+	o := res.Output
+	if len(o.Tail) > TailBytes || strings.Count(o.Tail, "\n") > TailLines || !o.Truncated {
+		t.Errorf("tail: %d bytes, %d lines, truncated %v", len(o.Tail), strings.Count(o.Tail, "\n"), o.Truncated)
+	}
+	wantLines := (size + 99) / 100
+	if o.Lines != wantLines {
+		t.Errorf("lines %d, want %d", o.Lines, wantLines)
+	}
+	log, err := os.ReadFile(*o.LogFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != wantLines*100 || !bytes.HasSuffix(log, []byte(o.Tail)) {
+		t.Errorf("log has %d bytes, want %d ending with the tail", len(log), wantLines*100)
+	}
+	if !strings.HasPrefix(o.Tail, "0000") || strings.Count(o.Tail, "\n") != TailLines {
+		t.Errorf("tail does not start at a whole line: %.30q", o.Tail)
+	}
+}
+
+func TestRunStdinIsDevNull(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	res := f.builder.Run(context.Background(), f.request(t, "stdin"))
+	if res.Outcome != OutcomeOK || res.Output.Tail != "stdin 0 bytes err=<nil>\n" {
+		t.Fatalf("outcome %s tail %q", res.Outcome, res.Output.Tail)
+	}
+}
+
+func TestRunProgress(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var mu sync.Mutex
+	type report struct {
+		lines int
+		msg   string
+	}
+	var got []report
+	req := f.request(t, "lines", "500")
+	req.Progress = func(lines int, msg string) {
+		mu.Lock()
+		got = append(got, report{lines, msg})
+		mu.Unlock()
+	}
+	res := f.builder.Run(context.Background(), req)
+	mu.Lock()
+	defer mu.Unlock()
+	if res.Outcome != OutcomeOK || len(got) == 0 {
+		t.Fatalf("outcome %s, %d reports", res.Outcome, len(got))
+	}
+	for i, r := range got {
+		if i > 0 && r.lines <= got[i-1].lines {
+			t.Errorf("report %d: lines %d after %d", i, r.lines, got[i-1].lines)
+		}
+		if utf8.RuneCountInString(r.msg) > MessageChars {
+			t.Errorf("report %d: message of %d characters", i, utf8.RuneCountInString(r.msg))
+		}
+	}
+	if got[0].msg == "" {
+		t.Error("first report without a message")
+	}
+	if n := len(got); n > 1 && strings.HasPrefix(got[n-1].msg, "last ") && utf8.RuneCountInString(got[n-1].msg) != MessageChars {
+		t.Errorf("the long last line was not cut to %d characters: %d", MessageChars, utf8.RuneCountInString(got[n-1].msg))
+	}
+}
+
+func TestRunRefusedBeforeTheCommand(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, agenttest.WithHold("someone-else"))
+	marker := filepath.Join(t.TempDir(), "out")
+	res := f.builder.Run(context.Background(), f.request(t, "compile", marker, "X=1"))
+	if res.Outcome != OutcomeRefused || res.ExitCode != nil || res.Output.LogFile != nil {
+		t.Fatalf("outcome %s exit %v log %v: %s", res.Outcome, res.ExitCode, res.Output.LogFile, res.Detail)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran although the hold was refused")
+	}
+	if !strings.Contains(res.Detail, "BUILD started was not acknowledged") {
+		t.Errorf("detail %q", res.Detail)
+	}
+}
