@@ -285,6 +285,8 @@ func describeJSONError(err error) error {
 	switch {
 	case errors.As(err, &se):
 		return fmt.Errorf("not valid JSON at byte %d: %w", se.Offset, err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("not valid JSON: it ends before the value is complete")
 	case errors.As(err, &te):
 		if te.Field != "" {
 			return fmt.Errorf("%q must be a %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)

@@ -50,25 +50,26 @@ func createLog(dir, name string, t time.Time) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the build log: %w", err)
 	}
-	rotateLogs(logs)
+	rotateLogs(logs, filepath.Base(f.Name()))
 	return f, nil
 }
 
-// rotateLogs removes the oldest build logs in logs beyond KeptLogs. Failures
-// leave a log behind and are not errors of the build.
-func rotateLogs(logs string) {
+// rotateLogs removes the oldest build logs in logs beyond KeptLogs, never
+// the one just created (whatever the clock said). Failures leave a log
+// behind and are not errors of the build.
+func rotateLogs(logs, current string) {
 	entries, err := os.ReadDir(logs)
 	if err != nil {
 		return
 	}
 	var names []string
 	for _, e := range entries {
-		if e.Type().IsRegular() && logName.MatchString(e.Name()) {
+		if e.Type().IsRegular() && logName.MatchString(e.Name()) && e.Name() != current {
 			names = append(names, e.Name())
 		}
 	}
 	sort.Strings(names)
-	for len(names) > KeptLogs {
+	for len(names) > KeptLogs-1 {
 		_ = os.Remove(filepath.Join(logs, names[0]))
 		names = names[1:]
 	}
