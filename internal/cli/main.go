@@ -15,7 +15,7 @@ const usage = `Usage:
   buildguard verify-batch (CLASS=SHA256 | CLASS=@FILE)...          [endpoint flags]
   buildguard reload pause | resume | status                        [endpoint flags]
   buildguard build started | ok | failed --owner TOKEN             [endpoint flags]
-  buildguard init --mcp [--project-dir DIR]
+  buildguard init [--host NAME]... [--all] [--skill] [--check] [--dry-run] [--project-dir DIR]
   buildguard version
 
 Endpoint flags: --project-dir PATH, --port-file PATH, --port N, --hybris-home PATH, --timeout-ms N
@@ -57,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) ExitCode {
 		return runTool(args[0], args[1:], stdout, stderr)
 	}
 	if args[0] == "init" {
-		return runInit(args[1:], stderr)
+		return runInit(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "buildguard: unknown command %q\n%s", args[0], usage)
 	return ExitUsage

@@ -46,7 +46,7 @@ func TestInitMCPCreatesAndIsIdempotent(t *testing.T) {
 	code, msg := runInitIn(t, dir)
 	second, _ := os.ReadFile(path)
 	fi2, _ := os.Stat(path)
-	if code != ExitOK || !bytes.Equal(first, second) || !fi1.ModTime().Equal(fi2.ModTime()) || !strings.Contains(msg, "nothing changed") {
+	if code != ExitOK || !bytes.Equal(first, second) || !fi1.ModTime().Equal(fi2.ModTime()) || !strings.Contains(msg, "left unchanged") {
 		t.Errorf("second run changed the file or failed: %d %q", code, msg)
 	}
 }
@@ -104,7 +104,7 @@ func TestInitMCPLeavesInvalidFilesUntouched(t *testing.T) {
 
 func TestInitUsage(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"init"}, {"init", "--mcp", "--bogus"}, {"init", "--mcp", "--project-dir", "/nonexistent/x"}} {
+	for _, args := range [][]string{{"init", "--host", "nope"}, {"init", "--all", "--host", "claude"}, {"init", "--check", "--skill"}, {"init", "--mcp", "--mcp"}, {"init", "--mcp", "--bogus"}, {"init", "--mcp", "--project-dir", "/nonexistent/x"}} {
 		if code := run(args, &bytes.Buffer{}, &bytes.Buffer{}); code != ExitUsage {
 			t.Errorf("%q = %d, want 2", args, code)
 		}
@@ -151,7 +151,7 @@ func TestInitMCPWritesThroughSymlink(t *testing.T) {
 	link = filepath.Join(dangling, ".mcp.json")
 	os.Symlink(filepath.Join(dangling, "missing", "mcp.json"), link)
 	code, msg := runInitIn(t, dangling)
-	if fi, err := os.Lstat(link); code != ExitFailure || err != nil || fi.Mode()&os.ModeSymlink == 0 || !strings.Contains(msg, "left unchanged") {
+	if fi, err := os.Lstat(link); code != ExitUsage || err != nil || fi.Mode()&os.ModeSymlink == 0 || !strings.Contains(msg, "left unchanged") {
 		t.Errorf("dangling link: init = %d %q; link now %v %v", code, msg, fi, err)
 	}
 }

@@ -1,0 +1,75 @@
+package hostconfig
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Entry is what buildguard owns in its entry: the command and its
+// arguments, and the type where the host needs one. Every other key of the
+// entry (env, cwd, a type the host does not need, …) belongs to the user.
+type Entry struct {
+	// Command is the absolute path of the buildguard binary.
+	Command string
+	// Args are the server's arguments: mcp --project-dir DIR.
+	Args []string
+	// Type is the transport type the host needs ("stdio" for VS Code), or
+	// empty.
+	Type string
+}
+
+// NewEntry returns the entry that starts `binary mcp --project-dir dir`
+// for host h.
+func NewEntry(h Host, binary, dir string) Entry {
+	return Entry{Command: binary, Args: []string{"mcp", "--project-dir", dir}, Type: h.Type}
+}
+
+// field is one owned key with its value: a string or a []string.
+type field struct {
+	key   string
+	value any
+}
+
+// fields lists the owned keys in the order a new entry has them.
+func (e Entry) fields() []field {
+	var fs []field
+	if e.Type != "" {
+		fs = append(fs, field{"type", e.Type})
+	}
+	return append(fs, field{"command", e.Command}, field{"args", e.Args})
+}
+
+// The refusals of docs/decisions.md#D13. Each leaves the file unchanged; the
+// command line turns them into exit 2 with a message that says what to do.
+var (
+	// ErrInvalidUTF8 marks a file that is not valid UTF-8.
+	ErrInvalidUTF8 = errors.New("is not valid UTF-8")
+	// ErrSyntax marks a file that does not parse.
+	ErrSyntax = errors.New("does not parse")
+	// ErrDuplicateKey marks a file in which an object or table names a key twice.
+	ErrDuplicateKey = errors.New("has a duplicate key")
+	// ErrNotObject marks a file, or a member of it on the way to our entry,
+	// that is not an object (a table in TOML).
+	ErrNotObject = errors.New("is not an object")
+	// ErrUnsupported marks an entry written in a form that cannot be edited
+	// in place (for example a TOML inline table or dotted keys).
+	ErrUnsupported = errors.New("has a form init cannot edit in place")
+	// ErrReadOnly marks a target file without write permission.
+	ErrReadOnly = errors.New("is read-only")
+)
+
+// Refusal is a refused edit: the file stays as it is.
+type Refusal struct {
+	// Path is the file.
+	Path string
+	// Err is one of the Err… values above, wrapped with detail.
+	Err error
+	// Fix says what to do next.
+	Fix string
+}
+
+func (r *Refusal) Error() string {
+	return fmt.Sprintf("%s %v; it was left unchanged. %s", r.Path, r.Err, r.Fix)
+}
+
+func (r *Refusal) Unwrap() error { return r.Err }

@@ -1,0 +1,183 @@
+// Package hostconfig knows where each MCP host keeps its servers and edits
+// that file so that it starts `buildguard mcp` (docs/decisions.md#D15),
+// losing nothing (docs/decisions.md#D13): the file is read with a bound,
+// only the keys buildguard owns in its own entry are written, every other
+// byte stays, and the write is atomic. JSON and JSONC files are edited in
+// place on their syntax tree (comments, trailing commas and layout kept);
+// Codex's TOML is edited as byte ranges of its own table and validated by a
+// TOML parser before it is written. It does not start servers or talk MCP.
+package hostconfig
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// Scope says whose file a host's entry lives in.
+type Scope int
+
+const (
+	// Project: the file is inside the project directory.
+	Project Scope = iota
+	// User: the file is in the user's home and serves every project; the
+	// entry names the project with --project-dir.
+	User
+)
+
+// Format is the syntax of a host's config file.
+type Format int
+
+const (
+	// JSON files are parsed as JSONC: comments and trailing commas are
+	// accepted and kept.
+	JSON Format = iota
+	// TOML is Codex's config.toml.
+	TOML
+)
+
+// Host describes one MCP host of docs/decisions.md#D15.
+type Host struct {
+	// Name is the --host value.
+	Name string
+	// Title is how the host calls itself.
+	Title string
+	// Scope says whether the file is per project or per user.
+	Scope Scope
+	// Format is the file's syntax.
+	Format Format
+	// Container is the key of the servers table: mcpServers, servers or
+	// mcp_servers.
+	Container string
+	// Type is the "type" value the host needs in the entry; empty when the
+	// host needs none (then a user's "type" is kept as it is).
+	Type string
+	// NextStep is the one thing the user still has to do in the host before
+	// it starts the server; %s is the project directory.
+	NextStep string
+
+	file   func(Env) string
+	detect func(Env) []string
+}
+
+// Env is where a run looks for files: the project directory and the user's
+// home (and CODEX_HOME); tests point them at temporary directories.
+type Env struct {
+	// ProjectDir is the absolute project directory.
+	ProjectDir string
+	// Home is the user's home directory.
+	Home string
+	// CodexHome is $CODEX_HOME; empty means Home/.codex.
+	CodexHome string
+}
+
+// EnvFromOS returns the Env for dir with the home directory and CODEX_HOME
+// of the environment.
+func EnvFromOS(dir string) (Env, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return Env{}, err
+	}
+	return Env{ProjectDir: dir, Home: home, CodexHome: os.Getenv("CODEX_HOME")}, nil
+}
+
+func (e Env) codexHome() string {
+	if e.CodexHome != "" {
+		return e.CodexHome
+	}
+	return filepath.Join(e.Home, ".codex")
+}
+
+// File returns the path of the host's config file.
+func (h Host) File(e Env) string { return h.file(e) }
+
+// Detected reports whether the host looks installed or used: its project
+// folder or its user config folder exists.
+func (h Host) Detected(e Env) bool {
+	for _, d := range h.detect(e) {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// WorkDir is the working directory the host starts the server in, unless
+// the entry sets one (docs/hosts.md): the project for project-level hosts;
+// Codex starts it in its own home, Windsurf in the user's.
+func (h Host) WorkDir(e Env) string {
+	switch h.Name {
+	case "codex":
+		return e.codexHome()
+	case "windsurf":
+		return e.Home
+	}
+	return e.ProjectDir
+}
+
+// Path is the dotted name of the entry, as messages show it.
+func (h Host) Path() string { return h.Container + "." + EntryName }
+
+// EntryName is the name of buildguard's entry in every host's servers table.
+const EntryName = "buildguard"
+
+// All lists every host of docs/decisions.md#D15, claude first.
+func All() []Host {
+	return []Host{
+	{
+		Name: "claude", Title: "Claude Code", Scope: Project, Format: JSON, Container: "mcpServers",
+		NextStep: "Claude Code keeps a project server pending until you approve it: start `claude` in %s and approve buildguard (or check it with `claude mcp get buildguard`).",
+		file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".mcp.json") },
+		detect:   func(e Env) []string { return []string{filepath.Join(e.ProjectDir, ".claude"), filepath.Join(e.Home, ".claude")} },
+	},
+	{
+		Name: "vscode", Title: "VS Code", Scope: Project, Format: JSON, Container: "servers", Type: "stdio",
+		NextStep: "VS Code asks you to trust a new MCP server the first time it starts it: open %s, run \"MCP: List Servers\" and start buildguard.",
+		file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".vscode", "mcp.json") },
+		detect:   func(e Env) []string { return []string{filepath.Join(e.ProjectDir, ".vscode"), filepath.Join(e.Home, ".vscode")} },
+	},
+	{
+		Name: "cursor", Title: "Cursor", Scope: Project, Format: JSON, Container: "mcpServers",
+		NextStep: "Cursor lists a new project server under Settings > MCP: open %s in Cursor and enable buildguard there.",
+		file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".cursor", "mcp.json") },
+		detect:   func(e Env) []string { return []string{filepath.Join(e.ProjectDir, ".cursor"), filepath.Join(e.Home, ".cursor")} },
+	},
+	{
+		Name: "gemini", Title: "Gemini CLI", Scope: Project, Format: JSON, Container: "mcpServers",
+		NextStep: "Gemini CLI disables the MCP servers of an untrusted folder: trust %s when `gemini` asks (or in ~/.gemini/trustedFolders.json); `gemini mcp list` then shows buildguard connected.",
+		file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".gemini", "settings.json") },
+		detect:   func(e Env) []string { return []string{filepath.Join(e.ProjectDir, ".gemini"), filepath.Join(e.Home, ".gemini")} },
+	},
+	{
+		Name: "codex", Title: "Codex", Scope: User, Format: TOML, Container: "mcp_servers",
+		NextStep: "Codex reads this entry for every project and starts the server in its own folder, so the entry names the project with --project-dir %s; run init again in another project to point it there.",
+		file:     func(e Env) string { return filepath.Join(e.codexHome(), "config.toml") },
+		detect:   func(e Env) []string { return []string{e.codexHome()} },
+	},
+	{
+		Name: "windsurf", Title: "Windsurf", Scope: User, Format: JSON, Container: "mcpServers",
+		NextStep: "Windsurf reads this entry for every project, so it names the project with --project-dir %s; refresh the servers in Cascade's MCP panel, and run init again in another project to point it there.",
+		file:     func(e Env) string { return filepath.Join(e.Home, ".codeium", "windsurf", "mcp_config.json") },
+		detect:   func(e Env) []string { return []string{filepath.Join(e.Home, ".codeium", "windsurf")} },
+	},
+	}
+}
+
+// Lookup returns the host named name.
+func Lookup(name string) (Host, bool) {
+	for _, h := range All() {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return Host{}, false
+}
+
+// Names lists the hosts' names in order.
+func Names() []string {
+	hosts := All()
+	names := make([]string, len(hosts))
+	for i, h := range hosts {
+		names[i] = h.Name
+	}
+	return names
+}

@@ -1,0 +1,200 @@
+//go:build unix
+
+package hostconfig
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func testEnv(t *testing.T) Env {
+	t.Helper()
+	root := t.TempDir()
+	env := Env{ProjectDir: filepath.Join(root, "project"), Home: filepath.Join(root, "home")}
+	if err := os.MkdirAll(env.ProjectDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+func writeFile(t *testing.T, path, data string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every host's file is planned, written with its mode kept, and a second
+// plan of the written file changes nothing.
+func TestPlanWriteEveryHost(t *testing.T) {
+	t.Parallel()
+	for _, h := range All() {
+		t.Run(h.Name, func(t *testing.T) {
+			t.Parallel()
+			env := testEnv(t)
+			e := NewEntry(h, "/bin/bg", env.ProjectDir)
+			c, err := Plan(h, env, e)
+			if err != nil || c.Exists || !c.Changed() {
+				t.Fatalf("Plan of a missing file = %+v, %v", c, err)
+			}
+			if err := c.Write(); err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(h.File(env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[Scope]os.FileMode{Project: 0o644, User: 0o600}[h.Scope]; fi.Mode().Perm() != want {
+				t.Errorf("new file mode %v, want %v", fi.Mode().Perm(), want)
+			}
+			again, err := Plan(h, env, e)
+			if err != nil || again.Changed() {
+				t.Errorf("second plan = changed %v, %v", again.Changed(), err)
+			}
+			got, err := ReadConfigured(h, env)
+			if err != nil || got.Command != "/bin/bg" || strings.Join(got.Args, " ") != "mcp --project-dir "+env.ProjectDir || got.Dir != h.WorkDir(env) {
+				t.Errorf("ReadConfigured = %+v, %v", got, err)
+			}
+		})
+	}
+}
+
+// A read-only file that would change is refused and stays as it was; one
+// that already holds the entry is fine.
+func TestPlanRefusesReadOnly(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t)
+	h, _ := Lookup("claude")
+	path := h.File(env)
+	writeFile(t, path, `{"keep": 1}`, 0o444)
+	_, err := Plan(h, env, NewEntry(h, "/bin/bg", env.ProjectDir))
+	var r *Refusal
+	if !errors.As(err, &r) || !errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), "chmod u+w "+path) {
+		t.Fatalf("Plan of a read-only file = %v, want a read-only refusal that says chmod", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != `{"keep": 1}` {
+		t.Errorf("file now %q", b)
+	}
+
+	os.Chmod(path, 0o644)
+	c, err := Plan(h, env, NewEntry(h, "/bin/bg", env.ProjectDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(path, 0o444)
+	if c, err := Plan(h, env, NewEntry(h, "/bin/bg", env.ProjectDir)); err != nil || c.Changed() {
+		t.Errorf("read-only file that already has the entry: changed=%v, %v", c.Changed(), err)
+	}
+}
+
+// A symlinked config is written where it points, with the target's mode;
+// the link stays a link and nothing is left beside the target.
+func TestPlanWritesThroughSymlink(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t)
+	h, _ := Lookup("gemini")
+	shared := t.TempDir()
+	target := filepath.Join(shared, "settings.json")
+	writeFile(t, target, "{\n  // mine\n  \"theme\": \"dark\"\n}\n", 0o640)
+	link := h.File(env)
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Plan(h, env, NewEntry(h, "/bin/bg", env.ProjectDir))
+	if err != nil || c.Target != target {
+		t.Fatalf("Plan = target %q, %v", c.Target, err)
+	}
+	if err := c.Write(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link is gone: %v", err)
+	}
+	b, _ := os.ReadFile(target)
+	if !bytes.Contains(b, []byte("// mine")) || !bytes.Contains(b, []byte(`"theme": "dark"`)) || !bytes.Contains(b, []byte(`"buildguard"`)) {
+		t.Errorf("target now:\n%s", b)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o640 {
+		t.Errorf("target mode %v, want 0640", fi.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(shared); len(entries) != 1 {
+		t.Errorf("files beside the target: %v", entries)
+	}
+
+	os.Remove(link)
+	os.Symlink(filepath.Join(shared, "missing"), link)
+	if _, err := Plan(h, env, NewEntry(h, "/bin/bg", env.ProjectDir)); !errors.As(err, new(*Refusal)) || !strings.Contains(err.Error(), "does not resolve") {
+		t.Errorf("dangling link: %v", err)
+	}
+}
+
+// A FIFO, a directory, a file over 1 MiB and invalid UTF-8 are refused
+// unchanged, and planning never blocks.
+func TestPlanRefusesInputs(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		make func(t *testing.T, path string)
+		want error
+		says string
+	}{
+		"fifo": {func(t *testing.T, path string) {
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			if err := syscall.Mkfifo(path, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, nil, "is a named pipe (FIFO), not a regular file"},
+		"directory": {func(t *testing.T, path string) { os.MkdirAll(path, 0o755) }, nil, "is a directory"},
+		"too large": {func(t *testing.T, path string) {
+			writeFile(t, path, "{}", 0o644)
+			os.Truncate(path, 1<<20+1)
+		}, nil, "larger than the limit of 1 MiB"},
+		"invalid utf-8": {func(t *testing.T, path string) { writeFile(t, path, "{\"a\": \"\xff\"}", 0o644) }, ErrInvalidUTF8, "Save it as UTF-8"},
+		"duplicate in our entry": {func(t *testing.T, path string) {
+			writeFile(t, path, `{"mcpServers": {"buildguard": {"command": "a", "command": "b"}}}`, 0o644)
+		}, ErrDuplicateKey, `"command" in mcpServers.buildguard`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			env := testEnv(t)
+			h, _ := Lookup("cursor")
+			path := h.File(env)
+			c.make(t, path)
+			before, _ := os.Lstat(path)
+			done := make(chan error, 1)
+			go func() {
+				_, err := Plan(h, env, NewEntry(h, "/bin/bg", env.ProjectDir))
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("Plan blocked for 10 s")
+			}
+			var r *Refusal
+			if !errors.As(err, &r) || (c.want != nil && !errors.Is(err, c.want)) || !strings.Contains(err.Error(), c.says) || !strings.Contains(err.Error(), "left unchanged") {
+				t.Fatalf("Plan = %v, want a refusal saying %q", err, c.says)
+			}
+			after, _ := os.Lstat(path)
+			if before.Mode() != after.Mode() || before.Size() != after.Size() || !before.ModTime().Equal(after.ModTime()) {
+				t.Errorf("the file changed")
+			}
+		})
+	}
+}

@@ -1,0 +1,254 @@
+package hostconfig
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// editTOML sets command and args of [container.buildguard] in the TOML
+// document old and returns the new document; it returns old itself when
+// nothing changes. Only byte ranges of our own table change: a value of
+// ours that differs is replaced where it stands, a missing one is added
+// under the table's header, and a missing table is appended at the end.
+// Comments, other tables and every other key (env, cwd, …) stay as they
+// were (docs/decisions.md#D13). The positions come from go-toml's parser,
+// so a "[" in a string or a comment is never taken for a header.
+func editTOML(old []byte, container string, e Entry) ([]byte, error) {
+	if !utf8.Valid(old) {
+		return nil, ErrInvalidUTF8
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal(old, &doc); err != nil {
+		if strings.Contains(err.Error(), "already") {
+			return nil, fmt.Errorf("%w: %v", ErrDuplicateKey, err)
+		}
+		return nil, fmt.Errorf("%w as TOML: %v", ErrSyntax, err)
+	}
+	ours := []string{container, EntryName}
+	var (
+		p         unstable.Parser
+		cur       []string
+		inOurs    bool
+		headerEnd = -1
+		values    = map[string][2]int{} // owned key -> value byte range
+		afterOurs = -1                   // end of the line of our last owned key
+		decoded   = map[string]any{}
+	)
+	p.Reset(old)
+	for p.NextExpression() {
+		expr := p.Expression()
+		switch expr.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			cur, _ = keyOf(&p, expr)
+			inOurs = expr.Kind == unstable.Table && slices.Equal(cur, ours)
+			if inOurs {
+				_, end := keyOf(&p, expr)
+				headerEnd = lineEnd(old, end)
+			}
+		case unstable.KeyValue:
+			key, keyEnd := keyOf(&p, expr)
+			full := append(slices.Clone(cur), key...)
+			switch {
+			case inOurs && len(key) == 1 && (key[0] == "command" || key[0] == "args"):
+				start := valueStart(old, keyEnd)
+				end := int(expr.Raw.Offset + expr.Raw.Length)
+				values[key[0]] = [2]int{start, end}
+				afterOurs = lineEnd(old, end)
+				decoded[key[0]] = tomlValue(expr.Value())
+			case hasPrefix(cur, ours):
+				// another key of our table or of a subtable: the user's
+			case hasPrefix(full, ours) || (slices.Equal(full, ours[:1]) && expr.Value().Kind == unstable.InlineTable):
+				return nil, fmt.Errorf("%w: %s is written with dotted keys or an inline table on line %d; write it as a [%s.%s] table",
+					ErrUnsupported, strings.Join(full, "."), p.Shape(expr.Raw).Start.Line, container, EntryName)
+			}
+		}
+	}
+	if err := p.Error(); err != nil {
+		return nil, fmt.Errorf("%w as TOML: %v", ErrSyntax, err)
+	}
+
+	nl := "\n"
+	if bytes.Contains(old, []byte("\r\n")) {
+		nl = "\r\n"
+	}
+	type edit struct {
+		start, end int
+		text       string
+	}
+	var edits []edit
+	var missing strings.Builder
+	for _, f := range e.fields() {
+		if f.key == "type" {
+			continue
+		}
+		r, ok := values[f.key]
+		switch {
+		case !ok:
+			missing.WriteString(f.key + " = " + quoteTOMLValue(f.value) + nl)
+		case !equalAny(decoded[f.key], f.value):
+			edits = append(edits, edit{r[0], r[1], quoteTOMLValue(f.value)})
+		}
+	}
+	if headerEnd < 0 {
+		var b strings.Builder
+		if len(old) > 0 {
+			if !bytes.HasSuffix(old, []byte("\n")) {
+				b.WriteString(nl)
+			}
+			b.WriteString(nl)
+		}
+		b.WriteString("[" + container + "." + EntryName + "]" + nl + missing.String())
+		edits = append(edits, edit{len(old), len(old), b.String()})
+	} else if missing.Len() > 0 {
+		at := headerEnd
+		if afterOurs >= 0 {
+			at = afterOurs
+		}
+		text := missing.String()
+		if at == len(old) && !bytes.HasSuffix(old, []byte("\n")) {
+			text = nl + text
+		}
+		edits = append(edits, edit{at, at, text})
+	}
+	if len(edits) == 0 {
+		return old, nil
+	}
+	slices.SortFunc(edits, func(a, b edit) int { return b.start - a.start })
+	out := slices.Clone(old)
+	for _, ed := range edits {
+		out = slices.Concat(out[:ed.start], []byte(ed.text), out[ed.end:])
+	}
+	return out, nil
+}
+
+func hasPrefix(path, prefix []string) bool {
+	return len(path) >= len(prefix) && slices.Equal(path[:len(prefix)], prefix)
+}
+
+// keyOf returns the parts of expr's key and the offset just after its last part.
+func keyOf(p *unstable.Parser, expr *unstable.Node) ([]string, int) {
+	var parts []string
+	end := 0
+	it := expr.Key()
+	for it.Next() {
+		n := it.Node()
+		parts = append(parts, string(n.Data))
+		end = int(n.Raw.Offset + n.Raw.Length)
+	}
+	return parts, end
+}
+
+// lineEnd returns the offset after the end of the line that holds off.
+func lineEnd(b []byte, off int) int {
+	if k := bytes.IndexByte(b[off:], '\n'); k >= 0 {
+		return off + k + 1
+	}
+	return len(b)
+}
+
+// valueStart returns the offset of a key-value's value: after the key, its
+// blanks, the = and the blanks that follow.
+func valueStart(b []byte, keyEnd int) int {
+	n := keyEnd
+	for n < len(b) && (b[n] == ' ' || b[n] == '\t') {
+		n++
+	}
+	if n < len(b) && b[n] == '=' {
+		n++
+	}
+	for n < len(b) && (b[n] == ' ' || b[n] == '\t') {
+		n++
+	}
+	return n
+}
+
+// tomlValue returns a string or []string value node as Go value, anything
+// else as nil (which never equals an owned value).
+func tomlValue(n *unstable.Node) any {
+	switch n.Kind {
+	case unstable.String:
+		return string(n.Data)
+	case unstable.Array:
+		var out []string
+		it := n.Children()
+		for it.Next() {
+			c := it.Node()
+			switch c.Kind {
+			case unstable.String:
+				out = append(out, string(c.Data))
+			case unstable.Comment:
+			default:
+				return nil
+			}
+		}
+		if out == nil {
+			out = []string{}
+		}
+		return out
+	}
+	return nil
+}
+
+func equalAny(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case []string:
+		y, ok := b.([]string)
+		return ok && slices.Equal(x, y)
+	}
+	return false
+}
+
+// quoteTOMLValue writes a string or []string as TOML basic strings.
+func quoteTOMLValue(v any) string {
+	switch t := v.(type) {
+	case string:
+		return quoteTOML(t)
+	case []string:
+		q := make([]string, len(t))
+		for i, s := range t {
+			q[i] = quoteTOML(s)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	}
+	panic(fmt.Sprintf("hostconfig: cannot write %T as TOML", v))
+}
+
+func quoteTOML(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\r':
+			b.WriteString(`\r`)
+		default:
+			if r < 0x20 || r == 0x7f {
+				fmt.Fprintf(&b, `\u%04X`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
