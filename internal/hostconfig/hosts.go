@@ -123,42 +123,50 @@ const EntryName = "buildguard"
 // All lists every host of docs/decisions.md#D15, claude first.
 func All() []Host {
 	return []Host{
-	{
-		Name: "claude", Title: "Claude Code", Scope: Project, Format: JSON, Container: "mcpServers",
-		NextStep: "Claude Code keeps a project server pending until you approve it: start `claude` in %s and approve buildguard (or check it with `claude mcp get buildguard`).",
-		file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".mcp.json") },
-		detect:   func(e Env) []string { return []string{filepath.Join(e.ProjectDir, ".claude"), filepath.Join(e.Home, ".claude")} },
-	},
-	{
-		Name: "vscode", Title: "VS Code", Scope: Project, Format: JSON, Container: "servers", Type: "stdio",
-		NextStep: "VS Code asks you to trust a new MCP server the first time it starts it: open %s, run \"MCP: List Servers\" and start buildguard.",
-		file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".vscode", "mcp.json") },
-		detect:   func(e Env) []string { return []string{filepath.Join(e.ProjectDir, ".vscode"), filepath.Join(e.Home, ".vscode")} },
-	},
-	{
-		Name: "cursor", Title: "Cursor", Scope: Project, Format: JSON, Container: "mcpServers",
-		NextStep: "Cursor lists a new project server under Settings > MCP: open %s in Cursor and enable buildguard there.",
-		file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".cursor", "mcp.json") },
-		detect:   func(e Env) []string { return []string{filepath.Join(e.ProjectDir, ".cursor"), filepath.Join(e.Home, ".cursor")} },
-	},
-	{
-		Name: "gemini", Title: "Gemini CLI", Scope: Project, Format: JSON, Container: "mcpServers",
-		NextStep: "Gemini CLI disables the MCP servers of an untrusted folder: trust %s when `gemini` asks (or in ~/.gemini/trustedFolders.json); `gemini mcp list` then shows buildguard connected.",
-		file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".gemini", "settings.json") },
-		detect:   func(e Env) []string { return []string{filepath.Join(e.ProjectDir, ".gemini"), filepath.Join(e.Home, ".gemini")} },
-	},
-	{
-		Name: "codex", Title: "Codex", Scope: User, Format: TOML, Container: "mcp_servers",
-		NextStep: "Codex reads this entry for every project and starts the server in its own folder, so the entry names the project with --project-dir %s; run init again in another project to point it there.",
-		file:     func(e Env) string { return filepath.Join(e.codexHome(), "config.toml") },
-		detect:   func(e Env) []string { return []string{e.codexHome()} },
-	},
-	{
-		Name: "windsurf", Title: "Windsurf", Scope: User, Format: JSON, Container: "mcpServers",
-		NextStep: "Windsurf reads this entry for every project, so it names the project with --project-dir %s; refresh the servers in Cascade's MCP panel, and run init again in another project to point it there.",
-		file:     func(e Env) string { return filepath.Join(e.Home, ".codeium", "windsurf", "mcp_config.json") },
-		detect:   func(e Env) []string { return []string{filepath.Join(e.Home, ".codeium", "windsurf")} },
-	},
+		{
+			Name: "claude", Title: "Claude Code", Scope: Project, Format: JSON, Container: "mcpServers",
+			NextStep: "Claude Code keeps a project server pending until you approve it: start `claude` in %s and approve buildguard (or check it with `claude mcp get buildguard`).",
+			file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".mcp.json") },
+			detect: func(e Env) []string {
+				return []string{filepath.Join(e.ProjectDir, ".claude"), filepath.Join(e.Home, ".claude")}
+			},
+		},
+		{
+			Name: "vscode", Title: "VS Code", Scope: Project, Format: JSON, Container: "servers", Type: "stdio",
+			NextStep: "VS Code asks you to trust a new MCP server the first time it starts it: open %s, run \"MCP: List Servers\" and start buildguard.",
+			file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".vscode", "mcp.json") },
+			detect: func(e Env) []string {
+				return []string{filepath.Join(e.ProjectDir, ".vscode"), filepath.Join(e.Home, ".vscode")}
+			},
+		},
+		{
+			Name: "cursor", Title: "Cursor", Scope: Project, Format: JSON, Container: "mcpServers",
+			NextStep: "Cursor lists a new project server under Settings > MCP: open %s in Cursor and enable buildguard there.",
+			file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".cursor", "mcp.json") },
+			detect: func(e Env) []string {
+				return []string{filepath.Join(e.ProjectDir, ".cursor"), filepath.Join(e.Home, ".cursor")}
+			},
+		},
+		{
+			Name: "gemini", Title: "Gemini CLI", Scope: Project, Format: JSON, Container: "mcpServers",
+			NextStep: "Gemini CLI disables the MCP servers of an untrusted folder: trust %s when `gemini` asks (or in ~/.gemini/trustedFolders.json); `gemini mcp list` then shows buildguard connected.",
+			file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".gemini", "settings.json") },
+			detect: func(e Env) []string {
+				return []string{filepath.Join(e.ProjectDir, ".gemini"), filepath.Join(e.Home, ".gemini")}
+			},
+		},
+		{
+			Name: "codex", Title: "Codex", Scope: User, Format: TOML, Container: "mcp_servers",
+			NextStep: "Codex reads this entry for every project and starts the server in its own folder, so the entry names the project with --project-dir %s; run init again in another project to point it there.",
+			file:     func(e Env) string { return filepath.Join(e.codexHome(), "config.toml") },
+			detect:   func(e Env) []string { return []string{e.codexHome()} },
+		},
+		{
+			Name: "windsurf", Title: "Windsurf", Scope: User, Format: JSON, Container: "mcpServers",
+			NextStep: "Windsurf reads this entry for every project, so it names the project with --project-dir %s; refresh the servers in Cascade's MCP panel, and run init again in another project to point it there.",
+			file:     func(e Env) string { return filepath.Join(e.Home, ".codeium", "windsurf", "mcp_config.json") },
+			detect:   func(e Env) []string { return []string{filepath.Join(e.Home, ".codeium", "windsurf")} },
+		},
 	}
 }
 

@@ -37,7 +37,7 @@ func editTOML(old []byte, container string, e Entry) ([]byte, error) {
 		inOurs    bool
 		headerEnd = -1
 		values    = map[string][2]int{} // owned key -> value byte range
-		afterOurs = -1                   // end of the line of our last owned key
+		afterOurs = -1                  // end of the line of our last owned key
 		decoded   = map[string]any{}
 	)
 	p.Reset(old)
