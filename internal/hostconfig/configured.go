@@ -31,42 +31,56 @@ func ReadConfigured(h Host, env Env) (Configured, error) {
 	path := h.File(env)
 	b, err := boundedfile.ReadFile(path, boundedfile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Configured{}, fmt.Errorf("%s does not exist: %w", path, ErrNoEntry)
+		return Configured{}, fmt.Errorf("the file does not exist: %w", ErrNoEntry)
 	}
 	if err != nil {
 		return Configured{}, err
 	}
+	c, err := ReadConfiguredData(h, b)
+	if err != nil {
+		return Configured{}, err
+	}
+	if c.Dir == "" {
+		c.Dir = h.WorkDir(env)
+	}
+	if h.Name == "vscode" {
+		expand := func(s string) string { return strings.ReplaceAll(s, "${workspaceFolder}", env.ProjectDir) }
+		c.Command, c.Dir = expand(c.Command), expand(c.Dir)
+		for i := range c.Args {
+			c.Args[i] = expand(c.Args[i])
+		}
+	}
+	return c, nil
+}
+
+// ReadConfiguredData reads host h's entry from the file's contents b; Dir
+// is the entry's cwd, empty when it has none.
+func ReadConfiguredData(h Host, b []byte) (Configured, error) {
 	doc, err := decode(h.Format, b)
 	if err != nil {
-		return Configured{}, fmt.Errorf("%s %w: %v", path, ErrSyntax, err)
+		return Configured{}, fmt.Errorf("the file %w: %v", ErrSyntax, err)
 	}
 	servers, _ := doc[h.Container].(map[string]any)
-	entry, ok := servers[EntryName].(map[string]any)
-	if !ok {
-		return Configured{}, fmt.Errorf("%s %w (%s)", path, ErrNoEntry, h.Path())
+	entry, isObject := servers[EntryName].(map[string]any)
+	if !isObject {
+		return Configured{}, fmt.Errorf("the file %w (%s)", ErrNoEntry, h.Path())
 	}
-	expand := func(s string) string {
-		if h.Name == "vscode" {
-			return strings.ReplaceAll(s, "${workspaceFolder}", env.ProjectDir)
-		}
-		return s
-	}
-	c := Configured{Dir: h.WorkDir(env)}
+	var c Configured
+	var ok bool
 	if c.Command, ok = entry["command"].(string); !ok || c.Command == "" {
-		return Configured{}, fmt.Errorf("%s: %s has no command", path, h.Path())
+		return Configured{}, fmt.Errorf("%s has no command", h.Path())
 	}
-	c.Command = expand(c.Command)
 	if raw, present := entry["args"]; present {
 		list, ok := raw.([]any)
 		if !ok {
-			return Configured{}, fmt.Errorf("%s: %s.args is not a list of strings", path, h.Path())
+			return Configured{}, fmt.Errorf("%s.args is not a list of strings", h.Path())
 		}
 		for _, a := range list {
 			s, ok := a.(string)
 			if !ok {
-				return Configured{}, fmt.Errorf("%s: %s.args is not a list of strings", path, h.Path())
+				return Configured{}, fmt.Errorf("%s.args is not a list of strings", h.Path())
 			}
-			c.Args = append(c.Args, expand(s))
+			c.Args = append(c.Args, s)
 		}
 	}
 	if vars, ok := entry["env"].(map[string]any); ok {
@@ -76,7 +90,7 @@ func ReadConfigured(h Host, env Env) (Configured, error) {
 		sort.Strings(c.Env)
 	}
 	if cwd, ok := entry["cwd"].(string); ok && cwd != "" {
-		c.Dir = expand(cwd)
+		c.Dir = cwd
 	}
 	return c, nil
 }

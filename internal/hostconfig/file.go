@@ -135,14 +135,21 @@ func edit(h Host, old []byte, e Entry) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
 	after, err := decode(h.Format, out)
+	if err != nil && h.Format == TOML {
+		return nil, fmt.Errorf("%w: with the [%s] table added it would not parse (%v); add the entry yourself", ErrUnsupported, h.Path(), err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("hostconfig: the edited %s file does not parse: %v", h.Name, err)
+		return nil, fmt.Errorf("%w: the edited %s file does not parse: %v", errEditBroken, h.Name, err)
 	}
 	if err := sameExceptOurs(before, after, h.Container, e); err != nil {
-		return nil, fmt.Errorf("hostconfig: the edit of the %s file is wrong: %v", h.Name, err)
+		return nil, fmt.Errorf("%w: the edit of the %s file: %v", errEditBroken, h.Name, err)
 	}
 	return out, nil
 }
+
+// errEditBroken marks an edit whose result fails the check before the
+// write: a bug, never a property of the user's file.
+var errEditBroken = errors.New("hostconfig: internal error, nothing was written")
 
 // decode returns the document's data; an empty document is an empty object.
 func decode(f Format, b []byte) (map[string]any, error) {

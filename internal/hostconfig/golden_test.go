@@ -15,7 +15,7 @@ var update = flag.Bool("update", false, "rewrite the .out files of testdata/gold
 
 const (
 	goldenBinary = "/opt/buildguard/bin/buildguard"
-	goldenDir    = "/work/shop"
+	goldenDir    = "/home/dev/shop"
 )
 
 // TestGolden edits every .in file of testdata/golden/HOST.txtar for its

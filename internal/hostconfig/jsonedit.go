@@ -210,7 +210,7 @@ func appendMember(obj *hujson.Object, l layout, unit string, f field) {
 			colon = append([]byte{}, last.Value.BeforeExtra...)
 		}
 	}
-	sameLine, rest := splitSameLine(obj.AfterExtra)
+	sameLine, rest, lineComment := splitSameLine(obj.AfterExtra)
 	m := hujson.ObjectMember{
 		Name:  hujson.Value{Value: hujson.String(f.key)},
 		Value: hujson.Value{BeforeExtra: colon, Value: val.Value},
@@ -222,7 +222,10 @@ func appendMember(obj *hujson.Object, l layout, unit string, f field) {
 		}
 	} else {
 		m.Name.BeforeExtra = append(append([]byte{}, sameLine...), l.indent...)
-		if len(obj.Members) == 0 {
+		if lineComment {
+			m.Name.BeforeExtra = append(append([]byte{}, sameLine...), "\n"+l.own+unit...)
+		}
+		if len(obj.Members) == 0 && len(sameLine) == 0 {
 			m.Name.BeforeExtra = nil
 		}
 	}
@@ -236,7 +239,10 @@ func appendMember(obj *hujson.Object, l layout, unit string, f field) {
 // splitSameLine splits the extra before a closing brace into what stays on
 // the line of the last member (blanks and comments up to the first
 // newline) and the rest.
-func splitSameLine(extra []byte) (sameLine, rest []byte) {
+//
+// lineComment reports that sameLine ends in a line comment, so whatever
+// follows it must start on a new line.
+func splitSameLine(extra []byte) (sameLine, rest []byte, lineComment bool) {
 	n := 0
 	for n < len(extra) {
 		switch c := extra[n]; {
@@ -245,21 +251,21 @@ func splitSameLine(extra []byte) (sameLine, rest []byte) {
 		case bytes.HasPrefix(extra[n:], []byte("//")):
 			k := bytes.IndexByte(extra[n:], '\n')
 			if k < 0 {
-				return extra, nil
+				return extra, nil, true
 			}
 			n += k
-			return extra[:n], extra[n:]
+			return extra[:n], extra[n:], true
 		case bytes.HasPrefix(extra[n:], []byte("/*")):
 			k := bytes.Index(extra[n+2:], []byte("*/"))
 			if k < 0 || bytes.IndexByte(extra[n:n+2+k], '\n') >= 0 {
-				return extra[:n], extra[n:]
+				return extra[:n], extra[n:], false
 			}
 			n += 2 + k + 2
 		default:
-			return extra[:n], extra[n:]
+			return extra[:n], extra[n:], false
 		}
 	}
-	return extra, nil
+	return extra, nil, false
 }
 
 // writeValue writes v (a string, a []string or a []field object) as JSON.

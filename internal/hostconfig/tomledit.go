@@ -30,6 +30,17 @@ func editTOML(old []byte, container string, e Entry) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("%w as TOML: %v", ErrSyntax, err)
 	}
+	if servers, ok := doc[container]; ok {
+		m, isTable := servers.(map[string]any)
+		if !isTable {
+			return nil, fmt.Errorf("%w: %s is not a table", ErrNotObject, container)
+		}
+		if entry, ok := m[EntryName]; ok {
+			if _, isTable := entry.(map[string]any); !isTable {
+				return nil, fmt.Errorf("%w: %s.%s is not a table", ErrNotObject, container, EntryName)
+			}
+		}
+	}
 	ours := []string{container, EntryName}
 	var (
 		p         unstable.Parser

@@ -1,0 +1,63 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/buildguard/buildguard/internal/testbin"
+)
+
+// TestInitCheckRealBinary writes every host's entry with the shipped binary
+// and lets `init --check` start each one as its host would: six OK lines.
+// With the binary moved away, every entry's command is a wrong path and
+// each host FAILs with the reason, exit 1 (docs/decisions.md#D15).
+func TestInitCheckRealBinary(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	bin := testbin.Build(t, filepath.Join(root))
+	project, home := filepath.Join(root, "project"), filepath.Join(root, "home")
+	for _, d := range []string{project, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(bin string, args ...string) (string, string, int) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = project
+		cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME=", "BUILDGUARD_LOG_LEVEL=")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return stdout.String(), stderr.String(), code
+	}
+	if _, stderr, code := run(bin, "init", "--all"); code != 0 {
+		t.Fatalf("init --all = %d: %s", code, stderr)
+	}
+	stdout, stderr, code := run(bin, "init", "--check")
+	ok := regexp.MustCompile(`(?m)^OK   \S+ +\S+: 9 tools, protocol \S+$`)
+	if code != 0 || len(ok.FindAllString(stdout, -1)) != 6 {
+		t.Fatalf("init --check = %d, want six OK lines:\n%s%s", code, stdout, stderr)
+	}
+
+	moved := bin + ".moved"
+	if err := os.Rename(bin, moved); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, code = run(moved, "init", "--check")
+	fail := regexp.MustCompile(`(?m)^FAIL \S+ +\S+: starting ` + regexp.QuoteMeta(bin) + ` mcp --project-dir \S+: fork/exec \S+: no such file or directory$`)
+	if code != 1 || len(fail.FindAllString(stdout, -1)) != 6 {
+		t.Errorf("init --check with the binary gone = %d, want six FAIL lines with the reason:\n%s", code, stdout)
+	}
+}
