@@ -2,6 +2,7 @@ package hostconfig
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -76,5 +77,25 @@ func TestGolden(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A config nested a million levels deep is refused before the parser,
+// which recurses per level, can overflow the stack.
+func TestEditJSONRefusesDeepNesting(t *testing.T) {
+	t.Parallel()
+	h, _ := Lookup("claude")
+	e := NewEntry(h, goldenBinary, goldenDir)
+	deep := bytes.Repeat([]byte("["), 1<<20-1)
+	if _, err := edit(h, deep, e); !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), "deeper than 100 levels") {
+		t.Errorf("1 MiB of [ = %v, want a syntax refusal", err)
+	}
+	ok := []byte(`{"mcpServers": {}, "s": "` + strings.Repeat("[", 200) + `", "c": 1 /* ` + strings.Repeat("{", 200) + ` */}`)
+	if _, err := edit(h, ok, e); err != nil {
+		t.Errorf("brackets in a string and a comment: %v", err)
+	}
+	edge := append(bytes.Repeat([]byte(`{"a":`), maxDepth-1), []byte("{}"+strings.Repeat("}", maxDepth-1))...)
+	if _, err := edit(h, edge, e); err != nil {
+		t.Errorf("%d levels: %v", maxDepth, err)
 	}
 }

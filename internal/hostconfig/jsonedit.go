@@ -27,6 +27,9 @@ func editJSON(old []byte, container string, e Entry) ([]byte, error) {
 		b.WriteByte('\n')
 		return []byte(b.String()), nil
 	}
+	if err := checkDepth(old); err != nil {
+		return nil, err
+	}
 	v, err := hujson.Parse(old)
 	if err != nil {
 		return nil, fmt.Errorf("%w as JSON: %v", ErrSyntax, strings.TrimPrefix(err.Error(), "hujson: "))
@@ -83,6 +86,50 @@ func editJSON(old []byte, container string, e Entry) ([]byte, error) {
 		return old, nil
 	}
 	return v.Pack(), nil
+}
+
+// maxDepth is the deepest nesting of objects and arrays a JSON config may
+// have. hujson's parser recurses once per level, so a 1 MiB file of "["
+// would overflow the stack; real configs nest a handful of levels.
+const maxDepth = 100
+
+// checkDepth refuses a document nested deeper than maxDepth before it is
+// parsed. It skips strings and comments as the JSONC grammar defines them;
+// anything else malformed is left to the parser.
+func checkDepth(b []byte) error {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '/':
+			switch {
+			case bytes.HasPrefix(b[i:], []byte("//")):
+				k := bytes.IndexByte(b[i:], '\n')
+				if k < 0 {
+					return nil
+				}
+				i += k
+			case bytes.HasPrefix(b[i:], []byte("/*")):
+				k := bytes.Index(b[i+2:], []byte("*/"))
+				if k < 0 {
+					return nil
+				}
+				i += 2 + k + 1
+			}
+		case '[', '{':
+			if depth++; depth > maxDepth {
+				return fmt.Errorf("%w as JSON: objects and arrays nest deeper than %d levels", ErrSyntax, maxDepth)
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return nil
 }
 
 // checkDuplicates refuses an object, anywhere in v, that names a key twice:

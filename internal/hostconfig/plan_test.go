@@ -75,16 +75,28 @@ func TestPlanWriteEveryHost(t *testing.T) {
 // that already holds the entry is fine.
 func TestPlanRefusesReadOnly(t *testing.T) {
 	t.Parallel()
+	for _, h := range All() {
+		t.Run(h.Name, func(t *testing.T) {
+			t.Parallel()
+			testPlanRefusesReadOnly(t, h)
+		})
+	}
+}
+
+func testPlanRefusesReadOnly(t *testing.T, h Host) {
 	env := testEnv(t)
-	h, _ := Lookup("claude")
 	path := h.File(env)
-	writeFile(t, path, `{"keep": 1}`, 0o444)
+	keep := `{"keep": 1}`
+	if h.Format == TOML {
+		keep = "keep = 1\n"
+	}
+	writeFile(t, path, keep, 0o444)
 	_, err := Plan(h, env, NewEntry(h, "/bin/bg", env.ProjectDir))
 	var r *Refusal
 	if !errors.As(err, &r) || !errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), "chmod u+w "+path) {
 		t.Fatalf("Plan of a read-only file = %v, want a read-only refusal that says chmod", err)
 	}
-	if b, _ := os.ReadFile(path); string(b) != `{"keep": 1}` {
+	if b, _ := os.ReadFile(path); string(b) != keep {
 		t.Errorf("file now %q", b)
 	}
 
@@ -106,11 +118,23 @@ func TestPlanRefusesReadOnly(t *testing.T) {
 // the link stays a link and nothing is left beside the target.
 func TestPlanWritesThroughSymlink(t *testing.T) {
 	t.Parallel()
+	for _, h := range All() {
+		t.Run(h.Name, func(t *testing.T) {
+			t.Parallel()
+			testPlanWritesThroughSymlink(t, h)
+		})
+	}
+}
+
+func testPlanWritesThroughSymlink(t *testing.T, h Host) {
 	env := testEnv(t)
-	h, _ := Lookup("gemini")
 	shared := t.TempDir()
-	target := filepath.Join(shared, "settings.json")
-	writeFile(t, target, "{\n  // mine\n  \"theme\": \"dark\"\n}\n", 0o640)
+	target := filepath.Join(shared, "config")
+	mine, theme := "{\n  // mine\n  \"theme\": \"dark\"\n}\n", `"theme": "dark"`
+	if h.Format == TOML {
+		mine, theme = "# mine\ntheme = \"dark\"\n", `theme = "dark"`
+	}
+	writeFile(t, target, mine, 0o640)
 	link := h.File(env)
 	os.MkdirAll(filepath.Dir(link), 0o755)
 	if err := os.Symlink(target, link); err != nil {
@@ -127,7 +151,7 @@ func TestPlanWritesThroughSymlink(t *testing.T) {
 		t.Fatalf("the link is gone: %v", err)
 	}
 	b, _ := os.ReadFile(target)
-	if !bytes.Contains(b, []byte("// mine")) || !bytes.Contains(b, []byte(`"theme": "dark"`)) || !bytes.Contains(b, []byte(`"buildguard"`)) {
+	if !bytes.Contains(b, []byte("mine")) || !bytes.Contains(b, []byte(theme)) || !bytes.Contains(b, []byte(`buildguard`)) {
 		t.Errorf("target now:\n%s", b)
 	}
 	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o640 {
@@ -144,10 +168,23 @@ func TestPlanWritesThroughSymlink(t *testing.T) {
 	}
 }
 
-// A FIFO, a directory, a file over 1 MiB and invalid UTF-8 are refused
-// unchanged, and planning never blocks.
+// A FIFO, a directory, a file over 1 MiB, invalid UTF-8 and a duplicate
+// key are refused unchanged for every host, and planning never blocks.
 func TestPlanRefusesInputs(t *testing.T) {
 	t.Parallel()
+	for _, h := range All() {
+		t.Run(h.Name, func(t *testing.T) {
+			t.Parallel()
+			testPlanRefusesInputs(t, h)
+		})
+	}
+}
+
+func testPlanRefusesInputs(t *testing.T, h Host) {
+	dup, badUTF8 := `{"x": 1, "x": 2}`, "{\"a\": \"\xff\"}"
+	if h.Format == TOML {
+		dup, badUTF8 = "x = 1\nx = 2\n", "a = \"\xff\"\n"
+	}
 	for name, c := range map[string]struct {
 		make func(t *testing.T, path string)
 		want error
@@ -164,15 +201,12 @@ func TestPlanRefusesInputs(t *testing.T) {
 			writeFile(t, path, "{}", 0o644)
 			os.Truncate(path, 1<<20+1)
 		}, nil, "larger than the limit of 1 MiB"},
-		"invalid utf-8": {func(t *testing.T, path string) { writeFile(t, path, "{\"a\": \"\xff\"}", 0o644) }, ErrInvalidUTF8, "Save it as UTF-8"},
-		"duplicate in our entry": {func(t *testing.T, path string) {
-			writeFile(t, path, `{"mcpServers": {"buildguard": {"command": "a", "command": "b"}}}`, 0o644)
-		}, ErrDuplicateKey, `"command" in mcpServers.buildguard`},
+		"invalid utf-8": {func(t *testing.T, path string) { writeFile(t, path, badUTF8, 0o644) }, ErrInvalidUTF8, "Save it as UTF-8"},
+		"duplicate":     {func(t *testing.T, path string) { writeFile(t, path, dup, 0o644) }, ErrDuplicateKey, "Remove the duplicate"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			env := testEnv(t)
-			h, _ := Lookup("cursor")
 			path := h.File(env)
 			c.make(t, path)
 			before, _ := os.Lstat(path)
