@@ -151,12 +151,14 @@ func runInit(args []string, stdout, stderr io.Writer) ExitCode {
 		fmt.Fprintf(stderr, "buildguard init: --project-dir %s must name an existing directory: %v\n", dir, err)
 		return ExitUsage
 	}
-	env, err := hostconfig.EnvFromOS(abs)
-	if err != nil {
-		fmt.Fprintf(stderr, "buildguard init: finding the home directory: %v; set HOME\n", err)
-		return ExitUsage
-	}
+	env := hostconfig.EnvFromOS(abs)
 	hosts := selectHosts(o, env)
+	for _, h := range hosts {
+		if !filepath.IsAbs(h.File(env)) {
+			fmt.Fprintf(stderr, "buildguard init: the home directory is not known, so %s's file cannot be found; set HOME (for Codex, or CODEX_HOME)\n", h.Title)
+			return ExitUsage
+		}
+	}
 	if o.check {
 		return runInitCheck(hosts, len(o.hosts) > 0 || o.all, env, stdout, stderr)
 	}
@@ -170,16 +172,16 @@ func runInit(args []string, stdout, stderr io.Writer) ExitCode {
 	}
 
 	var changes []hostconfig.Change
-	refused := false
+	failed := ExitOK
 	plan := func(c hostconfig.Change, err error) {
 		var r *hostconfig.Refusal
 		switch {
 		case errors.As(err, &r):
 			fmt.Fprintf(stderr, "buildguard init: %v\n", r)
-			refused = true
+			failed = max(failed, ExitUsage)
 		case err != nil:
 			fmt.Fprintf(stderr, "buildguard init: %v\n", err)
-			refused = true
+			failed = max(failed, ExitFailure)
 		default:
 			changes = append(changes, c)
 		}
@@ -192,9 +194,9 @@ func runInit(args []string, stdout, stderr io.Writer) ExitCode {
 			plan(hostconfig.PlanSkill(f))
 		}
 	}
-	if refused {
+	if failed != ExitOK {
 		fmt.Fprintln(stderr, "buildguard init: nothing was written")
-		return ExitUsage
+		return failed
 	}
 	for _, c := range changes {
 		what := "the buildguard block"

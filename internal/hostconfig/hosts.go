@@ -71,13 +71,11 @@ type Env struct {
 }
 
 // EnvFromOS returns the Env for dir with the home directory and CODEX_HOME
-// of the environment.
-func EnvFromOS(dir string) (Env, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return Env{}, err
-	}
-	return Env{ProjectDir: dir, Home: home, CodexHome: os.Getenv("CODEX_HOME")}, nil
+// of the environment. Without a home directory Home is empty, and the
+// user-level files have no absolute path (see File).
+func EnvFromOS(dir string) Env {
+	home, _ := os.UserHomeDir()
+	return Env{ProjectDir: dir, Home: home, CodexHome: os.Getenv("CODEX_HOME")}
 }
 
 func (e Env) codexHome() string {
@@ -87,13 +85,17 @@ func (e Env) codexHome() string {
 	return filepath.Join(e.Home, ".codex")
 }
 
-// File returns the path of the host's config file.
+// File returns the path of the host's config file; it is not absolute
+// when the file is in a home directory that Env does not know.
 func (h Host) File(e Env) string { return h.file(e) }
 
 // Detected reports whether the host looks installed or used: its project
 // folder or its user config folder exists.
 func (h Host) Detected(e Env) bool {
 	for _, d := range h.detect(e) {
+		if !filepath.IsAbs(d) {
+			continue // in a home directory Env does not know
+		}
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
 			return true
 		}

@@ -23,6 +23,16 @@ func testEnv(t *testing.T) Env {
 	return env
 }
 
+// eachHost runs test for every host, in parallel.
+func eachHost(t *testing.T, test func(t *testing.T, h Host)) {
+	for _, h := range All() {
+		t.Run(h.Name, func(t *testing.T) {
+			t.Parallel()
+			test(t, h)
+		})
+	}
+}
+
 func writeFile(t *testing.T, path, data string, mode os.FileMode) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -40,47 +50,39 @@ func writeFile(t *testing.T, path, data string, mode os.FileMode) {
 // plan of the written file changes nothing.
 func TestPlanWriteEveryHost(t *testing.T) {
 	t.Parallel()
-	for _, h := range All() {
-		t.Run(h.Name, func(t *testing.T) {
-			t.Parallel()
-			env := testEnv(t)
-			e := NewEntry(h, "/bin/bg", env.ProjectDir)
-			c, err := Plan(h, env, e)
-			if err != nil || c.Exists || !c.Changed() {
-				t.Fatalf("Plan of a missing file = %+v, %v", c, err)
-			}
-			if err := c.Write(); err != nil {
-				t.Fatal(err)
-			}
-			fi, err := os.Stat(h.File(env))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := map[Scope]os.FileMode{Project: 0o644, User: 0o600}[h.Scope]; fi.Mode().Perm() != want {
-				t.Errorf("new file mode %v, want %v", fi.Mode().Perm(), want)
-			}
-			again, err := Plan(h, env, e)
-			if err != nil || again.Changed() {
-				t.Errorf("second plan = changed %v, %v", again.Changed(), err)
-			}
-			got, err := ReadConfigured(h, env)
-			if err != nil || got.Command != "/bin/bg" || strings.Join(got.Args, " ") != "mcp --project-dir "+env.ProjectDir || got.Dir != h.WorkDir(env) {
-				t.Errorf("ReadConfigured = %+v, %v", got, err)
-			}
-		})
-	}
+	eachHost(t, func(t *testing.T, h Host) {
+		env := testEnv(t)
+		e := NewEntry(h, "/bin/bg", env.ProjectDir)
+		c, err := Plan(h, env, e)
+		if err != nil || c.Exists || !c.Changed() {
+			t.Fatalf("Plan of a missing file = %+v, %v", c, err)
+		}
+		if err := c.Write(); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(h.File(env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[Scope]os.FileMode{Project: 0o644, User: 0o600}[h.Scope]; fi.Mode().Perm() != want {
+			t.Errorf("new file mode %v, want %v", fi.Mode().Perm(), want)
+		}
+		again, err := Plan(h, env, e)
+		if err != nil || again.Changed() {
+			t.Errorf("second plan = changed %v, %v", again.Changed(), err)
+		}
+		got, err := ReadConfigured(h, env)
+		if err != nil || got.Command != "/bin/bg" || strings.Join(got.Args, " ") != "mcp --project-dir "+env.ProjectDir || got.Dir != h.WorkDir(env) {
+			t.Errorf("ReadConfigured = %+v, %v", got, err)
+		}
+	})
 }
 
 // A read-only file that would change is refused and stays as it was; one
 // that already holds the entry is fine.
 func TestPlanRefusesReadOnly(t *testing.T) {
 	t.Parallel()
-	for _, h := range All() {
-		t.Run(h.Name, func(t *testing.T) {
-			t.Parallel()
-			testPlanRefusesReadOnly(t, h)
-		})
-	}
+	eachHost(t, testPlanRefusesReadOnly)
 }
 
 func testPlanRefusesReadOnly(t *testing.T, h Host) {
@@ -118,12 +120,7 @@ func testPlanRefusesReadOnly(t *testing.T, h Host) {
 // the link stays a link and nothing is left beside the target.
 func TestPlanWritesThroughSymlink(t *testing.T) {
 	t.Parallel()
-	for _, h := range All() {
-		t.Run(h.Name, func(t *testing.T) {
-			t.Parallel()
-			testPlanWritesThroughSymlink(t, h)
-		})
-	}
+	eachHost(t, testPlanWritesThroughSymlink)
 }
 
 func testPlanWritesThroughSymlink(t *testing.T, h Host) {
@@ -172,12 +169,7 @@ func testPlanWritesThroughSymlink(t *testing.T, h Host) {
 // key are refused unchanged for every host, and planning never blocks.
 func TestPlanRefusesInputs(t *testing.T) {
 	t.Parallel()
-	for _, h := range All() {
-		t.Run(h.Name, func(t *testing.T) {
-			t.Parallel()
-			testPlanRefusesInputs(t, h)
-		})
-	}
+	eachHost(t, testPlanRefusesInputs)
 }
 
 func testPlanRefusesInputs(t *testing.T, h Host) {
