@@ -16,7 +16,7 @@
 //     inherited or copied stdio) and PTYRunner (own session on a
 //     pseudo-terminal, raw stdin, window size), both ending every process of
 //     the child's group on every path;
-//   - signals: SIGINT, SIGTERM and SIGHUP are forwarded to the child's
+//   - signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to the child's
 //     process group, which is killed after a grace period (a SIGHUP ignored
 //     at start, as under nohup, stays ignored for the wrapper and the child);
 //   - the wrapper's log lines on a terminal (LogWriter), aligned also while

@@ -30,6 +30,25 @@ var (
 	ErrUnsafe = errors.New("build did not complete safely")
 )
 
+// StragglersError means the command exited 0 while other processes of its
+// process group were still running a grace period later: the build's output
+// may still be changing, so it is not ok (docs/decisions.md#D12). They were
+// killed. Runner.Wait returns it with code 0; Guard.Run then sends
+// `BUILD failed` and returns it wrapped in ErrUnsafe. Processes that left the
+// group (setsid, a Gradle daemon) are not counted.
+type StragglersError struct {
+	// N is how many processes were left; -1 when the system can tell that
+	// some were but not how many.
+	N int
+}
+
+func (e *StragglersError) Error() string {
+	if e.N < 0 {
+		return "processes of the build were still running after it exited"
+	}
+	return fmt.Sprintf("%d processes of the build were still running after it exited", e.N)
+}
+
 // InterruptedError means a signal (or the cancellation of Run's context)
 // ended the build. When the command was running, it was stopped (signal
 // forwarded to its process group, SIGKILL after the grace period) and

@@ -9,6 +9,9 @@ import (
 	"os/exec"
 	"sync"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // group is a started child that leads its own process group. It serialises
@@ -18,7 +21,11 @@ type group struct {
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	pid    int  // 0 before start
-	reaped bool // the child was collected; pid means nothing any more
+	reaped bool // the group is done with; pid means nothing any more
+	// onStop, when set before start, is called (from wait) each time the
+	// child stops, with the signal that stopped it. Where the system cannot
+	// report stops (not Linux), it is never called.
+	onStop func(sig syscall.Signal)
 }
 
 func (g *group) started(cmd *exec.Cmd) {
@@ -57,34 +64,105 @@ func (g *group) signalLocked(sig syscall.Signal) error {
 	return nil
 }
 
-// wait waits until the leader exited, kills what is left of its group, and
-// then collects the leader. On Linux the leader stays a zombie until the
-// group is killed, so its id cannot be reused in between.
-func (g *group) wait() (int, error) {
+// wait waits until the leader exited (reporting its stops to onStop), and,
+// when it exited 0, up to linger for the other members of its process group
+// to end: a build is ok only once its group is empty (docs/decisions.md#D12).
+// A negative linger looks once. Then it kills whatever is left of the group
+// and collects the leader. It returns the leader's exit code and, when the
+// code is 0, how many processes were still running after linger: -1 when
+// some were but the system cannot count them.
+//
+// On Linux the leader stays a zombie until the group is killed, so neither
+// its id nor its group's can be reused in between. Elsewhere the leader is
+// collected first and the group watched through its id, which POSIX does not
+// reuse while the group has members.
+func (g *group) wait(linger time.Duration) (code, left int, err error) {
 	g.mu.Lock()
-	cmd, pid := g.cmd, g.pid
+	cmd, pid, onStop := g.cmd, g.pid, g.onStop
 	g.mu.Unlock()
 	if cmd == nil {
-		return 0, errors.New("waiting for the build: it was not started")
+		return 0, 0, errors.New("waiting for the build: it was not started")
 	}
-	var err error
-	if waitExited(pid) {
-		g.mu.Lock()
+	held := false // the leader exited and is not collected
+	for {
+		ev, ok := waitEvent(pid, onStop != nil)
+		if !ok {
+			break
+		}
+		if !ev.exited {
+			onStop(ev.stop)
+			continue
+		}
+		code, held = ev.code, true
+		break
+	}
+	if !held {
+		werr := cmd.Wait()
+		if cmd.ProcessState == nil {
+			g.finish(true)
+			return 0, 0, fmt.Errorf("waiting for the build: %w", werr)
+		}
+		code = exitCode(cmd.ProcessState)
+	}
+	if code == 0 {
+		left = g.linger(pid, held, linger)
+	}
+	// Collected first (not held), an empty group's id may be someone else's.
+	g.finish(held || left != 0)
+	if held {
+		_ = cmd.Wait()
+	}
+	return code, left, nil
+}
+
+// finish kills what is left of the group (when kill is set) and marks it
+// done, so that no later signal goes to its id.
+func (g *group) finish(kill bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if kill {
 		_ = g.signalLocked(syscall.SIGKILL)
-		g.reaped = true
-		g.mu.Unlock()
-		err = cmd.Wait()
-	} else {
-		err = cmd.Wait()
-		g.mu.Lock()
-		_ = g.signalLocked(syscall.SIGKILL)
-		g.reaped = true
-		g.mu.Unlock()
 	}
-	if cmd.ProcessState == nil {
-		return 0, fmt.Errorf("waiting for the build: %w", err)
+	g.reaped = true
+}
+
+// lingerPoll bounds the pause between two looks at a group that still has
+// members: the kernel tells nobody when a process that is not our child ends.
+const lingerPoll = 50 * time.Millisecond
+
+// linger waits up to d (one look when d < 0) until process group pgid has
+// no running member other than its exited leader, and returns how many are
+// left (-1: some, not counted). held says the leader is an uncollected
+// zombie, which counts as a member for kill(2) but runs no more.
+func (g *group) linger(pgid int, held bool, d time.Duration) int {
+	deadline := time.Now().Add(d)
+	pause := time.Millisecond
+	for {
+		n := runningMembers(pgid, held)
+		if n == 0 || !time.Now().Before(deadline) {
+			return n
+		}
+		time.Sleep(min(pause, time.Until(deadline)))
+		pause = min(2*pause, lingerPoll)
 	}
-	return exitCode(cmd.ProcessState), nil
+}
+
+// runningMembers returns how many processes of group pgid run: counted
+// where the system can count them (zombies do not run), else -1 while
+// kill(2) still finds the group. With the leader held as a zombie and no
+// way to count, it reports 0: the group is killed right after, as it
+// always is.
+func runningMembers(pgid int, held bool) int {
+	if n, ok := groupMembers(pgid); ok {
+		return n
+	}
+	if held {
+		return 0
+	}
+	if err := unix.Kill(-pgid, 0); errors.Is(err, unix.ESRCH) {
+		return 0
+	}
+	return -1
 }
 
 // exitCode is the child's own code, or 128+n when signal n ended it.
@@ -101,4 +179,13 @@ func toSyscallSignal(sig os.Signal) (syscall.Signal, error) {
 		return 0, fmt.Errorf("signal %v cannot be forwarded", sig)
 	}
 	return s, nil
+}
+
+// stragglers is Wait's error for left processes of the group left running
+// after the child exited 0: nil for none.
+func stragglers(left int) error {
+	if left == 0 {
+		return nil
+	}
+	return &StragglersError{N: left}
 }

@@ -33,7 +33,9 @@ const (
 	// MaxTimeout is the longest Timeout accepted (60000 ms).
 	MaxTimeout = 60 * time.Second
 	// DefaultGrace is how long an interrupted command may take to stop
-	// after the signal was forwarded, before its process group is killed.
+	// after the signal was forwarded, before its process group is killed,
+	// and how long the rest of its group may run on after it exited 0
+	// (docs/decisions.md#D12).
 	DefaultGrace = 10 * time.Second
 )
 
@@ -52,8 +54,10 @@ type Config struct {
 	// above MaxTimeout refuses the build.
 	Timeout time.Duration
 	// Grace is how long an interrupted command may take to stop before its
-	// process group is killed; 0 means DefaultGrace (10 s), a negative value
-	// kills it at once.
+	// process group is killed, and how long, after the command exited 0,
+	// the other processes of its group may take to end before they are
+	// killed and the build fails (docs/decisions.md#D12); 0 means
+	// DefaultGrace (10 s), a negative value kills at once.
 	Grace time.Duration
 	// Dir is the command's working directory; "" means ours.
 	Dir string
@@ -79,8 +83,8 @@ type Config struct {
 	// NewRunner returns the Runner for the command; nil means DefaultRunner
 	// (a pty when Stdout is a terminal, plain stdio otherwise).
 	NewRunner func(Command) Runner
-	// Signals delivers the signals the build reacts to: SIGINT, SIGTERM and
-	// SIGHUP interrupt it, SIGWINCH resizes its terminal. nil means the
+	// Signals delivers the signals the build reacts to: SIGINT, SIGTERM,
+	// SIGHUP and SIGQUIT interrupt it, SIGWINCH resizes its terminal. nil means the
 	// process's own signals, caught before the hold is asked for and until
 	// Run returns.
 	Signals <-chan os.Signal
@@ -190,7 +194,7 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	r := c.NewRunner(Command{
 		Argv: argv, Dir: c.Dir, Env: c.Env,
 		Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr,
-		Transcript: c.Transcript, Logger: g.log.Named("child"),
+		Transcript: c.Transcript, Grace: c.Grace, Logger: g.log.Named("child"),
 		Interrupt: func() {
 			select {
 			case typed <- struct{}{}:
@@ -222,7 +226,11 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	r.Close() // restores the terminal before anything more is printed
 	stopDraining()
 	g.log.Debug("build exited", "code", code)
-	if werr != nil {
+	var left *StragglersError
+	switch {
+	case errors.As(werr, &left):
+		g.log.Info("processes of the build were still running after the grace period; killed them", "grace", c.Grace)
+	case werr != nil:
 		g.log.Error("waiting for the build failed", "error", werr)
 	}
 	state := agentproto.BuildOK

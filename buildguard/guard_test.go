@@ -158,6 +158,26 @@ func TestRunFailedKeepsChildCode(t *testing.T) {
 	}
 }
 
+// Exit 0 with a process of the build still running after the grace period
+// is not ok: BUILD failed, and the error says how many were left
+// (docs/decisions.md#D12).
+func TestRunStragglersFailTheBuild(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.cfg.Grace = 100 * time.Millisecond
+	code, err := h.run(t, []string{"sh", "-c", "sleep 300 & exit 0"}, nil)
+	var se *StragglersError
+	if code != 1 || !errors.Is(err, ErrUnsafe) || !errors.As(err, &se) || se.N != 1 {
+		t.Fatalf("Run = %d, %v; want 1 and an unsafe build with 1 straggler", code, err)
+	}
+	if want := "build did not complete safely: 1 processes of the build were still running after it exited"; err.Error() != want {
+		t.Errorf("error = %q, want %q", err, want)
+	}
+	if got := h.agent.states(); got != "started,failed" {
+		t.Errorf("agent got %s, want started,failed", got)
+	}
+}
+
 func TestRunRefusedStartNeverRunsChild(t *testing.T) {
 	t.Parallel()
 	for name, fault := range map[string]error{

@@ -22,10 +22,15 @@ type Runner interface {
 	// Start launches the child. A non-nil error means no child runs; it
 	// wraps ErrCannotRun.
 	Start() error
-	// Wait blocks until the child exited, kills whatever is left of its
-	// process group (the child's own children), waits a bounded time for its
-	// output to drain, and returns the exit code: the child's own code, or
-	// 128+n when signal n ended it.
+	// Wait blocks until the child exited and returns its exit code: the
+	// child's own code, or 128+n when signal n ended it. When the child
+	// exited 0, Wait first waits up to Command.Grace for the other processes
+	// of its process group to end (docs/decisions.md#D12); if some still run
+	// then, they are killed and Wait returns code 0 with a
+	// *StragglersError. In every case it kills whatever is left of the
+	// group and waits a bounded time for the child's output to drain. A
+	// caller that reports a build as ok only on (0, nil) keeps the rule
+	// "exit 0 and an empty group".
 	Wait() (int, error)
 	// Signal sends sig to the child's process group. It does nothing before
 	// Start or once Wait has collected the child.
@@ -62,6 +67,11 @@ type Command struct {
 	// writes to stdout and stderr. A failing Transcript is dropped (and
 	// logged); the child's output to Stdout and Stderr is never held back.
 	Transcript io.Writer
+	// Grace is how long Wait waits, after the child exited 0, for the other
+	// processes of its group (its own children left running) to end before
+	// it kills them and reports a *StragglersError; 0 means DefaultGrace
+	// (10 s), a negative value looks once and does not wait.
+	Grace time.Duration
 	// DrainTimeout bounds the wait for the child's output after it exited;
 	// 0 means 2 s.
 	DrainTimeout time.Duration
@@ -85,6 +95,9 @@ func (c Command) withDefaults() Command {
 	}
 	if c.Stderr == nil {
 		c.Stderr = os.Stderr
+	}
+	if c.Grace == 0 {
+		c.Grace = DefaultGrace
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = 2 * time.Second

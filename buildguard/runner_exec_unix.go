@@ -130,7 +130,7 @@ func (r *ExecRunner) output(dst io.Writer) (*os.File, error) {
 
 // Wait implements Runner.
 func (r *ExecRunner) Wait() (int, error) {
-	code, err := r.group.wait()
+	code, left, err := r.group.wait(r.c.Grace)
 	if err != nil {
 		return 0, err
 	}
@@ -139,7 +139,7 @@ func (r *ExecRunner) Wait() (int, error) {
 	if !waitDone(done, r.c.DrainTimeout) {
 		r.c.Logger.Warn("the build's output did not end after it exited; some of it may be lost", "timeout", r.c.DrainTimeout)
 	}
-	return code, nil
+	return code, stragglers(left)
 }
 
 // Resize implements Runner; without a terminal there is nothing to resize.

@@ -104,7 +104,7 @@ func (r *PTYRunner) Start() error {
 	ptmx.Close()
 	if err != nil {
 		_ = r.group.signal(syscall.SIGKILL)
-		_, _ = r.group.wait()
+		_, _, _ = r.group.wait(-1)
 		return fmt.Errorf("%w: %w", ErrCannotRun, err)
 	}
 	r.pt = pt
@@ -168,7 +168,7 @@ func nonBlockingDup(f *os.File) (*os.File, error) {
 
 // Wait implements Runner.
 func (r *PTYRunner) Wait() (int, error) {
-	code, err := r.group.wait()
+	code, left, err := r.group.wait(r.c.Grace)
 	if err != nil {
 		return 0, err
 	}
@@ -176,7 +176,7 @@ func (r *PTYRunner) Wait() (int, error) {
 		r.c.Logger.Warn("the build's terminal output did not end after it exited; some of it may be lost", "timeout", r.c.DrainTimeout)
 	}
 	r.restoreTerminal()
-	return code, nil
+	return code, stragglers(left)
 }
 
 // Resize implements Runner: the child's terminal takes the size of ours.

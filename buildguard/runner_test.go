@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/buildguard/buildguard/internal/proc"
 )
@@ -93,18 +94,84 @@ func TestExecRunnerCannotRun(t *testing.T) {
 	}
 }
 
-func TestExecRunnerKillsLeftoversAfterExit(t *testing.T) {
-	t.Parallel()
-	pidFile := filepath.Join(t.TempDir(), "pids")
-	argv := []string{"sh", "-c", `sleep 300 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"`, "sh", pidFile}
-	if code, err := runExec(t, Command{Argv: argv, Stdin: devNull(t)}); err != nil || code != 0 {
-		t.Fatalf("Run = %d, %v", code, err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, pidFile)))
+// pidIn waits (bounded) for the pid a script wrote to path.
+func pidIn(t *testing.T, path string) int {
+	t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, path)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, pid)
+	return pid
+}
+
+// A failed build's leftovers are killed at once; the code is the child's.
+func TestExecRunnerKillsLeftoversAfterFailure(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	argv := []string{"sh", "-c", `sleep 300 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"; exit 3`, "sh", pidFile}
+	if code, err := runExec(t, Command{Argv: argv, Stdin: devNull(t)}); err != nil || code != 3 {
+		t.Fatalf("Wait = %d, %v; want 3, nil", code, err)
+	}
+	waitGone(t, pidIn(t, pidFile))
+}
+
+// A child that exits 0 while a process of its group still runs is not a
+// finished build (docs/decisions.md#D12): after the grace period the process
+// is killed and Wait reports it.
+func TestExecRunnerStragglerFailsTheBuild(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	argv := []string{"sh", "-c", `sleep 300 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"`, "sh", pidFile}
+	code, err := runExec(t, Command{Argv: argv, Stdin: devNull(t), Grace: 100 * time.Millisecond})
+	var se *StragglersError
+	if !errors.As(err, &se) || se.N != 1 || code != 0 {
+		t.Fatalf("Wait = %d, %v; want 0 and 1 straggler", code, err)
+	}
+	if want := "1 processes of the build were still running after it exited"; err.Error() != want {
+		t.Errorf("error = %q, want %q", err, want)
+	}
+	waitGone(t, pidIn(t, pidFile))
+}
+
+// A process of the group that ends within the grace period is waited for:
+// what it writes is part of the build. Without a grace period the same
+// build fails, which proves the wait.
+func TestExecRunnerWaitsForTheGroupWithinGrace(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		grace time.Duration
+		ok    bool
+	}{{-1, false}, {20 * time.Second, true}} {
+		marker := filepath.Join(t.TempDir(), "marker")
+		argv := []string{"sh", "-c", `(sleep 0.3; touch "$1") & exit 0`, "sh", marker}
+		code, err := runExec(t, Command{Argv: argv, Stdin: devNull(t), Grace: tc.grace})
+		_, statErr := os.Stat(marker)
+		switch {
+		case tc.ok && (code != 0 || err != nil || statErr != nil):
+			t.Errorf("grace %v: Wait = %d, %v, marker: %v; want ok with the marker written", tc.grace, code, err, statErr)
+		case !tc.ok && !errors.As(err, new(*StragglersError)):
+			t.Errorf("grace %v: Wait = %d, %v; want a straggler", tc.grace, code, err)
+		}
+	}
+}
+
+// A process that left the group (setsid, as a Gradle daemon does) is outside
+// the promise: it is neither waited for nor killed.
+func TestExecRunnerSetsidIsNotAStraggler(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	argv := []string{"sh", "-c", `setsid sleep 300 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"`, "sh", pidFile}
+	// A grace period, because the process leaves the group only once setsid
+	// runs; counted, it would never end within it.
+	code, err := runExec(t, Command{Argv: argv, Stdin: devNull(t), Grace: 10 * time.Second})
+	pid := pidIn(t, pidFile)
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	if code != 0 || err != nil {
+		t.Fatalf("Wait = %d, %v; want 0, nil", code, err)
+	}
+	if proc.Gone(pid) {
+		t.Errorf("the process that left the group (pid %d) was killed", pid)
+	}
 }
 
 func TestExecRunnerSignalReachesGroupAndKillIsIdempotent(t *testing.T) {

@@ -8,8 +8,10 @@ import (
 	"syscall"
 )
 
-// notifySignals are the signals Run catches while it runs.
-var notifySignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGWINCH}
+// notifySignals are the signals Run catches while it runs. SIGQUIT is one of
+// the interrupting signals like the others (docs/decisions.md#D12); caught,
+// it also never ends the wrapper with the Go runtime's goroutine dump.
+var notifySignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH}
 
 // caughtSignals are the notifySignals Run catches: all of them, except a
 // SIGHUP that was ignored when the process started (nohup). Catching it would
@@ -37,9 +39,10 @@ const terminateSignal = syscall.SIGTERM
 
 func isResize(s os.Signal) bool { return s == syscall.SIGWINCH }
 
-// isInterrupt reports whether s interrupts the build.
+// isInterrupt reports whether s interrupts the build: SIGINT, SIGTERM,
+// SIGHUP or SIGQUIT (docs/decisions.md#D8, #D12).
 func isInterrupt(s os.Signal) bool {
-	return s == syscall.SIGINT || s == syscall.SIGTERM || s == syscall.SIGHUP
+	return s == syscall.SIGINT || s == syscall.SIGTERM || s == syscall.SIGHUP || s == syscall.SIGQUIT
 }
 
 // DefaultRunner runs c on a pseudo-terminal when c.Stdout is a terminal, and

@@ -42,6 +42,7 @@ func TestWrapScripts(t *testing.T) {
 		"waitfile": cmdWaitFile,
 		"signal":   cmdSignal,
 		"gone":     cmdGone,
+		"running":  cmdRunning,
 		"hold":     cmdHold,
 	}))
 }
@@ -138,12 +139,12 @@ func readPid(ts *testscript.TestScript, file string) int {
 	return pid
 }
 
-// signal INT|TERM|HUP|KILL PIDFILE: sends the signal to the process in PIDFILE.
+// signal INT|TERM|HUP|QUIT|KILL PIDFILE: sends the signal to the process in PIDFILE.
 func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: signal INT|TERM|HUP|KILL PIDFILE")
+		ts.Fatalf("usage: signal INT|TERM|HUP|QUIT|KILL PIDFILE")
 	}
-	sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP, "KILL": syscall.SIGKILL}[args[0]]
+	sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP, "QUIT": syscall.SIGQUIT, "KILL": syscall.SIGKILL}[args[0]]
 	if sig == 0 {
 		ts.Fatalf("signal: unknown signal %s", args[0])
 	}
@@ -164,6 +165,18 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Fatalf("process %d (%s) still runs", pid, f)
 			}
 			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// running PIDFILE...: requires every process named to run now.
+func cmdRunning(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: running PIDFILE...")
+	}
+	for _, f := range args {
+		if pid := readPid(ts, f); proc.Gone(pid) {
+			ts.Fatalf("process %d (%s) does not run", pid, f)
 		}
 	}
 }

@@ -5,7 +5,7 @@ type ExitCode int
 
 // The exit codes buildguard itself chooses. A wrapped build whose finish was
 // confirmed exits with the child's own code instead, and a wrapped build
-// interrupted by signal n (SIGINT, SIGTERM, SIGHUP) exits 128+n.
+// interrupted by signal n (SIGINT, SIGTERM, SIGHUP, SIGQUIT) exits 128+n.
 const (
 	// ExitOK: the command did what was asked.
 	ExitOK ExitCode = 0
