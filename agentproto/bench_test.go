@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 )
 
 // BenchmarkVerifyRoundTrip measures one correlated VERIFY (fresh token, send,
@@ -22,8 +22,8 @@ import (
 // bench` prints them.
 func BenchmarkVerifyRoundTrip(b *testing.B) {
 	const sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-	a := agenttest.NewServer(b, agenttest.WithHeartbeat(-1))
-	a.SetReceipt("com.acme.A", agenttest.Receipt{SHA256: sha, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
+	a := fakeagent.NewServer(b, fakeagent.WithHeartbeat(-1))
+	a.SetReceipt("com.acme.A", fakeagent.Receipt{SHA256: sha, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
 
 	nc, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(a.Port()))
 	if err != nil {

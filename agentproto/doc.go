@@ -10,5 +10,5 @@
 // do), and it never decides that something succeeded on the agent's behalf:
 // every missing, late, uncorrelated or malformed reply is an error.
 //
-// The server side used in tests lives in agentproto/agenttest.
+// The server side used in tests lives in harness/fakeagent.
 package agentproto

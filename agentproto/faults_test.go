@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 )
 
 // TestHandshakeFaults runs every handshake fault of the fake agent against
@@ -17,19 +17,19 @@ import (
 // handshake the agent has received nothing.
 func TestHandshakeFaults(t *testing.T) {
 	t.Parallel()
-	want := map[agenttest.Handshake]error{
-		agenttest.HandshakeOK: nil, agenttest.HandshakeExtraFields: nil, agenttest.HandshakeTwice: nil,
-		agenttest.HandshakeSilent: agentproto.ErrNoHandshake, agenttest.HandshakeClose: agentproto.ErrNoHandshake,
-		agenttest.HandshakeTruncated: agentproto.ErrNoHandshake,
+	want := map[fakeagent.Handshake]error{
+		fakeagent.HandshakeOK: nil, fakeagent.HandshakeExtraFields: nil, fakeagent.HandshakeTwice: nil,
+		fakeagent.HandshakeSilent: agentproto.ErrNoHandshake, fakeagent.HandshakeClose: agentproto.ErrNoHandshake,
+		fakeagent.HandshakeTruncated: agentproto.ErrNoHandshake,
 	}
-	for h := agenttest.HandshakeOK; h.String() != "unknown"; h++ {
+	for h := fakeagent.HandshakeOK; h.String() != "unknown"; h++ {
 		t.Run(h.String(), func(t *testing.T) {
 			t.Parallel()
 			expected, ok := want[h]
 			if !ok {
 				expected = agentproto.ErrInvalidHandshake
 			}
-			a := agenttest.NewServer(t, agenttest.WithHeartbeat(-1), agenttest.WithFaults(agenttest.Faults{Handshake: h}))
+			a := fakeagent.NewServer(t, fakeagent.WithHeartbeat(-1), fakeagent.WithFaults(fakeagent.Faults{Handshake: h}))
 			ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
 			defer cancel()
 			c, err := agentproto.Dial(ctx, a.Port())
@@ -56,26 +56,26 @@ func TestHandshakeFaults(t *testing.T) {
 // op is one client operation of the matrix.
 type op struct {
 	name string
-	kind agenttest.Kind
+	kind fakeagent.Kind
 	run  func(ctx context.Context, c *agentproto.Conn) error
 }
 
 const sha256A = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
 var ops = []op{
-	{"build", agenttest.KindBuild, func(ctx context.Context, c *agentproto.Conn) error {
+	{"build", fakeagent.KindBuild, func(ctx context.Context, c *agentproto.Conn) error {
 		return c.Build(ctx, agentproto.BuildStarted, "fixture-owner")
 	}},
-	{"doctor", agenttest.KindDoctor, func(ctx context.Context, c *agentproto.Conn) error { _, err := c.Doctor(ctx); return err }},
-	{"verify", agenttest.KindVerify, func(ctx context.Context, c *agentproto.Conn) error {
+	{"doctor", fakeagent.KindDoctor, func(ctx context.Context, c *agentproto.Conn) error { _, err := c.Doctor(ctx); return err }},
+	{"verify", fakeagent.KindVerify, func(ctx context.Context, c *agentproto.Conn) error {
 		_, err := c.Verify(ctx, "com.acme.A", sha256A)
 		return err
 	}},
-	{"reload", agenttest.KindReload, func(ctx context.Context, c *agentproto.Conn) error {
+	{"reload", fakeagent.KindReload, func(ctx context.Context, c *agentproto.Conn) error {
 		_, err := c.Reload(ctx, agentproto.ReloadPause)
 		return err
 	}},
-	{"pending", agenttest.KindPending, func(ctx context.Context, c *agentproto.Conn) error {
+	{"pending", fakeagent.KindPending, func(ctx context.Context, c *agentproto.Conn) error {
 		_, err := c.Query(ctx, "PENDING")
 		return err
 	}},
@@ -85,8 +85,8 @@ var ops = []op{
 // entry means the default outcome, and "-" means the knob does not apply.
 type fault struct {
 	name     string
-	faults   agenttest.Faults
-	reply    agenttest.ReplyFunc
+	faults   fakeagent.Faults
+	reply    fakeagent.ReplyFunc
 	fallback error              // outcome for ops not listed
 	per      map[string]error   // per op
 	skip     map[string]bool    // ops the knob does not apply to
@@ -97,35 +97,35 @@ var errOK = errors.New("ok")
 
 func TestReplyFaultMatrix(t *testing.T) {
 	t.Parallel()
-	noise := []agenttest.Event{{Level: "HEARTBEAT"}, {Level: "RELOAD", Message: "Reloaded com.acme.X (2ms)"}, {Level: "WARN", Message: "unrelated"}}
+	noise := []fakeagent.Event{{Level: "HEARTBEAT"}, {Level: "RELOAD", Message: "Reloaded com.acme.X (2ms)"}, {Level: "WARN", Message: "unrelated"}}
 	faults := []fault{
-		{name: "never reply", reply: agenttest.DropReply, fallback: agentproto.ErrTimeout, per: map[string]error{"pending": agentproto.ErrNoInfo}},
-		{name: "reply after the deadline", reply: agenttest.DelayReply(time.Second), fallback: agentproto.ErrTimeout, per: map[string]error{"pending": agentproto.ErrNoInfo}},
-		{name: "reply after a short delay", reply: agenttest.DelayReply(30 * time.Millisecond), fallback: errOK},
-		{name: "wrong token", reply: agenttest.WrongToken, fallback: agentproto.ErrTimeout, skip: map[string]bool{"pending": true}},
-		{name: "wrong token first", reply: agenttest.WrongTokenFirst, fallback: errOK, skip: map[string]bool{"pending": true}},
-		{name: "owner suffix missing", reply: agenttest.OmitOwner, fallback: agentproto.ErrTimeout, skip: map[string]bool{"doctor": true, "verify": true, "reload": true, "pending": true}},
-		{name: "rejected instead of ack", reply: agenttest.RejectedInsteadOfAck, fallback: agentproto.ErrRejected, skip: map[string]bool{"doctor": true, "verify": true, "reload": true, "pending": true}},
-		{name: "broadcast instead of requester", reply: agenttest.BroadcastReply, fallback: errOK},
-		{name: "level WARN", reply: agenttest.ReplyLevel("WARN"), fallback: agentproto.ErrTimeout, per: map[string]error{"pending": agentproto.ErrNoInfo}},
-		{name: "blank message", reply: agenttest.BlankReply, fallback: agentproto.ErrTimeout, per: map[string]error{"pending": agentproto.ErrInvalidResponse}},
-		{name: "duplicate replies", reply: agenttest.Duplicate(2), fallback: errOK},
-		{name: "byte trickle", reply: agenttest.TrickleReply, fallback: errOK},
-		{name: "interleaved noise", reply: agenttest.Noise(noise...), fallback: errOK},
-		{name: "coalesced with other lines", reply: agenttest.CoalesceWith(noise...), fallback: errOK},
-		{name: "close after reply", reply: agenttest.CloseAfterReply, fallback: errOK},
-		{name: "disconnect mid-line", reply: agenttest.PartialReply, fallback: agentproto.ErrDisconnected, per: map[string]error{"pending": agentproto.ErrNoInfo}},
-		{name: "oversized 20 KB", reply: agenttest.OversizeReply(20 << 10), fallback: agentproto.ErrTooLong, per: map[string]error{"pending": errOK}}, // broadcast lines may reach 64 KiB
-		{name: "oversized 100 KB", reply: agenttest.OversizeReply(100 << 10), fallback: agentproto.ErrTooLong},
-		{name: "line that never ends", reply: agenttest.EndlessReply, anyOf: allOps(agentproto.ErrTimeout, agentproto.ErrTooLong, agentproto.ErrNoInfo)},
-		{name: "pid as a number", reply: agenttest.SetField("pid", "48213"), fallback: agentproto.ErrInvalidResponse, skip: map[string]bool{"build": true, "verify": true, "reload": true, "pending": true}},
-		{name: "unknown receipt status", reply: agenttest.SetField("status", `"done"`), fallback: agentproto.ErrInvalidResponse, skip: map[string]bool{"build": true, "reload": true, "pending": true}},
-		{name: "invalid JSON suffix", reply: agenttest.EditPayload(func(p string) string { return p + "}" }), fallback: agentproto.ErrInvalidResponse, skip: map[string]bool{"build": true, "reload": true, "pending": true}},
-		{name: "disconnect after the command", faults: agenttest.Faults{DisconnectOn: func(string) bool { return true }},
+		{name: "never reply", reply: fakeagent.DropReply, fallback: agentproto.ErrTimeout, per: map[string]error{"pending": agentproto.ErrNoInfo}},
+		{name: "reply after the deadline", reply: fakeagent.DelayReply(time.Second), fallback: agentproto.ErrTimeout, per: map[string]error{"pending": agentproto.ErrNoInfo}},
+		{name: "reply after a short delay", reply: fakeagent.DelayReply(30 * time.Millisecond), fallback: errOK},
+		{name: "wrong token", reply: fakeagent.WrongToken, fallback: agentproto.ErrTimeout, skip: map[string]bool{"pending": true}},
+		{name: "wrong token first", reply: fakeagent.WrongTokenFirst, fallback: errOK, skip: map[string]bool{"pending": true}},
+		{name: "owner suffix missing", reply: fakeagent.OmitOwner, fallback: agentproto.ErrTimeout, skip: map[string]bool{"doctor": true, "verify": true, "reload": true, "pending": true}},
+		{name: "rejected instead of ack", reply: fakeagent.RejectedInsteadOfAck, fallback: agentproto.ErrRejected, skip: map[string]bool{"doctor": true, "verify": true, "reload": true, "pending": true}},
+		{name: "broadcast instead of requester", reply: fakeagent.BroadcastReply, fallback: errOK},
+		{name: "level WARN", reply: fakeagent.ReplyLevel("WARN"), fallback: agentproto.ErrTimeout, per: map[string]error{"pending": agentproto.ErrNoInfo}},
+		{name: "blank message", reply: fakeagent.BlankReply, fallback: agentproto.ErrTimeout, per: map[string]error{"pending": agentproto.ErrInvalidResponse}},
+		{name: "duplicate replies", reply: fakeagent.Duplicate(2), fallback: errOK},
+		{name: "byte trickle", reply: fakeagent.TrickleReply, fallback: errOK},
+		{name: "interleaved noise", reply: fakeagent.Noise(noise...), fallback: errOK},
+		{name: "coalesced with other lines", reply: fakeagent.CoalesceWith(noise...), fallback: errOK},
+		{name: "close after reply", reply: fakeagent.CloseAfterReply, fallback: errOK},
+		{name: "disconnect mid-line", reply: fakeagent.PartialReply, fallback: agentproto.ErrDisconnected, per: map[string]error{"pending": agentproto.ErrNoInfo}},
+		{name: "oversized 20 KB", reply: fakeagent.OversizeReply(20 << 10), fallback: agentproto.ErrTooLong, per: map[string]error{"pending": errOK}}, // broadcast lines may reach 64 KiB
+		{name: "oversized 100 KB", reply: fakeagent.OversizeReply(100 << 10), fallback: agentproto.ErrTooLong},
+		{name: "line that never ends", reply: fakeagent.EndlessReply, anyOf: allOps(agentproto.ErrTimeout, agentproto.ErrTooLong, agentproto.ErrNoInfo)},
+		{name: "pid as a number", reply: fakeagent.SetField("pid", "48213"), fallback: agentproto.ErrInvalidResponse, skip: map[string]bool{"build": true, "verify": true, "reload": true, "pending": true}},
+		{name: "unknown receipt status", reply: fakeagent.SetField("status", `"done"`), fallback: agentproto.ErrInvalidResponse, skip: map[string]bool{"build": true, "reload": true, "pending": true}},
+		{name: "invalid JSON suffix", reply: fakeagent.EditPayload(func(p string) string { return p + "}" }), fallback: agentproto.ErrInvalidResponse, skip: map[string]bool{"build": true, "reload": true, "pending": true}},
+		{name: "disconnect after the command", faults: fakeagent.Faults{DisconnectOn: func(string) bool { return true }},
 			fallback: agentproto.ErrDisconnected, per: map[string]error{"pending": agentproto.ErrNoInfo}},
-		{name: "RST after the command", faults: agenttest.Faults{DisconnectOn: func(string) bool { return true }, RST: true},
+		{name: "RST after the command", faults: fakeagent.Faults{DisconnectOn: func(string) bool { return true }, RST: true},
 			fallback: agentproto.ErrDisconnected, per: map[string]error{"pending": agentproto.ErrIO}},
-		{name: "handler throws", faults: agenttest.Faults{Fail: func(agenttest.Kind, string) error { return errors.New("boom") }},
+		{name: "handler throws", faults: fakeagent.Faults{Fail: func(fakeagent.Kind, string) error { return errors.New("boom") }},
 			fallback: agentproto.ErrTimeout, per: map[string]error{"pending": agentproto.ErrNoInfo}},
 	}
 	for _, f := range faults {
@@ -137,11 +137,11 @@ func TestReplyFaultMatrix(t *testing.T) {
 				t.Parallel()
 				fs := f.faults
 				if f.reply != nil {
-					fs.Reply = agenttest.ForKind(f.reply, o.kind)
+					fs.Reply = fakeagent.ForKind(f.reply, o.kind)
 				}
-				a := agenttest.NewServer(t, agenttest.WithHeartbeat(-1), agenttest.WithFaults(fs))
-				if o.kind == agenttest.KindVerify {
-					a.SetReceipt("com.acme.A", agenttest.Receipt{SHA256: sha256A, Source: "/p/A.class", Status: "applied", Detail: "d", CompletedAt: "2026-09-08T09:12:44Z"})
+				a := fakeagent.NewServer(t, fakeagent.WithHeartbeat(-1), fakeagent.WithFaults(fs))
+				if o.kind == fakeagent.KindVerify {
+					a.SetReceipt("com.acme.A", fakeagent.Receipt{SHA256: sha256A, Source: "/p/A.class", Status: "applied", Detail: "d", CompletedAt: "2026-09-08T09:12:44Z"})
 				}
 				expected := []error{f.fallback}
 				if e, ok := f.per[o.name]; ok {
@@ -194,7 +194,7 @@ func TestTransportFaults(t *testing.T) {
 	t.Parallel()
 	t.Run("agent stops reading", func(t *testing.T) {
 		t.Parallel()
-		a := agenttest.NewServer(t, agenttest.WithFaults(agenttest.Faults{StopReading: true}))
+		a := fakeagent.NewServer(t, fakeagent.WithFaults(fakeagent.Faults{StopReading: true}))
 		err := dialAnd(t, a, func(ctx context.Context, c *agentproto.Conn) error { return c.Build(ctx, agentproto.BuildStarted, "o") })
 		if !errors.Is(err, agentproto.ErrTimeout) {
 			t.Fatalf("Build = %v, want ErrTimeout", err)
@@ -202,7 +202,7 @@ func TestTransportFaults(t *testing.T) {
 	})
 	t.Run("disconnect after handshake", func(t *testing.T) {
 		t.Parallel()
-		a := agenttest.NewServer(t, agenttest.WithFaults(agenttest.Faults{DisconnectAfterHandshake: true}))
+		a := fakeagent.NewServer(t, fakeagent.WithFaults(fakeagent.Faults{DisconnectAfterHandshake: true}))
 		err := dialAnd(t, a, func(ctx context.Context, c *agentproto.Conn) error { return c.Build(ctx, agentproto.BuildStarted, "o") })
 		if !errors.Is(err, agentproto.ErrDisconnected) && !errors.Is(err, agentproto.ErrIO) {
 			t.Fatalf("Build = %v, want ErrDisconnected or ErrIO", err)
@@ -213,7 +213,7 @@ func TestTransportFaults(t *testing.T) {
 	})
 	t.Run("sixth client", func(t *testing.T) {
 		t.Parallel()
-		a := agenttest.NewServer(t, agenttest.WithHeartbeat(-1))
+		a := fakeagent.NewServer(t, fakeagent.WithHeartbeat(-1))
 		for i := 0; i < 5; i++ {
 			c, err := agentproto.Dial(context.Background(), a.Port())
 			if err != nil {
@@ -229,7 +229,7 @@ func TestTransportFaults(t *testing.T) {
 	})
 	t.Run("port file points to a closed port", func(t *testing.T) {
 		t.Parallel()
-		a := agenttest.NewServer(t)
+		a := fakeagent.NewServer(t)
 		a.Stop(true)
 		port, err := agentproto.Endpoint{PortFile: a.PortFile()}.Resolve()
 		if err != nil {
@@ -241,14 +241,14 @@ func TestTransportFaults(t *testing.T) {
 	})
 	t.Run("IPv6-only agent", func(t *testing.T) {
 		t.Parallel()
-		a := agenttest.NewServer(t, agenttest.WithIPv6())
+		a := fakeagent.NewServer(t, fakeagent.WithIPv6())
 		if err := dialAnd(t, a, func(ctx context.Context, c *agentproto.Conn) error { return c.Build(ctx, agentproto.BuildStarted, "o") }); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("CRLF agent", func(t *testing.T) {
 		t.Parallel()
-		a := agenttest.NewServer(t, agenttest.WithCRLF())
+		a := fakeagent.NewServer(t, fakeagent.WithCRLF())
 		err := dialAnd(t, a, func(ctx context.Context, c *agentproto.Conn) error {
 			if _, err := c.Doctor(ctx); err != nil {
 				return err
@@ -265,7 +265,7 @@ func TestTransportFaults(t *testing.T) {
 	})
 }
 
-func dialAnd(t *testing.T, a *agenttest.Server, f func(ctx context.Context, c *agentproto.Conn) error) error {
+func dialAnd(t *testing.T, a *fakeagent.Server, f func(ctx context.Context, c *agentproto.Conn) error) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()

@@ -12,7 +12,7 @@ import (
 
 // peer is a scripted agent for one connection: the test's script writes
 // exact bytes and reads the client's commands, so every fault of the wire can
-// be produced on purpose. The richer fake agent lives in agenttest.
+// be produced on purpose. The richer fake agent lives in fakeagent.
 type peer struct {
 	t    *testing.T
 	conn net.Conn

@@ -18,7 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/buildguard/buildguard/agentproto"
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/transcripts")
@@ -116,48 +116,48 @@ func TestTranscripts(t *testing.T) {
 	const sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 	cases := []struct {
 		name string
-		opts []agenttest.Option
-		op   func(ctx context.Context, c *agentproto.Conn, a *agenttest.Server) (string, error)
+		opts []fakeagent.Option
+		op   func(ctx context.Context, c *agentproto.Conn, a *fakeagent.Server) (string, error)
 	}{
-		{"build-started-ok", nil, func(ctx context.Context, c *agentproto.Conn, a *agenttest.Server) (string, error) {
+		{"build-started-ok", nil, func(ctx context.Context, c *agentproto.Conn, a *fakeagent.Server) (string, error) {
 			if err := c.Build(ctx, agentproto.BuildStarted, "fixture-owner"); err != nil {
 				return "", err
 			}
 			return "", c.Build(ctx, agentproto.BuildOK, "fixture-owner")
 		}},
-		{"build-failed-keeps-hold", nil, func(ctx context.Context, c *agentproto.Conn, a *agenttest.Server) (string, error) {
+		{"build-failed-keeps-hold", nil, func(ctx context.Context, c *agentproto.Conn, a *fakeagent.Server) (string, error) {
 			if err := c.Build(ctx, agentproto.BuildStarted, "fixture-owner"); err != nil {
 				return "", err
 			}
 			err := c.Build(ctx, agentproto.BuildFailed, "fixture-owner")
 			return a.HoldState(), err
 		}},
-		{"build-rejected", []agenttest.Option{agenttest.WithHold("other-owner")}, func(ctx context.Context, c *agentproto.Conn, a *agenttest.Server) (string, error) {
+		{"build-rejected", []fakeagent.Option{fakeagent.WithHold("other-owner")}, func(ctx context.Context, c *agentproto.Conn, a *fakeagent.Server) (string, error) {
 			return "", c.Build(ctx, agentproto.BuildStarted, "fixture-owner")
 		}},
-		{"doctor", nil, func(ctx context.Context, c *agentproto.Conn, a *agenttest.Server) (string, error) {
+		{"doctor", nil, func(ctx context.Context, c *agentproto.Conn, a *fakeagent.Server) (string, error) {
 			d, err := c.Doctor(ctx)
 			if err != nil {
 				return "", err
 			}
 			return d.Status + " " + d.BuildHold, nil
 		}},
-		{"verify-applied", nil, func(ctx context.Context, c *agentproto.Conn, a *agenttest.Server) (string, error) {
-			a.SetReceipt("com.acme.A", agenttest.Receipt{SHA256: sha, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
+		{"verify-applied", nil, func(ctx context.Context, c *agentproto.Conn, a *fakeagent.Server) (string, error) {
+			a.SetReceipt("com.acme.A", fakeagent.Receipt{SHA256: sha, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
 			r, err := c.Verify(ctx, "com.acme.A", sha)
 			if err != nil {
 				return "", err
 			}
 			return r.Status, nil
 		}},
-		{"verify-not-observed", nil, func(ctx context.Context, c *agentproto.Conn, a *agenttest.Server) (string, error) {
+		{"verify-not-observed", nil, func(ctx context.Context, c *agentproto.Conn, a *fakeagent.Server) (string, error) {
 			r, err := c.Verify(ctx, "com.acme.B", sha)
 			if err != nil {
 				return "", err
 			}
 			return r.Status, nil
 		}},
-		{"reload-pause-status-resume", nil, func(ctx context.Context, c *agentproto.Conn, a *agenttest.Server) (string, error) {
+		{"reload-pause-status-resume", nil, func(ctx context.Context, c *agentproto.Conn, a *fakeagent.Server) (string, error) {
 			var out []string
 			for _, action := range []string{agentproto.ReloadPause, agentproto.ReloadStatus, agentproto.ReloadResume} {
 				st, err := c.Reload(ctx, action)
@@ -168,26 +168,26 @@ func TestTranscripts(t *testing.T) {
 			}
 			return strings.Join(out, "; "), nil
 		}},
-		{"pending", nil, func(ctx context.Context, c *agentproto.Conn, a *agenttest.Server) (string, error) {
+		{"pending", nil, func(ctx context.Context, c *agentproto.Conn, a *fakeagent.Server) (string, error) {
 			lines, err := c.Query(ctx, "PENDING")
 			return strings.Join(lines, " | "), err
 		}},
-		{"health", nil, func(ctx context.Context, c *agentproto.Conn, a *agenttest.Server) (string, error) {
+		{"health", nil, func(ctx context.Context, c *agentproto.Conn, a *fakeagent.Server) (string, error) {
 			lines, err := c.Query(ctx, "HEALTH")
 			return fmt.Sprintf("%d lines", len(lines)), err
 		}},
-		{"diagnose", nil, func(ctx context.Context, c *agentproto.Conn, a *agenttest.Server) (string, error) {
+		{"diagnose", nil, func(ctx context.Context, c *agentproto.Conn, a *fakeagent.Server) (string, error) {
 			lines, err := c.Query(ctx, "DIAGNOSE com.acme.A")
 			return fmt.Sprintf("%d lines", len(lines)), err
 		}},
-		{"scan", nil, func(ctx context.Context, c *agentproto.Conn, a *agenttest.Server) (string, error) {
+		{"scan", nil, func(ctx context.Context, c *agentproto.Conn, a *fakeagent.Server) (string, error) {
 			if err := c.Scan(ctx); err != nil {
 				return "", err
 			}
 			_, err := a.WaitCommand(ctx, "SCAN")
 			return "sent", err
 		}},
-		{"project-gate", nil, func(ctx context.Context, c *agentproto.Conn, a *agenttest.Server) (string, error) {
+		{"project-gate", nil, func(ctx context.Context, c *agentproto.Conn, a *fakeagent.Server) (string, error) {
 			if err := c.ConfirmProject(ctx, a.Dir()); err != nil {
 				return "", err
 			}
@@ -197,7 +197,7 @@ func TestTranscripts(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			a := agenttest.NewServer(t, append([]agenttest.Option{agenttest.WithHeartbeat(-1), agenttest.WithSessionID("0b6f6d7e-0000-4000-8000-000000000001")}, tc.opts...)...)
+			a := fakeagent.NewServer(t, append([]fakeagent.Option{fakeagent.WithHeartbeat(-1), fakeagent.WithSessionID("0b6f6d7e-0000-4000-8000-000000000001")}, tc.opts...)...)
 			rec := &recorder{}
 			port := rec.proxy(t, a.Port())
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/buildguard/buildguard/agentproto"
-	"github.com/buildguard/buildguard/agentproto/agenttest"
 	"github.com/buildguard/buildguard/buildguard"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 )
 
 // A guarded build: the hold is taken before the command runs, and released
@@ -24,7 +24,7 @@ func ExampleGuard_Run() {
 		return
 	}
 	defer os.RemoveAll(dir)
-	agent, err := agenttest.Start(agenttest.Config{PortFile: filepath.Join(dir, "agent.port")})
+	agent, err := fakeagent.Start(fakeagent.Config{PortFile: filepath.Join(dir, "agent.port")})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -21,7 +21,7 @@ import (
 
 // fakeAgent is an in-memory Agent that records what it was sent and answers
 // with scripted faults. Network behaviour is covered by the testscript suite
-// against agenttest; this fake isolates the session logic.
+// against the fake agent (harness/fakeagent); this fake isolates the session logic.
 type fakeAgent struct {
 	mu     sync.Mutex
 	sent   []string

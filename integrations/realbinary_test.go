@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/internal/testbin"
 )
 
@@ -68,7 +68,7 @@ func TestShimsWithRealBuildguard(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			agent := agenttest.NewServer(t)
+			agent := fakeagent.NewServer(t)
 			env := baseEnv("BUILDGUARD="+exe, "GRADLE_USER_HOME="+filepath.Join(base, "gradle-home"))
 			argv := append([]string{shimPath(t, tc.shim), "--port-file", agent.PortFile(), "--owner", "real-owner", "--"}, tc.args...)
 			res := run(t, dir, env, argv...)

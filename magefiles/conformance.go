@@ -10,5 +10,5 @@ import "github.com/magefile/mage/sh"
 // watched class directories). Without the jar that entry point is reported as
 // skipped ("not run"), never as passed.
 func Conformance() error {
-	return sh.RunV("go", "test", "-count=1", "-v", "-run", "^(TestFakeAgent|TestReferenceAgent|TestRealAgent)$", "./agentproto/conformance/")
+	return sh.RunV("go", "test", "-count=1", "-v", "-run", "^(TestFakeAgent|TestReferenceAgent|TestRealAgent)$", "./harness/conformance/")
 }

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/internal/testbin"
 	"github.com/buildguard/buildguard/mcp"
 	"github.com/buildguard/buildguard/tools"
@@ -101,8 +101,8 @@ func lastLine(s string) string {
 // Target: within 2× of the raw round trip.
 func BenchmarkVerifyCall(b *testing.B) {
 	const sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-	a := agenttest.NewServer(b, agenttest.WithHeartbeat(-1))
-	a.SetReceipt("com.acme.A", agenttest.Receipt{SHA256: sha, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
+	a := fakeagent.NewServer(b, fakeagent.WithHeartbeat(-1))
+	a.SetReceipt("com.acme.A", fakeagent.Receipt{SHA256: sha, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

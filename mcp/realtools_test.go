@@ -11,7 +11,7 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/tools"
 )
 
@@ -21,7 +21,7 @@ import (
 // the text; a legacy session gets the legacy text instead.
 func TestRealToolsAgainstFakeAgent(t *testing.T) {
 	t.Parallel()
-	agent := agenttest.NewServer(t)
+	agent := fakeagent.NewServer(t)
 	svc := tools.New(tools.Config{Base: agent.Dir()})
 	schemas := toolOutputSchemas(t)
 	ctx := context.Background()
@@ -86,9 +86,9 @@ func TestRealToolsAgainstFakeAgent(t *testing.T) {
 // the cancellation reached the agent exchange itself.
 func TestRealBatchCancel(t *testing.T) {
 	t.Parallel()
-	agent := agenttest.NewServer(t, agenttest.WithReply(func(r *agenttest.Reply) {
-		if r.Kind == agenttest.KindVerify {
-			agenttest.DropReply(r)
+	agent := fakeagent.NewServer(t, fakeagent.WithReply(func(r *fakeagent.Reply) {
+		if r.Kind == fakeagent.KindVerify {
+			fakeagent.DropReply(r)
 		}
 	}))
 	s := startSession(t, tools.New(tools.Config{Base: agent.Dir()}), time.Second)

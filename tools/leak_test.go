@@ -3,7 +3,7 @@ package tools_test
 import (
 	"testing"
 
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/tools"
 )
 
@@ -18,19 +18,19 @@ func TestNoConnectionLeftOpen(t *testing.T) {
 		tools.VerifyBatch: {"items": []any{map[string]any{"className": "A", "sha256": sha}, map[string]any{"className": "B", "sha256": sha}}},
 	}
 	modes := map[string]struct {
-		opts []agenttest.Option
+		opts []fakeagent.Option
 		gate bool
 	}{
 		"answered":       {},
-		"gate fails":     {opts: []agenttest.Option{agenttest.WithDoctor(agenttest.Evidence{WorkingDirectory: "/"})}, gate: true},
-		"never answered": {opts: []agenttest.Option{agenttest.WithReply(agenttest.DropReply)}},
-		"malformed":      {opts: []agenttest.Option{agenttest.WithReply(agenttest.SetField("status", `"made_up"`))}},
+		"gate fails":     {opts: []fakeagent.Option{fakeagent.WithDoctor(fakeagent.Evidence{WorkingDirectory: "/"})}, gate: true},
+		"never answered": {opts: []fakeagent.Option{fakeagent.WithReply(fakeagent.DropReply)}},
+		"malformed":      {opts: []fakeagent.Option{fakeagent.WithReply(fakeagent.SetField("status", `"made_up"`))}},
 	}
 	for mode, m := range modes {
 		for name, args := range calls {
 			t.Run(mode+"/"+name, func(t *testing.T) {
 				t.Parallel()
-				a := agenttest.NewServer(t, append([]agenttest.Option{agenttest.WithHeartbeat(-1)}, m.opts...)...)
+				a := fakeagent.NewServer(t, append([]fakeagent.Option{fakeagent.WithHeartbeat(-1)}, m.opts...)...)
 				full := map[string]any{"port": port(a), "timeoutMs": "300"}
 				if m.gate {
 					full["projectDir"] = a.Dir()

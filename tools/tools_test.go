@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/tools"
 )
 
@@ -49,18 +49,18 @@ func callErr(svc *tools.Service, name string, args map[string]any) (tools.Result
 }
 
 // port returns the fake agent's port as the string argument tools take.
-func port(a *agenttest.Server) string { return strconv.Itoa(a.Port()) }
+func port(a *fakeagent.Server) string { return strconv.Itoa(a.Port()) }
 
 func svc() *tools.Service { return tools.New(tools.Config{}) }
 
 // commands returns what the agent received, without the DOCTOR of a gate.
-func received(a *agenttest.Server) []string { return a.Commands() }
+func received(a *fakeagent.Server) []string { return a.Commands() }
 
 func TestStatus(t *testing.T) {
 	t.Parallel()
 	t.Run("attached", func(t *testing.T) {
 		t.Parallel()
-		a := agenttest.NewServer(t)
+		a := fakeagent.NewServer(t)
 		res, data := call(t, svc(), tools.Status, map[string]any{"port": port(a)})
 		if res.IsError || data["attached"] != true || data["agent"] != "1.1.1" || data["protocol"] != 1.0 || data["port"] != float64(a.Port()) {
 			t.Fatalf("status = %s", res.Data)
@@ -77,7 +77,7 @@ func TestStatus(t *testing.T) {
 	})
 	t.Run("discovered from the project's port file", func(t *testing.T) {
 		t.Parallel()
-		a := agenttest.NewServer(t)
+		a := fakeagent.NewServer(t)
 		_, data := call(t, tools.New(tools.Config{Base: a.Dir()}), tools.Status, nil)
 		if data["attached"] != true {
 			t.Fatalf("status = %v", data)
@@ -85,7 +85,7 @@ func TestStatus(t *testing.T) {
 	})
 	t.Run("health silent", func(t *testing.T) {
 		t.Parallel()
-		a := agenttest.NewServer(t, agenttest.WithReply(agenttest.ForKind(agenttest.DropReply, agenttest.KindHealth)))
+		a := fakeagent.NewServer(t, fakeagent.WithReply(fakeagent.ForKind(fakeagent.DropReply, fakeagent.KindHealth)))
 		res, data := call(t, svc(), tools.Status, map[string]any{"port": port(a), "timeoutMs": "700"})
 		if res.IsError || data["attached"] != true || data["reason"] != agentproto.ErrNoInfo.Error() || len(data["health"].([]any)) != 0 {
 			t.Fatalf("status = %s", res.Data)
@@ -114,7 +114,7 @@ func TestStatus(t *testing.T) {
 
 func TestScan(t *testing.T) {
 	t.Parallel()
-	a := agenttest.NewServer(t)
+	a := fakeagent.NewServer(t)
 	res, data := call(t, svc(), tools.Scan, map[string]any{"port": port(a)})
 	if res.IsError || data["status"] != "sent" || data["reloadConfirmed"] != false || !strings.HasPrefix(res.LegacyText, "Sent SCAN") {
 		t.Fatalf("scan = %s / %q", res.Data, res.LegacyText)
@@ -136,7 +136,7 @@ func ctxT(t *testing.T) context.Context {
 
 func TestPendingAndDiagnose(t *testing.T) {
 	t.Parallel()
-	a := agenttest.NewServer(t, agenttest.WithPaused())
+	a := fakeagent.NewServer(t, fakeagent.WithPaused())
 	res, data := call(t, svc(), tools.Pending, map[string]any{"port": port(a)})
 	lines := data["lines"].([]any)
 	if res.IsError || data["status"] != "observed" || data["complete"] != false || len(lines) < 2 ||
@@ -155,7 +155,7 @@ func TestPendingAndDiagnose(t *testing.T) {
 		t.Error(err)
 	}
 
-	silent := agenttest.NewServer(t, agenttest.WithReply(agenttest.ForKind(agenttest.DropReply, agenttest.KindPending)))
+	silent := fakeagent.NewServer(t, fakeagent.WithReply(fakeagent.ForKind(fakeagent.DropReply, fakeagent.KindPending)))
 	res, data = call(t, svc(), tools.Pending, map[string]any{"port": port(silent), "timeoutMs": "600"})
 	if !res.IsError || data["status"] != "unavailable" || res.LegacyText != "Pending query failed: "+agentproto.ErrNoInfo.Error() {
 		t.Fatalf("silent pending = %s / %q", res.Data, res.LegacyText)
@@ -164,7 +164,7 @@ func TestPendingAndDiagnose(t *testing.T) {
 
 func TestBuild(t *testing.T) {
 	t.Parallel()
-	a := agenttest.NewServer(t)
+	a := fakeagent.NewServer(t)
 	res, data := call(t, svc(), tools.Build, map[string]any{"port": port(a), "state": "started", "owner": "o1"})
 	if res.IsError || data["status"] != "acknowledged" || data["state"] != "started" || data["owner"] != "o1" || data["reloadConfirmed"] != false {
 		t.Fatalf("build started = %s", res.Data)
@@ -192,7 +192,7 @@ func TestBuild(t *testing.T) {
 	}
 
 	// A silent agent: not confirmed after timeoutMs.
-	silent := agenttest.NewServer(t, agenttest.WithReply(agenttest.ForBuild(agenttest.DropReply)))
+	silent := fakeagent.NewServer(t, fakeagent.WithReply(fakeagent.ForBuild(fakeagent.DropReply)))
 	res, data = call(t, svc(), tools.Build, map[string]any{"port": port(silent), "state": "started", "owner": "o1", "timeoutMs": "300"})
 	if !res.IsError || !strings.Contains(data["detail"].(string), "was not acknowledged") {
 		t.Fatalf("silent build = %s", res.Data)
@@ -210,8 +210,8 @@ func TestBuild(t *testing.T) {
 
 func TestVerify(t *testing.T) {
 	t.Parallel()
-	a := agenttest.NewServer(t)
-	a.SetReceipt("com.acme.A", agenttest.Receipt{SHA256: sha, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
+	a := fakeagent.NewServer(t)
+	a.SetReceipt("com.acme.A", fakeagent.Receipt{SHA256: sha, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
 	res, data := call(t, svc(), tools.Verify, map[string]any{"port": port(a), "className": "com.acme.A", "sha256": sha})
 	if res.IsError || data["status"] != "applied" || data["observedSha256"] != sha || data["sessionId"] != a.SessionID() {
 		t.Fatalf("verify = %s", res.Data)
@@ -228,9 +228,9 @@ func TestVerify(t *testing.T) {
 	if !res.IsError || data["status"] != "not_observed" {
 		t.Fatalf("verify not observed = %s", res.Data)
 	}
-	bad := agenttest.NewServer(t, agenttest.WithReply(agenttest.ForKind(func(r *agenttest.Reply) {
+	bad := fakeagent.NewServer(t, fakeagent.WithReply(fakeagent.ForKind(func(r *fakeagent.Reply) {
 		r.Message = strings.Replace(r.Message, `"status":"not_observed"`, `"status":"applied"`, 1)
-	}, agenttest.KindVerify)))
+	}, fakeagent.KindVerify)))
 	res, data = call(t, svc(), tools.Verify, map[string]any{"port": port(bad), "className": "com.acme.B", "sha256": sha})
 	if !res.IsError || data["status"] != "unavailable" || !strings.HasPrefix(data["detail"].(string), "Reload not verified: no valid correlated receipt") {
 		t.Fatalf("forged applied receipt = %s", res.Data)
@@ -242,7 +242,7 @@ func TestVerify(t *testing.T) {
 
 func TestDoctor(t *testing.T) {
 	t.Parallel()
-	a := agenttest.NewServer(t, agenttest.WithHold("someone"), agenttest.WithDoctor(agenttest.Evidence{WatcherState: "starting"}))
+	a := fakeagent.NewServer(t, fakeagent.WithHold("someone"), fakeagent.WithDoctor(fakeagent.Evidence{WatcherState: "starting"}))
 	cwd, _ := os.Getwd()
 	res, data := call(t, tools.New(tools.Config{}), tools.Doctor, map[string]any{"port": port(a)})
 	if res.IsError || data["status"] != "observed" || data["buildHold"] != "named" || data["clientWorkingDirectory"] != cwd || data["reloadConfirmed"] != false {
@@ -259,7 +259,7 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("nextActions order: %v", actions)
 	}
 
-	un := agenttest.NewServer(t, agenttest.WithDoctor(agenttest.Evidence{Unavailable: true}))
+	un := fakeagent.NewServer(t, fakeagent.WithDoctor(fakeagent.Evidence{Unavailable: true}))
 	res, data = call(t, svc(), tools.Doctor, map[string]any{"port": port(un)})
 	if !res.IsError || data["status"] != "unavailable" || len(data["nextActions"].([]any)) != 1 || data["requestId"] == nil {
 		t.Fatalf("agent-unavailable doctor = %s", res.Data)
@@ -280,7 +280,7 @@ func toStrings(v []any) []string {
 
 func TestReloadControl(t *testing.T) {
 	t.Parallel()
-	a := agenttest.NewServer(t)
+	a := fakeagent.NewServer(t)
 	res, data := call(t, svc(), tools.ReloadControl, map[string]any{"port": port(a), "action": "pause"})
 	if res.IsError || data["status"] != "acknowledged" || data["paused"] != true || data["buildHold"] != "none" || data["reloadConfirmed"] != false {
 		t.Fatalf("pause = %s", res.Data)
@@ -293,7 +293,7 @@ func TestReloadControl(t *testing.T) {
 	if data["pendingClasses"] != 3.0 || data["pendingActions"] != 1.0 {
 		t.Errorf("status = %v", data)
 	}
-	old := agenttest.NewServer(t, agenttest.WithUnwired(agenttest.Unwired{ReloadControl: true}))
+	old := fakeagent.NewServer(t, fakeagent.WithUnwired(fakeagent.Unwired{ReloadControl: true}))
 	res, data = call(t, svc(), tools.ReloadControl, map[string]any{"port": port(old), "action": "resume", "timeoutMs": "300"})
 	if !res.IsError || data["detail"] != "Reload control not confirmed; state may have changed. Query status before retrying." || data["action"] != "resume" {
 		t.Fatalf("old agent = %s", res.Data)
@@ -302,9 +302,9 @@ func TestReloadControl(t *testing.T) {
 
 func TestVerifyBatch(t *testing.T) {
 	t.Parallel()
-	a := agenttest.NewServer(t)
-	a.SetReceipt("A", agenttest.Receipt{SHA256: sha, Source: "/p/A.class", Status: "applied", Detail: "ok", CompletedAt: "2026-09-08T09:12:44Z"})
-	a.SetReceipt("B", agenttest.Receipt{SHA256: sha, Source: "/p/B.class", Status: "applied", Detail: "ok", CompletedAt: "2026-09-08T09:12:44Z"})
+	a := fakeagent.NewServer(t)
+	a.SetReceipt("A", fakeagent.Receipt{SHA256: sha, Source: "/p/A.class", Status: "applied", Detail: "ok", CompletedAt: "2026-09-08T09:12:44Z"})
+	a.SetReceipt("B", fakeagent.Receipt{SHA256: sha, Source: "/p/B.class", Status: "applied", Detail: "ok", CompletedAt: "2026-09-08T09:12:44Z"})
 	items := func(classes ...string) []map[string]string {
 		var out []map[string]string
 		for _, c := range classes {
@@ -324,11 +324,11 @@ func TestVerifyBatch(t *testing.T) {
 	}
 	// A receipt from a restarted agent (another session) stops the run.
 	n := 0
-	flip := agenttest.NewServer(t, agenttest.WithReply(agenttest.ForKind(func(r *agenttest.Reply) {
+	flip := fakeagent.NewServer(t, fakeagent.WithReply(fakeagent.ForKind(func(r *fakeagent.Reply) {
 		if n++; n == 2 {
 			r.Message = strings.Replace(r.Message, `"sessionId":"`, `"sessionId":"restarted-`, 1)
 		}
-	}, agenttest.KindVerify)))
+	}, fakeagent.KindVerify)))
 	res, data = call(t, svc(), tools.VerifyBatch, map[string]any{"port": port(flip), "items": items("A", "B", "C")})
 	results = data["results"].([]any)
 	if !res.IsError || data["status"] != "unavailable" || len(results) != 3 || results[1].(map[string]any)["detail"] == nil ||
@@ -398,7 +398,7 @@ func TestArgumentChecks(t *testing.T) {
 // sends nothing else when the agent's working directory is elsewhere.
 func TestProjectGate(t *testing.T) {
 	t.Parallel()
-	a := agenttest.NewServer(t)
+	a := fakeagent.NewServer(t)
 	res, _ := call(t, svc(), tools.Build, map[string]any{"projectDir": a.Dir(), "state": "started", "owner": "g"})
 	if res.IsError {
 		t.Fatalf("gated build = %s", res.Data)
@@ -408,7 +408,7 @@ func TestProjectGate(t *testing.T) {
 		t.Fatalf("agent received %q", cmds)
 	}
 
-	elsewhere := agenttest.NewServer(t, agenttest.WithDoctor(agenttest.Evidence{WorkingDirectory: t.TempDir()}))
+	elsewhere := fakeagent.NewServer(t, fakeagent.WithDoctor(fakeagent.Evidence{WorkingDirectory: t.TempDir()}))
 	project := filepath.Dir(elsewhere.PortFile())
 	project = filepath.Dir(project)
 	res, data := call(t, tools.New(tools.Config{Base: project, ProjectSelected: true}), tools.Build, map[string]any{"state": "started", "owner": "g"})
@@ -428,7 +428,7 @@ func TestProjectGate(t *testing.T) {
 // per-call projectDir discards it.
 func TestStartupPortFile(t *testing.T) {
 	t.Parallel()
-	a := agenttest.NewServer(t)
+	a := fakeagent.NewServer(t)
 	s := tools.New(tools.Config{StartupPortFile: a.PortFile(), Base: t.TempDir()})
 	if _, data := call(t, s, tools.Status, nil); data["attached"] != true {
 		t.Fatalf("startup port file not used: %v", data)
@@ -444,7 +444,7 @@ func TestStartupPortFile(t *testing.T) {
 // argument error).
 func TestJavaNumberQuirks(t *testing.T) {
 	t.Parallel()
-	a := agenttest.NewServer(t)
+	a := fakeagent.NewServer(t)
 	res, data := call(t, svc(), tools.Status, map[string]any{"port": port(a), "timeoutMs": "\u0662\u0660\u0660\u0660"})
 	if res.IsError || data["attached"] != true {
 		t.Fatalf("status with timeoutMs in Arabic-Indic digits = %s", res.Data)

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/internal/testbin"
 	"github.com/creack/pty"
 )
@@ -37,7 +37,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // the per-iteration differences (overhead-ms).
 func BenchmarkOverhead(b *testing.B) {
 	bin := testbin.Build(b, b.TempDir()) // the real binary, so start-up costs are the product's
-	agent := agenttest.NewServer(b, agenttest.WithHeartbeat(-1))
+	agent := fakeagent.NewServer(b, fakeagent.WithHeartbeat(-1))
 	run := func(argv ...string) time.Duration {
 		start := time.Now()
 		if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
@@ -67,7 +67,7 @@ func BenchmarkOverhead(b *testing.B) {
 // drift of the machine's speed during the run does not skew.
 func BenchmarkPassthrough(b *testing.B) {
 	bin := testbin.Build(b, b.TempDir()) // the real binary, so start-up costs are the product's
-	agent := agenttest.NewServer(b, agenttest.WithHeartbeat(-1))
+	agent := fakeagent.NewServer(b, fakeagent.WithHeartbeat(-1))
 	child := []string{"head", "-c", strconv.Itoa(passthroughBytes), "/dev/zero"}
 	wrap := func(extra ...string) []string {
 		argv := append([]string{bin, "--port-file", agent.PortFile(), "--owner", "bench"}, extra...)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/buildguard/buildguard/internal/proc"
 
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
@@ -61,7 +61,7 @@ func TestWrapSurvivesClosedStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent := agenttest.NewServer(t)
+	agent := fakeagent.NewServer(t)
 	dir := t.TempDir()
 	script := `i=0; while [ $i -lt 3000 ]; do echo "line $i"; i=$((i+1)); done; touch done`
 	cmd := exec.Command(bin, "--port-file", agent.PortFile(), "--owner", "pipe-owner",
@@ -253,7 +253,7 @@ func (r *terminalRun) closeTerminal(t *testing.T, tty *os.File) (*unix.Termios, 
 // terminalFixture returns the buildguard binary (installed by
 // testscript.Main), a fake agent, and a pty pair whose tty plays the user's
 // terminal; the pty is closed when the test ends.
-func terminalFixture(t *testing.T) (bin string, agent *agenttest.Server, ptmx, tty *os.File) {
+func terminalFixture(t *testing.T) (bin string, agent *fakeagent.Server, ptmx, tty *os.File) {
 	t.Helper()
 	bin, err := exec.LookPath("buildguard")
 	if err != nil {
@@ -264,7 +264,7 @@ func terminalFixture(t *testing.T) (bin string, agent *agenttest.Server, ptmx, t
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ptmx.Close() })
-	return bin, agenttest.NewServer(t), ptmx, tty
+	return bin, fakeagent.NewServer(t), ptmx, tty
 }
 
 // termios returns the terminal settings of tty now.

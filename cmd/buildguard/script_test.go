@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,14 +19,14 @@ import (
 	"github.com/buildguard/buildguard/internal/proc"
 
 	"github.com/buildguard/buildguard/agentproto"
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"buildguard": main,
-		"fakeagent":  fakeAgentMain,
+		"fakeagent":  func() { os.Exit(fakeagent.Main(os.Args[1:])) },
 		"expectcode": expectCodeMain,
 	})
 }
@@ -225,73 +223,4 @@ func expectCodeMain() {
 		os.Exit(1)
 	}
 	os.Exit(0)
-}
-
-// fakeAgentMain is `fakeagent -portfile PATH [-log FILE] [-fault LIST] [-hold OWNER]`:
-// the fake agent of package agenttest as a process, serving until SIGINT or
-// SIGTERM, then printing the number of connections it accepted. Every
-// received command line is appended to -log. Faults
-// (comma-separated): reject-started, drop-started, stale-started,
-// disconnect-started, drop-ok, drop-failed, silent-handshake.
-func fakeAgentMain() {
-	fs := flag.NewFlagSet("fakeagent", flag.ExitOnError)
-	portFile := fs.String("portfile", "", "port file to write")
-	logFile := fs.String("log", "", "file receiving every command line")
-	faults := fs.String("fault", "", "comma-separated faults")
-	hold := fs.String("hold", "", "owner of a hold present at start")
-	fs.Parse(os.Args[1:])
-
-	cfg := agenttest.Config{PortFile: *portFile}
-	if *hold != "" {
-		cfg.Hold = agenttest.InitialHold{Holding: true, Owner: *hold}
-	}
-	var replies []agenttest.ReplyFunc
-	for _, f := range strings.Split(*faults, ",") {
-		switch f {
-		case "":
-		case "reject-started":
-			cfg.Faults.RejectBuild = func(state, owner string) bool { return state == "started" }
-		case "drop-started":
-			replies = append(replies, agenttest.ForBuild(agenttest.DropReply, "started"))
-		case "stale-started":
-			replies = append(replies, agenttest.ForBuild(agenttest.WrongToken, "started"))
-		case "disconnect-started":
-			cfg.Faults.DisconnectOn = func(line string) bool { return strings.HasPrefix(line, "BUILD started") }
-		case "drop-ok":
-			replies = append(replies, agenttest.ForBuild(agenttest.DropReply, "ok"))
-		case "drop-failed":
-			replies = append(replies, agenttest.ForBuild(agenttest.DropReply, "failed"))
-		case "silent-handshake":
-			cfg.Faults.HandshakeDelay = time.Hour
-		default:
-			fmt.Fprintf(os.Stderr, "fakeagent: unknown fault %q\n", f)
-			os.Exit(2)
-		}
-	}
-	cfg.Faults.Reply = agenttest.Chain(replies...)
-	if *logFile != "" {
-		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "fakeagent:", err)
-			os.Exit(1)
-		}
-		defer f.Close()
-		var mu sync.Mutex
-		cfg.OnCommand = func(_ int, line string) {
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintln(f, line)
-		}
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	s, err := agenttest.Start(cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "fakeagent:", err)
-		os.Exit(1)
-	}
-	<-ctx.Done()
-	s.Close()
-	// Scripts stop the agent with `kill -INT` and check how many clients it had.
-	fmt.Printf("accepted=%d\n", s.Accepted())
 }

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/buildguard/buildguard/internal/valuesapp"
+	"github.com/buildguard/buildguard/harness/jvm"
 )
 
 // sourceVersion is the state of the two module sources: both return n, or
@@ -21,15 +21,15 @@ type sourceVersion struct {
 func projectDirName(l Lane) string { return string(l) + " project with spaces" }
 
 // javaSourceA is module a's only class, in the default package.
-func javaSourceA(n int) string { return valuesapp.Class("A", n) }
+func javaSourceA(n int) string { return jvm.Class("A", n) }
 
 // javaSourceB is module b's only class. B does not depend on A in source:
 // build order alone makes "a compiles, then b fails".
 func javaSourceB(n int, broken bool) string {
 	if broken {
-		return valuesapp.BrokenClass("B")
+		return jvm.BrokenClass("B")
 	}
-	return valuesapp.Class("B", n)
+	return jvm.Class("B", n)
 }
 
 // gradleSettings names the root project safety and includes a and b.
@@ -157,7 +157,7 @@ func writeProject(p project) error {
 		return fmt.Errorf("creating the %s project: %w", p.lane, err)
 	}
 	files := map[string]string{
-		filepath.Join("app", "App.java"): valuesapp.App,
+		filepath.Join("app", "App.java"): jvm.App,
 	}
 	switch p.lane {
 	case LaneGradle:

@@ -11,19 +11,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/internal/testbin"
 )
 
 // shapeServer starts the fake agent and returns the `buildguard mcp` command
 // aimed at its port file from an unrelated directory with spaces.
-func shapeServer(t *testing.T, bin string) (ServerCommand, *agenttest.Server) {
+func shapeServer(t *testing.T, bin string) (ServerCommand, *fakeagent.Server) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "launch dir with spaces")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	agent := agenttest.NewServer(t, agenttest.WithPortFile(filepath.Join(t.TempDir(), "agent port", "agent.port")), agenttest.WithHeartbeat(-1))
+	agent := fakeagent.NewServer(t, fakeagent.WithPortFile(filepath.Join(t.TempDir(), "agent port", "agent.port")), fakeagent.WithHeartbeat(-1))
 	return ServerCommand{Binary: bin, Args: []string{"mcp", "--port-file", agent.PortFile()}, Dir: dir}, agent
 }
 

@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/agentproto/conformance"
+	"github.com/buildguard/buildguard/harness/conformance"
+	"github.com/buildguard/buildguard/harness/jvm"
 	"github.com/buildguard/buildguard/harness/refagent"
-	"github.com/buildguard/buildguard/internal/valuesapp"
 )
 
 // installHint is what a developer without a JDK has to run.
@@ -180,7 +180,7 @@ func startAppWith(t *testing.T, cfg appConfig) *fixture {
 			t.Fatal(err)
 		}
 	}
-	classes := compileJava(t, map[string]string{"A.java": valuesapp.Class("A", 1), "B.java": valuesapp.Class("B", 1), "App.java": valuesapp.App})
+	classes := compileJava(t, map[string]string{"A.java": jvm.Class("A", 1), "B.java": jvm.Class("B", 1), "App.java": jvm.App})
 	f.install(t, f.outA, "A.class", classes["A.class"])
 	f.install(t, f.outB, "B.class", classes["B.class"])
 	f.install(t, f.appDir, "App.class", classes["App.class"])

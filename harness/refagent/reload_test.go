@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/harness/jvm"
 	"github.com/buildguard/buildguard/harness/refagent"
-	"github.com/buildguard/buildguard/internal/valuesapp"
 )
 
 // TestReloadAndBuildHold drives one live JVM through real reloads: an
@@ -64,7 +64,7 @@ func TestReloadAndBuildHold(t *testing.T) {
 	}
 
 	t.Run("a changed class goes live", func(t *testing.T) {
-		classes := compileJava(t, map[string]string{"A.java": valuesapp.Class("A", 2), "Lazy.java": valuesapp.Class("Lazy", 7)})
+		classes := compileJava(t, map[string]string{"A.java": jvm.Class("A", 2), "Lazy.java": jvm.Class("Lazy", 7)})
 		mark := f.log.mark()
 		f.install(t, f.outA, "Lazy.class", classes["Lazy.class"])
 		f.install(t, f.outA, "A.class", classes["A.class"])
@@ -92,7 +92,7 @@ func TestReloadAndBuildHold(t *testing.T) {
 		if ev := c.next(); ev.Message != "BUILD_ACK r1 started owner=o1" {
 			t.Fatalf("reply = %s", ev.raw)
 		}
-		v3 := compileJava(t, map[string]string{"A.java": valuesapp.Class("A", 3), "B.java": valuesapp.Class("B", 3)})
+		v3 := compileJava(t, map[string]string{"A.java": jvm.Class("A", 3), "B.java": jvm.Class("B", 3)})
 		f.install(t, f.outA, "A.class", v3["A.class"])
 		f.install(t, f.outB, "B.class", v3["B.class"])
 		// The agent has seen both files and holds them...
@@ -146,7 +146,7 @@ func TestReloadAndBuildHold(t *testing.T) {
 		if got := c.request("RELOAD pause request=p1", "RELOAD_STATE p1 pause "); got != "paused=true pendingClasses=0 pendingActions=0 buildHold=none" {
 			t.Fatalf("pause → %q", got)
 		}
-		v4 := compileJava(t, map[string]string{"A.java": valuesapp.Class("A", 4)})
+		v4 := compileJava(t, map[string]string{"A.java": jvm.Class("A", 4)})
 		f.install(t, f.outA, "A.class", v4["A.class"])
 		c.pollStatus("paused=true pendingClasses=1 pendingActions=0 buildHold=none")
 		valuesStay(t, "VALUES=3:3")
@@ -170,7 +170,7 @@ func TestReloadAndBuildHold(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A later change to B goes live after the agent has looked at A again.
-		v5 := compileJava(t, map[string]string{"B.java": valuesapp.Class("B", 5)})
+		v5 := compileJava(t, map[string]string{"B.java": jvm.Class("B", 5)})
 		mark := f.log.mark()
 		f.install(t, f.outB, "B.class", v5["B.class"])
 		f.log.waitFor(t, mark, "VALUES=4:5", equals("VALUES=4:5"))
@@ -204,7 +204,7 @@ func TestReloadAndBuildHold(t *testing.T) {
 	})
 
 	t.Run("a capture read error keeps the hold for the owner's retry", func(t *testing.T) {
-		v6 := compileJava(t, map[string]string{"B.java": valuesapp.Class("B", 6)})
+		v6 := compileJava(t, map[string]string{"B.java": jvm.Class("B", 6)})
 		bPath := filepath.Join(f.outB, "B.class")
 		// The watcher polls every 50 ms: if it sees the fault (B.class turned
 		// into a directory) before the capture, it drops B from the pending
@@ -310,7 +310,7 @@ func TestReloadAndBuildHold(t *testing.T) {
 		if err := rival.Build(ctx, agentproto.BuildStarted, "rival-owner"); !errors.Is(err, agentproto.ErrRejected) {
 			t.Errorf("rival Build started = %v, want ErrRejected", err)
 		}
-		v7 := compileJava(t, map[string]string{"B.java": valuesapp.Class("B", 7)})
+		v7 := compileJava(t, map[string]string{"B.java": jvm.Class("B", 7)})
 		f.install(t, f.outB, "B.class", v7["B.class"])
 		c.pollStatus("paused=false pendingClasses=1 pendingActions=0 buildHold=named")
 		mark := f.log.mark()

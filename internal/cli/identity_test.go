@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/mcp"
 	"github.com/buildguard/buildguard/tools"
 )
@@ -137,9 +137,9 @@ func normalizeIdentity(s string, port int) string {
 	return requestIDRE.ReplaceAllString(s, `"requestId":"TOKEN"`)
 }
 
-func newIdentityAgent(t *testing.T) *agenttest.Server {
-	a := agenttest.NewServer(t, agenttest.WithHeartbeat(-1), agenttest.WithSessionID("0b6f6d7e-0000-4000-8000-000000000001"),
-		agenttest.WithDoctor(agenttest.Evidence{PID: "4242", WorkingDirectory: "/srv/app"}))
-	a.SetReceipt("com.acme.A", agenttest.Receipt{SHA256: idSHA, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
+func newIdentityAgent(t *testing.T) *fakeagent.Server {
+	a := fakeagent.NewServer(t, fakeagent.WithHeartbeat(-1), fakeagent.WithSessionID("0b6f6d7e-0000-4000-8000-000000000001"),
+		fakeagent.WithDoctor(fakeagent.Evidence{PID: "4242", WorkingDirectory: "/srv/app"}))
+	a.SetReceipt("com.acme.A", fakeagent.Receipt{SHA256: idSHA, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
 	return a
 }

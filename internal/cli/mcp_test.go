@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 )
 
 // failReader fails the test when read: parse failures and --help must not
@@ -111,7 +111,7 @@ func TestMCPPathResolution(t *testing.T) {
 // nothing at all, and stdin EOF exits 0.
 func TestMCPSession(t *testing.T) {
 	t.Setenv("BUILDGUARD_LOG_LEVEL", "")
-	agent := agenttest.NewServer(t)
+	agent := fakeagent.NewServer(t)
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,

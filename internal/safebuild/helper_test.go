@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 )
 
 // fakeBuildEnv switches the test binary into a fake build (see fakeBuild).
@@ -118,11 +118,11 @@ func testBinary(t *testing.T) string {
 type fixture struct {
 	dir     string // project directory
 	classes string // watched output directory
-	agent   *agenttest.Server
+	agent   *fakeagent.Server
 	builder *Builder
 }
 
-func newFixture(t *testing.T, opts ...agenttest.Option) *fixture {
+func newFixture(t *testing.T, opts ...fakeagent.Option) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	f := &fixture{dir: dir, classes: filepath.Join(dir, "build", "classes")}
@@ -130,11 +130,11 @@ func newFixture(t *testing.T, opts ...agenttest.Option) *fixture {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var srv *agenttest.Server
-	opts = append([]agenttest.Option{
-		agenttest.WithHeartbeat(-1),
-		agenttest.WithDoctor(agenttest.Evidence{WatchedDirectories: []string{f.classes}}),
-		agenttest.WithAcceptance(func(context.Context, string) agenttest.Outcome {
+	var srv *fakeagent.Server
+	opts = append([]fakeagent.Option{
+		fakeagent.WithHeartbeat(-1),
+		fakeagent.WithDoctor(fakeagent.Evidence{WatchedDirectories: []string{f.classes}}),
+		fakeagent.WithAcceptance(func(context.Context, string) fakeagent.Outcome {
 			mu.Lock()
 			s := srv
 			mu.Unlock()
@@ -147,10 +147,10 @@ func newFixture(t *testing.T, opts ...agenttest.Option) *fixture {
 				s.AddPendingClass(strings.ReplaceAll(strings.TrimSuffix(rel, ".class"), "/", "."), path, data)
 				return nil
 			})
-			return agenttest.AcceptSuccess
+			return fakeagent.AcceptSuccess
 		}),
 	}, opts...)
-	s := agenttest.NewServer(t, opts...)
+	s := fakeagent.NewServer(t, opts...)
 	mu.Lock()
 	srv = s
 	mu.Unlock()

@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/buildguard/buildguard/agentproto"
-	"github.com/buildguard/buildguard/agentproto/agenttest"
+	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/internal/proc"
 )
 
@@ -101,7 +101,7 @@ func TestRunFailedSendsFailedAndKeepsHold(t *testing.T) {
 	if res2.Outcome != OutcomeOK || *res2.Owner != *res.Owner {
 		t.Fatalf("recovery: outcome %s owner %v: %s", res2.Outcome, res2.Owner, res2.Detail)
 	}
-	if err := f.agent.WaitHold(ctxT(t), agenttest.HoldNone); err != nil {
+	if err := f.agent.WaitHold(ctxT(t), fakeagent.HoldNone); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -272,7 +272,7 @@ func TestRunProgress(t *testing.T) {
 
 func TestRunRefusedBeforeTheCommand(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, agenttest.WithHold("someone-else"))
+	f := newFixture(t, fakeagent.WithHold("someone-else"))
 	marker := filepath.Join(t.TempDir(), "out")
 	res := f.builder.Run(context.Background(), f.request(t, "compile", marker, "X=1"))
 	if res.Outcome != OutcomeRefused || res.ExitCode != nil || res.Output.LogFile != nil {
