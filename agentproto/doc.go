@@ -6,7 +6,7 @@
 // queries (HEALTH, PENDING, DIAGNOSE) and SCAN.
 //
 // It owns the wire and its validation rules; it does not own what a tool or
-// the build wrapper makes of a result (package tools and package buildguard
+// the build wrapper makes of a result (package mcp and package buildguard
 // do), and it never decides that something succeeded on the agent's behalf:
 // every missing, late, uncorrelated or malformed reply is an error.
 //

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/buildguard/buildguard/tools"
 )
 
 const (
@@ -17,11 +15,11 @@ const (
 	pingLine  = `{"jsonrpc":"2.0","id":%s,"method":"ping"}`
 )
 
-var appliedBatch = tools.Result{Data: json.RawMessage(`{"status":"applied","allApplied":true}`), LegacyText: "applied"}
+var appliedBatch = Result{Data: json.RawMessage(`{"status":"applied","allApplied":true}`), LegacyText: "applied"}
 
 func TestBatchAnswersWhenDoneAndFreesTheSlot(t *testing.T) {
 	t.Parallel()
-	f := &fakeCaller{release: make(chan tools.Result), started: make(chan string, 4)}
+	f := &fakeCaller{release: make(chan Result), started: make(chan string, 4)}
 	s := startSession(t, f, time.Second)
 	s.send(initLine)
 	s.recv()
@@ -76,7 +74,7 @@ func TestBatchCancelSuppressesTheAnswer(t *testing.T) {
 func TestBatchCancelRacesCompletion(t *testing.T) {
 	t.Parallel()
 	for i := 0; i < 100; i++ {
-		f := &fakeCaller{release: make(chan tools.Result, 1), started: make(chan string, 2)}
+		f := &fakeCaller{release: make(chan Result, 1), started: make(chan string, 2)}
 		s := startSession(t, f, time.Second)
 		s.send(fmt.Sprintf(batchCall, "7"))
 		if i%2 == 0 {

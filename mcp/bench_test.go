@@ -17,7 +17,6 @@ import (
 	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/internal/testbin"
 	"github.com/buildguard/buildguard/mcp"
-	"github.com/buildguard/buildguard/tools"
 )
 
 // median returns the median of xs (which it sorts).
@@ -106,7 +105,7 @@ func BenchmarkVerifyCall(b *testing.B) {
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	srv := mcp.NewServer(mcp.Config{Caller: tools.New(tools.Config{})})
+	srv := mcp.NewServer(mcp.Config{Caller: mcp.NewService(mcp.Deps{})})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(context.Background(), inR, outW); outW.Close() }()
 	defer func() { inW.Close(); io.Copy(io.Discard, outR); <-done }()

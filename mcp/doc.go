@@ -1,8 +1,18 @@
-// Package mcp is buildguard's MCP server (`buildguard mcp`): the nine
-// reclazz_* tool definitions with their input and output schemas, the
-// per-session protocol version policy, and a strict newline-delimited stdio
-// transport, all around github.com/modelcontextprotocol/go-sdk (imported as
-// sdkmcp).
+// Package mcp is buildguard's MCP server (`buildguard mcp`) and its nine
+// reclazz_* tools: the per-session protocol version policy and a strict
+// newline-delimited stdio transport around
+// github.com/modelcontextprotocol/go-sdk (imported as sdkmcp), and the tools
+// themselves over agentproto.
+//
+// Each tool lives in one file, tool_<name>.go, whose constructor returns the
+// whole [Tool]: name, description, input and output schema, annotations,
+// default timeout, argument checks, handler and command-line form. [Tools]
+// lists them in tools/list order; the server advertises that list and the
+// CLI (package cli) builds its subcommands from it. [Service] runs a call
+// with the instance's [Deps]: the common argument checks (toolargs.go,
+// docs/mcp-server.md#4.0), endpoint selection with the explicit-project gate
+// (endpoint.go), the agent session of the correlated tools (agentsession.go)
+// and the result object with its isError rule and legacy text (result.go).
 //
 // The SDK owns sessions, tool registration, middleware dispatch and request
 // cancellation. Where its stdio defaults break the contract of
@@ -34,7 +44,7 @@
 //     only from 2025-06-18 on, argument errors as isError results only in
 //     2025-11-25 sessions).
 //
-// It does not implement the tools themselves: a [Caller] (package tools'
-// *tools.Service in production) validates the arguments and runs the agent
+// The server runs tools through a [Caller] ([*Service] in production, a fake
+// in protocol tests) that validates the arguments and runs the agent
 // exchange. It writes nothing but JSON-RPC responses to its output.
 package mcp

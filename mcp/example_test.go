@@ -8,14 +8,13 @@ import (
 	"strings"
 
 	"github.com/buildguard/buildguard/mcp"
-	"github.com/buildguard/buildguard/tools"
 )
 
 // staticCaller answers every tool with the same result.
 type staticCaller struct{}
 
-func (staticCaller) Call(context.Context, string, map[string]json.RawMessage) (tools.Result, error) {
-	return tools.Result{Data: json.RawMessage(`{"attached":false,"reason":"no agent"}`), LegacyText: `{"attached":false,"reason":"no agent"}`}, nil
+func (staticCaller) Call(context.Context, string, map[string]json.RawMessage) (mcp.Result, error) {
+	return mcp.Result{Data: json.RawMessage(`{"attached":false,"reason":"no agent"}`), LegacyText: `{"attached":false,"reason":"no agent"}`}, nil
 }
 
 func (staticCaller) Check(string, map[string]json.RawMessage) error { return nil }

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/buildguard/buildguard/tools"
 )
 
 // fakeCaller is a deterministic Caller for protocol tests. It mimics the
@@ -21,8 +19,8 @@ import (
 //   - reclazz_verify_batch blocks until ctx is cancelled, or until a value
 //     arrives on release when release is set.
 type fakeCaller struct {
-	release chan tools.Result // nil: a batch blocks until cancelled
-	deaf    chan struct{}     // non-nil: a batch ignores ctx and waits for this to close
+	release chan Result   // nil: a batch blocks until cancelled
+	deaf    chan struct{} // non-nil: a batch ignores ctx and waits for this to close
 
 	mu        sync.Mutex
 	started   chan string // optional: receives the tool name when a call starts
@@ -42,53 +40,53 @@ func (f *fakeCaller) awaitStart(t *testing.T) string {
 	}
 }
 
-func (f *fakeCaller) Call(ctx context.Context, name string, args map[string]json.RawMessage) (tools.Result, error) {
+func (f *fakeCaller) Call(ctx context.Context, name string, args map[string]json.RawMessage) (Result, error) {
 	if f.started != nil {
 		f.started <- name
 	}
 	if string(args["timeoutMs"]) == `"bad"` {
-		return tools.Result{}, &tools.ArgError{Message: "timeoutMs must be an integer string between 1 and 60000"}
+		return Result{}, &ArgError{Message: "timeoutMs must be an integer string between 1 and 60000"}
 	}
 	switch string(args["mode"]) {
 	case `"panic"`:
 		panic("fake caller panicked")
 	case `"broken"`:
-		return tools.Result{}, errors.New("fake invariant broken")
+		return Result{}, errors.New("fake invariant broken")
 	}
 	if !isKnownTool(name) {
-		return tools.Result{}, &tools.ArgError{Message: "Unknown tool: " + name, Protocol: true}
+		return Result{}, &ArgError{Message: "Unknown tool: " + name, Protocol: true}
 	}
-	if name == tools.VerifyBatch && f.deaf != nil {
+	if name == ToolVerifyBatch && f.deaf != nil {
 		<-f.deaf
-		return tools.Result{Data: json.RawMessage(`{"status":"unavailable"}`), IsError: true}, nil
+		return Result{Data: json.RawMessage(`{"status":"unavailable"}`), IsError: true}, nil
 	}
-	if name == tools.VerifyBatch {
+	if name == ToolVerifyBatch {
 		select {
 		case <-ctx.Done():
 			f.mu.Lock()
 			f.cancelled++
 			f.mu.Unlock()
-			return tools.Result{Data: json.RawMessage(`{"status":"unavailable"}`), IsError: true, LegacyText: "cancelled"}, nil
+			return Result{Data: json.RawMessage(`{"status":"unavailable"}`), IsError: true, LegacyText: "cancelled"}, nil
 		case r := <-f.releaseChan():
 			return r, nil
 		}
 	}
 	data := fmt.Sprintf(`{"status":"sent","detail":"fake %s","reloadConfirmed":false}`, name)
-	return tools.Result{Data: json.RawMessage(data), LegacyText: "legacy text of " + name}, nil
+	return Result{Data: json.RawMessage(data), LegacyText: "legacy text of " + name}, nil
 }
 
 // Check mimics the argument checks of Call.
 func (f *fakeCaller) Check(name string, args map[string]json.RawMessage) error {
 	if string(args["timeoutMs"]) == `"bad"` {
-		return &tools.ArgError{Message: "timeoutMs must be an integer string between 1 and 60000"}
+		return &ArgError{Message: "timeoutMs must be an integer string between 1 and 60000"}
 	}
 	if !isKnownTool(name) {
-		return &tools.ArgError{Message: "Unknown tool: " + name, Protocol: true}
+		return &ArgError{Message: "Unknown tool: " + name, Protocol: true}
 	}
 	return nil
 }
 
-func (f *fakeCaller) releaseChan() <-chan tools.Result {
+func (f *fakeCaller) releaseChan() <-chan Result {
 	if f.release == nil {
 		return nil
 	}
@@ -102,7 +100,7 @@ func (f *fakeCaller) cancelledCount() int {
 }
 
 func isKnownTool(name string) bool {
-	for _, n := range tools.Names {
+	for _, n := range ToolNames() {
 		if n == name {
 			return true
 		}

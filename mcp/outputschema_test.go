@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/buildguard/buildguard/tools"
 )
 
 // compileSchema compiles raw under JSON Schema Draft 2020-12.
@@ -56,26 +54,26 @@ type outputSample struct {
 }
 
 var outputSamples = []outputSample{
-	{tools.Status, "attached", `{"attached":true,"agent":"reclazz","protocol":1,"port":4000,"health":["Agent healthy"]}`, []string{"agent", "protocol", "port", "health"}},
-	{tools.Status, "attached partial", `{"attached":true,"reason":"Invalid agent response","agent":"reclazz","protocol":1,"port":4000,"health":["a"]}`, nil},
-	{tools.Status, "offline", `{"attached":false,"reason":"invalid port: 65536","port":65536}`, []string{"reason"}},
-	{tools.Doctor, "observed", `{"requestId":"d1","status":"observed","detail":"ok","sessionId":"s1","agentVersion":"1.0","pid":"42","javaVersion":"17","vmName":"OpenJDK","workingDirectory":"/w","watcherState":"watching","buildHold":"none","watchedDirectories":["/w/out"],"watchedDirectoryCount":1,"unwatchableDirectoryCount":0,"watchSampleTruncated":false,"buildOwnershipSupported":true,"verifySupported":true,"scanSupported":true,"reloadConfirmed":false,"clientWorkingDirectory":"/w","nextActions":["compare"],"extra":"passes"}`,
+	{ToolStatus, "attached", `{"attached":true,"agent":"reclazz","protocol":1,"port":4000,"health":["Agent healthy"]}`, []string{"agent", "protocol", "port", "health"}},
+	{ToolStatus, "attached partial", `{"attached":true,"reason":"Invalid agent response","agent":"reclazz","protocol":1,"port":4000,"health":["a"]}`, nil},
+	{ToolStatus, "offline", `{"attached":false,"reason":"invalid port: 65536","port":65536}`, []string{"reason"}},
+	{ToolDoctor, "observed", `{"requestId":"d1","status":"observed","detail":"ok","sessionId":"s1","agentVersion":"1.0","pid":"42","javaVersion":"17","vmName":"OpenJDK","workingDirectory":"/w","watcherState":"watching","buildHold":"none","watchedDirectories":["/w/out"],"watchedDirectoryCount":1,"unwatchableDirectoryCount":0,"watchSampleTruncated":false,"buildOwnershipSupported":true,"verifySupported":true,"scanSupported":true,"reloadConfirmed":false,"clientWorkingDirectory":"/w","nextActions":["compare"],"extra":"passes"}`,
 		[]string{"requestId", "sessionId", "agentVersion", "pid", "javaVersion", "vmName", "workingDirectory", "watcherState", "buildHold", "watchedDirectories", "watchedDirectoryCount", "unwatchableDirectoryCount", "watchSampleTruncated", "buildOwnershipSupported", "verifySupported", "scanSupported"}},
-	{tools.Doctor, "agent unavailable", `{"requestId":"d1","status":"unavailable","detail":"starting","reloadConfirmed":false,"clientWorkingDirectory":"/w","nextActions":["check the port"]}`, nil},
-	{tools.Doctor, "failure", `{"status":"unavailable","detail":"Doctor evidence unavailable; check the endpoint and matching agent version.","reloadConfirmed":false,"clientWorkingDirectory":"/w","nextActions":["check"]}`, nil},
-	{tools.Scan, "sent", `{"status":"sent","detail":"Sent SCAN to the agent. Acceptance and reload completion are not confirmed.","reloadConfirmed":false}`, nil},
-	{tools.Scan, "unavailable", `{"status":"unavailable","detail":"Scan request failed: x","reloadConfirmed":false}`, nil},
-	{tools.Pending, "observed", `{"status":"observed","lines":["Nothing from this session needs a restart."],"detail":"Nothing from this session needs a restart.","complete":false}`, nil},
-	{tools.Pending, "unavailable", `{"status":"unavailable","lines":[],"detail":"Pending query failed: x","complete":false}`, nil},
-	{tools.Diagnose, "observed", `{"status":"observed","lines":["l"],"detail":"l","complete":false,"className":"app.Main$Inner"}`, nil},
-	{tools.ReloadControl, "acknowledged", `{"status":"acknowledged","detail":"snapshot","reloadConfirmed":false,"action":"pause","paused":true,"pendingClasses":0,"pendingActions":2,"buildHold":"named"}`, []string{"paused", "pendingClasses", "pendingActions", "buildHold"}},
-	{tools.ReloadControl, "unavailable", `{"status":"unavailable","detail":"Reload control not confirmed; state may have changed. Query status before retrying.","reloadConfirmed":false,"action":"status"}`, nil},
-	{tools.Build, "acknowledged", `{"status":"acknowledged","detail":"Acknowledged BUILD started. This is not reload completion.","reloadConfirmed":false,"state":"started","owner":"dev-1"}`, nil},
-	{tools.Build, "unavailable", `{"status":"unavailable","detail":"Build signal not confirmed: x","reloadConfirmed":false,"state":"ok","owner":"dev_1"}`, nil},
-	{tools.Verify, "applied", appliedReceipt, []string{"requestId", "sessionId", "observedSha256", "source", "completedAt"}},
-	{tools.Verify, "unavailable", `{"status":"unavailable","className":"app.Main","expectedSha256":"` + sha + `","detail":"Reload not verified: no valid correlated receipt"}`, nil},
-	{tools.VerifyBatch, "applied", `{"status":"applied","detail":"ordered point-in-time receipts, not atomic","sessionId":"s1","requestedCount":1,"allApplied":true,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `]}`, nil},
-	{tools.VerifyBatch, "unavailable", `{"status":"unavailable","detail":"ordered point-in-time receipts, not atomic","sessionId":"","requestedCount":2,"allApplied":false,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `,{"className":"app.B","expectedSha256":"` + sha + `","status":"unavailable","detail":"No validated receipt"}]}`, nil},
+	{ToolDoctor, "agent unavailable", `{"requestId":"d1","status":"unavailable","detail":"starting","reloadConfirmed":false,"clientWorkingDirectory":"/w","nextActions":["check the port"]}`, nil},
+	{ToolDoctor, "failure", `{"status":"unavailable","detail":"Doctor evidence unavailable; check the endpoint and matching agent version.","reloadConfirmed":false,"clientWorkingDirectory":"/w","nextActions":["check"]}`, nil},
+	{ToolScan, "sent", `{"status":"sent","detail":"Sent SCAN to the agent. Acceptance and reload completion are not confirmed.","reloadConfirmed":false}`, nil},
+	{ToolScan, "unavailable", `{"status":"unavailable","detail":"Scan request failed: x","reloadConfirmed":false}`, nil},
+	{ToolPending, "observed", `{"status":"observed","lines":["Nothing from this session needs a restart."],"detail":"Nothing from this session needs a restart.","complete":false}`, nil},
+	{ToolPending, "unavailable", `{"status":"unavailable","lines":[],"detail":"Pending query failed: x","complete":false}`, nil},
+	{ToolDiagnose, "observed", `{"status":"observed","lines":["l"],"detail":"l","complete":false,"className":"app.Main$Inner"}`, nil},
+	{ToolReloadControl, "acknowledged", `{"status":"acknowledged","detail":"snapshot","reloadConfirmed":false,"action":"pause","paused":true,"pendingClasses":0,"pendingActions":2,"buildHold":"named"}`, []string{"paused", "pendingClasses", "pendingActions", "buildHold"}},
+	{ToolReloadControl, "unavailable", `{"status":"unavailable","detail":"Reload control not confirmed; state may have changed. Query status before retrying.","reloadConfirmed":false,"action":"status"}`, nil},
+	{ToolBuild, "acknowledged", `{"status":"acknowledged","detail":"Acknowledged BUILD started. This is not reload completion.","reloadConfirmed":false,"state":"started","owner":"dev-1"}`, nil},
+	{ToolBuild, "unavailable", `{"status":"unavailable","detail":"Build signal not confirmed: x","reloadConfirmed":false,"state":"ok","owner":"dev_1"}`, nil},
+	{ToolVerify, "applied", appliedReceipt, []string{"requestId", "sessionId", "observedSha256", "source", "completedAt"}},
+	{ToolVerify, "unavailable", `{"status":"unavailable","className":"app.Main","expectedSha256":"` + sha + `","detail":"Reload not verified: no valid correlated receipt"}`, nil},
+	{ToolVerifyBatch, "applied", `{"status":"applied","detail":"ordered point-in-time receipts, not atomic","sessionId":"s1","requestedCount":1,"allApplied":true,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `]}`, nil},
+	{ToolVerifyBatch, "unavailable", `{"status":"unavailable","detail":"ordered point-in-time receipts, not atomic","sessionId":"","requestedCount":2,"allApplied":false,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `,{"className":"app.B","expectedSha256":"` + sha + `","status":"unavailable","detail":"No validated receipt"}]}`, nil},
 }
 
 func toolOutputSchemas(t *testing.T) map[string]*jsonschema.Schema {
@@ -102,12 +100,12 @@ func TestSchemasCompile(t *testing.T) {
 		var out map[string]any
 		_ = json.Unmarshal(def.OutputSchema.(json.RawMessage), &out)
 		_, hasDraft := out["$schema"]
-		if hasDraft == (def.Name == tools.ReloadControl) || out["type"] != "object" {
+		if hasDraft == (def.Name == ToolReloadControl) || out["type"] != "object" {
 			t.Errorf("%s: $schema present=%v, type=%v (docs/mcp-server.md#4.11: all but reload_control carry $schema)", def.Name, hasDraft, out["type"])
 		}
 	}
-	if got := len(toolOutputSchemas(t)); got != len(tools.Names) {
-		t.Errorf("%d output schemas, want %d", got, len(tools.Names))
+	if got := len(toolOutputSchemas(t)); got != len(ToolNames()) {
+		t.Errorf("%d output schemas, want %d", got, len(ToolNames()))
 	}
 }
 
@@ -160,7 +158,7 @@ func TestOutputSchemaMutations(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range tools.Names {
+	for _, name := range ToolNames() {
 		if !covered[name] {
 			t.Errorf("no sample for %s", name)
 		}
@@ -172,17 +170,17 @@ func TestOutputSchemaConditionals(t *testing.T) {
 	t.Parallel()
 	schemas := toolOutputSchemas(t)
 	rejected := []struct{ tool, why, json string }{
-		{tools.VerifyBatch, "applied but allApplied false", `{"status":"applied","detail":"d","sessionId":"s","requestedCount":1,"allApplied":false,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `]}`},
-		{tools.VerifyBatch, "applied with blank sessionId", `{"status":"applied","detail":"d","sessionId":"","requestedCount":1,"allApplied":true,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `]}`},
-		{tools.VerifyBatch, "incomplete but allApplied", `{"status":"incomplete","detail":"d","sessionId":"s","requestedCount":1,"allApplied":true,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `]}`},
-		{tools.VerifyBatch, "33 requested", `{"status":"incomplete","detail":"d","sessionId":"s","requestedCount":33,"allApplied":false,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `]}`},
-		{tools.ReloadControl, "extra property", `{"status":"unavailable","detail":"d","reloadConfirmed":false,"action":"pause","extra":1}`},
-		{tools.ReloadControl, "acknowledged without counts", `{"status":"acknowledged","detail":"d","reloadConfirmed":false,"action":"pause"}`},
-		{tools.Verify, "upper-case sha", `{"status":"unavailable","className":"a","expectedSha256":"` + "ABCDEF" + sha[6:] + `","detail":"d"}`},
-		{tools.Verify, "mismatch without receipt fields", `{"status":"mismatch","className":"a","expectedSha256":"` + sha + `","detail":"d"}`},
-		{tools.Build, "bad owner", `{"status":"unavailable","detail":"d","reloadConfirmed":false,"state":"ok","owner":"a/b"}`},
-		{tools.Status, "protocol 2", `{"attached":true,"agent":"a","protocol":2,"port":1,"health":[]}`},
-		{tools.Doctor, "nine watched directories", `{"status":"unavailable","detail":"d","reloadConfirmed":false,"clientWorkingDirectory":"/","nextActions":[],"watchedDirectories":["a","b","c","d","e","f","g","h","i"]}`},
+		{ToolVerifyBatch, "applied but allApplied false", `{"status":"applied","detail":"d","sessionId":"s","requestedCount":1,"allApplied":false,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `]}`},
+		{ToolVerifyBatch, "applied with blank sessionId", `{"status":"applied","detail":"d","sessionId":"","requestedCount":1,"allApplied":true,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `]}`},
+		{ToolVerifyBatch, "incomplete but allApplied", `{"status":"incomplete","detail":"d","sessionId":"s","requestedCount":1,"allApplied":true,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `]}`},
+		{ToolVerifyBatch, "33 requested", `{"status":"incomplete","detail":"d","sessionId":"s","requestedCount":33,"allApplied":false,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `]}`},
+		{ToolReloadControl, "extra property", `{"status":"unavailable","detail":"d","reloadConfirmed":false,"action":"pause","extra":1}`},
+		{ToolReloadControl, "acknowledged without counts", `{"status":"acknowledged","detail":"d","reloadConfirmed":false,"action":"pause"}`},
+		{ToolVerify, "upper-case sha", `{"status":"unavailable","className":"a","expectedSha256":"` + "ABCDEF" + sha[6:] + `","detail":"d"}`},
+		{ToolVerify, "mismatch without receipt fields", `{"status":"mismatch","className":"a","expectedSha256":"` + sha + `","detail":"d"}`},
+		{ToolBuild, "bad owner", `{"status":"unavailable","detail":"d","reloadConfirmed":false,"state":"ok","owner":"a/b"}`},
+		{ToolStatus, "protocol 2", `{"attached":true,"agent":"a","protocol":2,"port":1,"health":[]}`},
+		{ToolDoctor, "nine watched directories", `{"status":"unavailable","detail":"d","reloadConfirmed":false,"clientWorkingDirectory":"/","nextActions":[],"watchedDirectories":["a","b","c","d","e","f","g","h","i"]}`},
 	}
 	for _, r := range rejected {
 		if err := schemas[r.tool].Validate(instance(t, r.json)); err == nil {

@@ -12,17 +12,16 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
-	"github.com/buildguard/buildguard/tools"
 )
 
-// TestRealToolsAgainstFakeAgent plugs the real *tools.Service into the server
+// TestRealToolsAgainstFakeAgent plugs the real *Service into the server
 // and drives it with the go-sdk client against the fake agent: every
 // structuredContent validates against the tool's output schema and equals
 // the text; a legacy session gets the legacy text instead.
 func TestRealToolsAgainstFakeAgent(t *testing.T) {
 	t.Parallel()
 	agent := fakeagent.NewServer(t)
-	svc := tools.New(tools.Config{Base: agent.Dir()})
+	svc := NewService(Deps{Base: agent.Dir()})
 	schemas := toolOutputSchemas(t)
 	ctx := context.Background()
 
@@ -32,17 +31,17 @@ func TestRealToolsAgainstFakeAgent(t *testing.T) {
 		args    map[string]any
 		isError bool
 	}{
-		{tools.Status, map[string]any{}, false},
-		{tools.Scan, map[string]any{}, false},
-		{tools.Pending, map[string]any{}, false},
-		{tools.Diagnose, map[string]any{"className": "app.Main"}, false},
-		{tools.Doctor, map[string]any{}, false},
-		{tools.ReloadControl, map[string]any{"action": "status"}, false},
-		{tools.Build, map[string]any{"state": "started", "owner": "test-owner"}, false},
-		{tools.Verify, map[string]any{"className": "app.Main", "sha256": sha}, true},
-		{tools.VerifyBatch, map[string]any{"items": []any{map[string]any{"className": "app.Main", "sha256": sha}}}, true},
-		{tools.Status, map[string]any{"port": "1"}, false},
-		{tools.Pending, map[string]any{"port": "65536"}, true},
+		{ToolStatus, map[string]any{}, false},
+		{ToolScan, map[string]any{}, false},
+		{ToolPending, map[string]any{}, false},
+		{ToolDiagnose, map[string]any{"className": "app.Main"}, false},
+		{ToolDoctor, map[string]any{}, false},
+		{ToolReloadControl, map[string]any{"action": "status"}, false},
+		{ToolBuild, map[string]any{"state": "started", "owner": "test-owner"}, false},
+		{ToolVerify, map[string]any{"className": "app.Main", "sha256": sha}, true},
+		{ToolVerifyBatch, map[string]any{"items": []any{map[string]any{"className": "app.Main", "sha256": sha}}}, true},
+		{ToolStatus, map[string]any{"port": "1"}, false},
+		{ToolPending, map[string]any{"port": "65536"}, true},
 	}
 	for _, c := range calls {
 		res, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: c.name, Arguments: c.args})
@@ -65,13 +64,13 @@ func TestRealToolsAgainstFakeAgent(t *testing.T) {
 			t.Errorf("%s: structuredContent %s violates the output schema: %v", c.name, raw, err)
 		}
 	}
-	_, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.Status, Arguments: map[string]any{"timeoutMs": "0"}})
+	_, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: ToolStatus, Arguments: map[string]any{"timeoutMs": "0"}})
 	if err == nil {
 		t.Error("timeoutMs 0 at 2025-06-18: want a -32602 error")
 	}
 
 	legacy := connectSDKClient(t, svc, Version20241105)
-	res, err := legacy.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.Scan, Arguments: map[string]any{}})
+	res, err := legacy.CallTool(ctx, &sdkmcp.CallToolParams{Name: ToolScan, Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +90,7 @@ func TestRealBatchCancel(t *testing.T) {
 			fakeagent.DropReply(r)
 		}
 	}))
-	s := startSession(t, tools.New(tools.Config{Base: agent.Dir()}), time.Second)
+	s := startSession(t, NewService(Deps{Base: agent.Dir()}), time.Second)
 	s.send(`{"jsonrpc":"2.0","id":"batch","method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{"timeoutMs":"60000","items":[{"className":"app.Main","sha256":"` + sha + `"}]}}}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -119,7 +118,7 @@ func TestRealBatchCancel(t *testing.T) {
 }
 
 // TestRealInvalidBatchIsAnsweredInOrder sends invalid verification batches
-// with the real *tools.Service, each followed by a request that a busy batch
+// with the real *Service, each followed by a request that a busy batch
 // slot would refuse, and closes stdin at once: every batch is answered with
 // its -32602, and nothing is refused or suppressed.
 func TestRealInvalidBatchIsAnsweredInOrder(t *testing.T) {
@@ -144,7 +143,7 @@ func TestRealInvalidBatchIsAnsweredInOrder(t *testing.T) {
 		fmt.Fprintf(&want, `{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"Method not found: resources/list"}}`+"\n", 2*i+1)
 	}
 	var out strings.Builder
-	srv := NewServer(Config{Caller: tools.New(tools.Config{Base: t.TempDir()})})
+	srv := NewServer(Config{Caller: NewService(Deps{Base: t.TempDir()})})
 	if err := srv.Serve(context.Background(), strings.NewReader(in.String()), &out); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}

@@ -2,9 +2,9 @@ package mcp
 
 import (
 	"bytes"
-	"embed"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // obj is a JSON object that keeps its keys in the order written, so input
@@ -40,8 +40,12 @@ func (o obj) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// The maximum length of every string argument (docs/mcp-server.md#4.0).
-const maxArgLength = 4096
+// Patterns and limits shared by input and output schemas.
+const (
+	ownerPattern    = "^[A-Za-z0-9_-]{1,64}$"
+	sha256Pattern   = "^[0-9a-f]{64}$"
+	maxClassNameLen = 256
+)
 
 // stringProp is {"type":"string","maxLength":max,"description":…}.
 func stringProp(max int, description string) obj {
@@ -61,8 +65,8 @@ func commonProps(timeoutDescription string) obj {
 }
 
 // timeoutDescription states a tool's default timeout (docs/decisions.md#D7).
-func timeoutDescription(defaultMs int) string {
-	return fmt.Sprintf("Timeout in milliseconds as an integer string, 1-60000. Default %d.", defaultMs)
+func timeoutDescription(def time.Duration) string {
+	return fmt.Sprintf("Timeout in milliseconds as an integer string, 1-%d. Default %d.", maxTimeoutMs, def.Milliseconds())
 }
 
 // inputSchema is {"type":"object","properties":{common…, extra…},"required":[…]}.
@@ -75,31 +79,4 @@ func inputSchema(timeout string, extra obj, required ...string) obj {
 		{"properties", append(commonProps(timeout), extra...)},
 		{"required", required},
 	}
-}
-
-//go:embed outputschemas/*.json
-var outputSchemaFiles embed.FS
-
-// OutputSchema returns the output schema (JSON Schema 2020-12,
-// docs/mcp-server.md#4.11) of one of the nine tools, as tools/list advertises it
-// from 2025-06-18 on.
-func OutputSchema(tool string) (json.RawMessage, bool) {
-	if _, err := outputSchemaFiles.ReadFile("outputschemas/" + tool + ".json"); err != nil {
-		return nil, false
-	}
-	return outputSchema(tool), true
-}
-
-// outputSchema returns the checked-in output schema of a tool. A missing or
-// invalid file is a build defect.
-func outputSchema(tool string) json.RawMessage {
-	b, err := outputSchemaFiles.ReadFile("outputschemas/" + tool + ".json")
-	if err != nil {
-		panic(fmt.Sprintf("output schema of %s: %v", tool, err))
-	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, b); err != nil {
-		panic(fmt.Sprintf("output schema of %s: %v", tool, err))
-	}
-	return compact.Bytes()
 }

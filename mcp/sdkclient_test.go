@@ -10,8 +10,6 @@ import (
 	"github.com/buildguard/buildguard/internal/lockedbuf"
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/buildguard/buildguard/tools"
 )
 
 // connectSDKClient serves caller over pipes and connects a go-sdk client
@@ -92,10 +90,10 @@ func TestSDKClient(t *testing.T) {
 					t.Errorf("%s: outputSchema %v annotations %v at %s", tool.Name, tool.OutputSchema != nil, tool.Annotations != nil, c.want)
 				}
 			}
-			if !slices.Equal(names, tools.Names) {
-				t.Errorf("tools %v, want %v", names, tools.Names)
+			if !slices.Equal(names, ToolNames()) {
+				t.Errorf("tools %v, want %v", names, ToolNames())
 			}
-			res, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.Scan, Arguments: map[string]any{}})
+			res, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: ToolScan, Arguments: map[string]any{}})
 			if err != nil {
 				t.Fatalf("tools/call: %v", err)
 			}

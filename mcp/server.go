@@ -13,8 +13,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/buildguard/buildguard/tools"
 )
 
 // ServerName is serverInfo.name (docs/decisions.md#D3).
@@ -55,6 +53,7 @@ type Server struct {
 	log     hclog.Logger
 	drain   time.Duration
 	sdk     *sdkmcp.Server
+	names   []string // the tools in tools/list order
 
 	mu       sync.Mutex
 	sessions map[*sdkmcp.ServerSession]string // negotiated version; absent = before initialize
@@ -67,6 +66,7 @@ func NewServer(cfg Config) *Server {
 		version:  cfg.Version,
 		log:      cfg.Logger,
 		drain:    cfg.DrainTimeout,
+		names:    ToolNames(),
 		sessions: map[*sdkmcp.ServerSession]string{},
 	}
 	if s.version == "" {
@@ -102,7 +102,7 @@ func capabilities() *sdkmcp.ServerCapabilities {
 // read blocked on an input that supports deadlines (a pipe, a socket) is
 // interrupted, and any other reader stops at its next line.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &Transport{In: in, Out: out, BackgroundTool: tools.VerifyBatch, InvalidArgs: s.invalidBatchArgs, DrainTimeout: s.drain, Logger: s.log.Named("transport")}
+	t := &Transport{In: in, Out: out, BackgroundTool: ToolVerifyBatch, InvalidArgs: s.invalidBatchArgs, DrainTimeout: s.drain, Logger: s.log.Named("transport")}
 	// The session starts out "initialized" at 2024-11-05 so the SDK serves
 	// requests before initialize (in the legacy shape, docs/decisions.md#D5); the initialize
 	// middleware answers initialize itself.
@@ -157,7 +157,7 @@ func (s *Server) invalidBatchArgs(rawArgs json.RawMessage) bool {
 			return true
 		}
 	}
-	return s.caller.Check(tools.VerifyBatch, args) != nil
+	return s.caller.Check(ToolVerifyBatch, args) != nil
 }
 
 // sessionVersion is the negotiated version of ss; "" before initialize.
@@ -189,7 +189,7 @@ func (s *Server) recoverPanics(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 // contract's "Batch processing failed".
 func internalError(req sdkmcp.Request) error {
 	msg := msgInternal
-	if p, ok := req.GetParams().(*sdkmcp.CallToolParamsRaw); ok && p != nil && p.Name == tools.VerifyBatch {
+	if p, ok := req.GetParams().(*sdkmcp.CallToolParamsRaw); ok && p != nil && p.Name == ToolVerifyBatch {
 		msg = msgBatchFailed
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
@@ -279,12 +279,12 @@ func renderTool(t *sdkmcp.Tool, v string) wireTool {
 	return w
 }
 
-// toolRank orders tools as tools.Names; unknown names go last.
-func toolRank(name string) int {
-	if i := slices.Index(tools.Names, name); i >= 0 {
+// toolRank orders tools as [Tools] lists them; unknown names go last.
+func (s *Server) toolRank(name string) int {
+	if i := slices.Index(s.names, name); i >= 0 {
 		return i
 	}
-	return len(tools.Names)
+	return len(s.names)
 }
 
 // renderToolList puts the SDK's (name-sorted) tool list in the contract's
@@ -301,7 +301,7 @@ func (s *Server) renderToolList(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 		}
 		v := s.sessionVersion(serverSession(req))
 		sorted := slices.Clone(list.Tools)
-		slices.SortStableFunc(sorted, func(a, b *sdkmcp.Tool) int { return toolRank(a.Name) - toolRank(b.Name) })
+		slices.SortStableFunc(sorted, func(a, b *sdkmcp.Tool) int { return s.toolRank(a.Name) - s.toolRank(b.Name) })
 		out := &toolList{Tools: make([]wireTool, 0, len(sorted))}
 		for _, t := range sorted {
 			out.Tools = append(out.Tools, renderTool(t, v))
@@ -335,7 +335,7 @@ func (s *Server) renderToolCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 		var res sdkmcp.Result
 		var err error
 		p, _ := req.GetParams().(*sdkmcp.CallToolParamsRaw)
-		if p != nil && toolRank(p.Name) == len(tools.Names) {
+		if p != nil && s.toolRank(p.Name) == len(s.names) {
 			res, err = s.runTool(ctx, serverSession(req), p.Name, p.Arguments)
 		} else {
 			res, err = next(ctx, method, req)
@@ -375,19 +375,19 @@ func (s *Server) runTool(ctx context.Context, ss *sdkmcp.ServerSession, name str
 	}
 	sh := shapeFor(s.sessionVersion(ss))
 	res, err := s.caller.Call(ctx, name, args)
-	var argErr *tools.ArgError
+	var argErr *ArgError
 	switch {
 	case errors.As(err, &argErr):
 		// A call of an unknown tool is a protocol error in every version
 		// (docs/decisions.md#D5), even when its arguments fail first (docs/mcp-server.md#4.0 orders the message).
-		if argErr.Protocol || !sh.argToolError || toolRank(name) == len(tools.Names) {
+		if argErr.Protocol || !sh.argToolError || s.toolRank(name) == len(s.names) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: argErr.Message}
 		}
 		return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: argErr.Message}}, IsError: true}, nil
 	case err != nil:
 		s.log.Error("tool failed with a broken invariant", "tool", name, "error", err)
 		msg := msgInternal
-		if name == tools.VerifyBatch {
+		if name == ToolVerifyBatch {
 			msg = msgBatchFailed
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}

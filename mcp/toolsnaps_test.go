@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/buildguard/buildguard/tools"
 )
 
 const toolsnapsDir = "__toolsnaps__"
@@ -101,8 +99,8 @@ func TestToolSnaps(t *testing.T) {
 				t.Errorf("%s changed (-snapshot +now); if intended, run with UPDATE_TOOLSNAPS=true:\n%s", file, diff)
 			}
 		}
-		if !slices.Equal(names, tools.Names) {
-			t.Errorf("%s: tools/list order %v, want %v", v, names, tools.Names)
+		if !slices.Equal(names, ToolNames()) {
+			t.Errorf("%s: tools/list order %v, want %v", v, names, ToolNames())
 		}
 	}
 	files, err := os.ReadDir(toolsnapsDir)
@@ -153,7 +151,7 @@ func TestToolShapePerVersion(t *testing.T) {
 // openWorld only.
 func TestEveryToolSetsAnnotations(t *testing.T) {
 	t.Parallel()
-	mutatingTools := []string{tools.Scan, tools.Build, tools.ReloadControl}
+	mutatingTools := []string{ToolScan, ToolBuild, ToolReloadControl}
 	for _, def := range toolDefinitions() {
 		a := def.Annotations
 		if a == nil || a.OpenWorldHint == nil {
@@ -178,8 +176,8 @@ func TestEveryToolSetsAnnotations(t *testing.T) {
 func TestInputSchemas(t *testing.T) {
 	t.Parallel()
 	defaults := map[string]string{
-		tools.Status: "2000", tools.Scan: "2000", tools.Pending: "2000", tools.Diagnose: "2000",
-		tools.Doctor: "5000", tools.ReloadControl: "5000", tools.Build: "5000", tools.Verify: "5000", tools.VerifyBatch: "5000",
+		ToolStatus: "2000", ToolScan: "2000", ToolPending: "2000", ToolDiagnose: "2000",
+		ToolDoctor: "5000", ToolReloadControl: "5000", ToolBuild: "5000", ToolVerify: "5000", ToolVerifyBatch: "5000",
 	}
 	for _, def := range toolDefinitions() {
 		raw, err := json.Marshal(def.InputSchema)

@@ -17,8 +17,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/buildguard/buildguard/tools"
 )
 
 // Frame and wait limits of the stdio contract (docs/mcp-server.md#2.1, docs/mcp-server.md#5).
@@ -85,7 +83,7 @@ type Transport struct {
 	// Writes are serialised. Required.
 	Out io.Writer
 	// BackgroundTool names the tool whose calls run on the batch slot.
-	// Empty means tools.VerifyBatch.
+	// Empty means ToolVerifyBatch.
 	BackgroundTool string
 	// InvalidArgs reports whether a call of BackgroundTool with these
 	// arguments (nil when absent) fails its argument checks. Such a call is
@@ -136,7 +134,7 @@ func (t *Transport) Connect(context.Context) (sdkmcp.Connection, error) {
 		inflight: map[string]*call{},
 	}
 	if c.bgTool == "" {
-		c.bgTool = tools.VerifyBatch
+		c.bgTool = ToolVerifyBatch
 	}
 	if c.drain <= 0 {
 		c.drain = DefaultDrainTimeout

@@ -53,8 +53,8 @@ func run(args []string, stdout, stderr io.Writer) ExitCode {
 		fmt.Fprintln(stdout, Version)
 		return ExitOK
 	}
-	if _, ok := toolCommands[args[0]]; ok {
-		return runTool(args[0], args[1:], stdout, stderr)
+	if t := toolCommand(args[0]); t != nil {
+		return runTool(t, args[1:], stdout, stderr)
 	}
 	if args[0] == "init" {
 		return runInit(args[1:], stdout, stderr)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/mcp"
-	"github.com/buildguard/buildguard/tools"
 )
 
 // mcpUsage is the usage line of `buildguard mcp` (docs/mcp-server.md#1.1).
@@ -59,7 +58,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 		defer func() { os.Stdout = f }()
 	}
 	log := wrapLogger(stderr).Named("mcp")
-	srv := mcp.NewServer(mcp.Config{Caller: tools.New(cfg), Version: Version, Logger: log})
+	srv := mcp.NewServer(mcp.Config{Caller: mcp.NewService(cfg), Version: Version, Logger: log})
 	if err := srv.Serve(context.Background(), stdin, stdout); err != nil {
 		log.Error("MCP session failed", "error", err)
 		return ExitFailure
@@ -71,21 +70,21 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 // working directory wd (docs/mcp-server.md#1.1): --project-dir is canonicalised
 // and must be a directory; --port-file resolves against the project (else
 // wd), absolute and clean but not canonicalised, and need not exist yet.
-func parseMCPArgs(args []string, wd string) (tools.Config, error) {
+func parseMCPArgs(args []string, wd string) (mcp.Deps, error) {
 	var projectDir, portFile string
 	seen := map[string]bool{}
 	for i := 0; i < len(args); i++ {
 		flag := args[i]
 		if flag != "--project-dir" && flag != "--port-file" {
-			return tools.Config{}, errMCPUnknownOption
+			return mcp.Deps{}, errMCPUnknownOption
 		}
 		if seen[flag] || i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
-			return tools.Config{}, errMCPMissingValue(flag)
+			return mcp.Deps{}, errMCPMissingValue(flag)
 		}
 		seen[flag] = true
 		i++
 		if !validStartupPath(args[i]) {
-			return tools.Config{}, errMCPBadPath
+			return mcp.Deps{}, errMCPBadPath
 		}
 		if flag == "--project-dir" {
 			projectDir = args[i]
@@ -95,16 +94,16 @@ func parseMCPArgs(args []string, wd string) (tools.Config, error) {
 	}
 	base, err := filepath.Abs(wd)
 	if err != nil {
-		return tools.Config{}, fmt.Errorf("resolving the working directory: %w", err)
+		return mcp.Deps{}, fmt.Errorf("resolving the working directory: %w", err)
 	}
-	cfg := tools.Config{Base: base, ClientWorkingDirectory: wd}
+	cfg := mcp.Deps{Base: base, ClientWorkingDirectory: wd}
 	if seen["--project-dir"] {
 		real, err := filepath.EvalSymlinks(resolvePath(base, projectDir))
 		if err != nil {
-			return tools.Config{}, errMCPNoProject
+			return mcp.Deps{}, errMCPNoProject
 		}
 		if st, err := os.Stat(real); err != nil || !st.IsDir() {
-			return tools.Config{}, errMCPNoProject
+			return mcp.Deps{}, errMCPNoProject
 		}
 		cfg.Base, cfg.ProjectSelected = real, true
 	}

@@ -1,4 +1,4 @@
-package tools_test
+package mcp_test
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/buildguard/buildguard/mcp"
-	"github.com/buildguard/buildguard/tools"
 )
 
 var (
@@ -24,10 +23,10 @@ func outputSchemas() (map[string]*jsonschema.Schema, error) {
 		schemas = map[string]*jsonschema.Schema{}
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)
-		for _, name := range tools.Names {
+		for _, name := range mcp.ToolNames() {
 			raw, ok := mcp.OutputSchema(name)
 			if !ok {
-				schemasErr = &tools.ArgError{Message: "no output schema for " + name}
+				schemasErr = &mcp.ArgError{Message: "no output schema for " + name}
 				return
 			}
 			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
@@ -51,7 +50,7 @@ func outputSchemas() (map[string]*jsonschema.Schema, error) {
 
 // checkSchema validates a tool result against the tool's output schema:
 // every result these tests produce, error results included, must hold.
-func checkSchema(t *testing.T, name string, res tools.Result) {
+func checkSchema(t *testing.T, name string, res mcp.Result) {
 	t.Helper()
 	all, err := outputSchemas()
 	if err != nil {
@@ -80,9 +79,9 @@ func TestSchemaCheckRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, bad := range map[string]string{
-		tools.Scan:   `{"status":"sent","detail":"x","reloadConfirmed":true}`,
-		tools.Status: `{"attached":true,"reason":"x"}`,
-		tools.Build:  `{"status":"made_up_status","state":"ok","detail":"x","reloadConfirmed":false,"owner":"o"}`,
+		mcp.ToolScan:   `{"status":"sent","detail":"x","reloadConfirmed":true}`,
+		mcp.ToolStatus: `{"attached":true,"reason":"x"}`,
+		mcp.ToolBuild:  `{"status":"made_up_status","state":"ok","detail":"x","reloadConfirmed":false,"owner":"o"}`,
 	} {
 		inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(bad)))
 		if all[name].Validate(inst) == nil {

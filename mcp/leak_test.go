@@ -1,10 +1,10 @@
-package tools_test
+package mcp_test
 
 import (
 	"testing"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
-	"github.com/buildguard/buildguard/tools"
+	"github.com/buildguard/buildguard/mcp"
 )
 
 // Every tool closes its agent connection on every path: success, a failed
@@ -12,10 +12,10 @@ import (
 func TestNoConnectionLeftOpen(t *testing.T) {
 	t.Parallel()
 	calls := map[string]map[string]any{
-		tools.Status: {}, tools.Scan: {}, tools.Pending: {}, tools.Diagnose: {"className": "A"},
-		tools.Doctor: {}, tools.ReloadControl: {"action": "status"}, tools.Build: {"state": "started", "owner": "o"},
-		tools.Verify:      {"className": "A", "sha256": sha},
-		tools.VerifyBatch: {"items": []any{map[string]any{"className": "A", "sha256": sha}, map[string]any{"className": "B", "sha256": sha}}},
+		mcp.ToolStatus: {}, mcp.ToolScan: {}, mcp.ToolPending: {}, mcp.ToolDiagnose: {"className": "A"},
+		mcp.ToolDoctor: {}, mcp.ToolReloadControl: {"action": "status"}, mcp.ToolBuild: {"state": "started", "owner": "o"},
+		mcp.ToolVerify:      {"className": "A", "sha256": sha},
+		mcp.ToolVerifyBatch: {"items": []any{map[string]any{"className": "A", "sha256": sha}, map[string]any{"className": "B", "sha256": sha}}},
 	}
 	modes := map[string]struct {
 		opts []fakeagent.Option

@@ -1,0 +1,45 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/buildguard/buildguard/agentproto"
+)
+
+// Result is what one tool call produced: the structured object (the MCP
+// structuredContent, and what the CLI prints), whether it is a tool error,
+// and the text a legacy (pre-2025-06-18) session shows instead of the JSON.
+type Result struct {
+	// Data is the result object, already encoded as one compact JSON object.
+	Data json.RawMessage
+	// IsError is the tool's isError flag.
+	IsError bool
+	// LegacyText is the content text for sessions below 2025-06-18; empty
+	// from result means the JSON itself.
+	LegacyText string
+}
+
+// result encodes data as the result object.
+func result(data agentproto.Object, isError bool, legacy string) (Result, error) {
+	raw, err := data.MarshalJSON()
+	if err != nil {
+		return Result{}, fmt.Errorf("encoding result: %w", err)
+	}
+	if legacy == "" {
+		legacy = string(raw)
+	}
+	return Result{Data: raw, IsError: isError, LegacyText: legacy}, nil
+}
+
+// object builds an ordered result object from key/value pairs.
+func object(kv ...any) agentproto.Object {
+	o := agentproto.Object{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		var err error
+		if o, err = o.SetValue(kv[i].(string), kv[i+1]); err != nil {
+			panic(err) // only plain values are passed here
+		}
+	}
+	return o
+}

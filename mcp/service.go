@@ -1,0 +1,89 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+
+	"github.com/buildguard/buildguard/agentproto"
+)
+
+// Deps is what the tools depend on: the instance configuration that the MCP
+// server or the CLI was started with.
+type Deps struct {
+	// Base is the instance base: the canonical startup --project-dir, else the
+	// startup working directory. Empty means os.Getwd() at NewService.
+	Base string
+	// ProjectSelected is true when the instance was started with
+	// --project-dir; it arms the DOCTOR gate on every call. Default false.
+	ProjectSelected bool
+	// StartupPortFile is the startup --port-file (absolute). It is used only
+	// when a call names none of port, portFile, hybrisHome and projectDir.
+	// Empty means none.
+	StartupPortFile string
+	// ClientWorkingDirectory is what doctor reports as the caller's working
+	// directory. Empty means os.Getwd() at NewService.
+	ClientWorkingDirectory string
+	// Dialer connects to agents. The zero value is agentproto's default.
+	Dialer agentproto.Dialer
+}
+
+// Service runs the tools of [Tools] for one instance: the [Caller] of the
+// MCP server and of the CLI subcommands, so an MCP answer and a CLI answer
+// over the same agent state are the same JSON. It is safe for concurrent use.
+type Service struct {
+	deps  Deps
+	tools []*Tool
+}
+
+// NewService returns a Service for deps, filling in the defaults of Deps.
+func NewService(deps Deps) *Service {
+	wd, _ := os.Getwd()
+	if deps.Base == "" {
+		deps.Base = wd
+	}
+	if deps.ClientWorkingDirectory == "" {
+		deps.ClientWorkingDirectory = wd
+	}
+	return &Service{deps: deps, tools: Tools()}
+}
+
+// Call validates args and runs the named tool. An invalid call returns an
+// *ArgError and touches no agent; the unknown-tool check comes last, as the
+// contract orders it. Another error means a broken invariant, not an agent
+// problem: unreachable agents, timeouts and rejections are tool results with
+// IsError set. Cancelling ctx closes the agent connection at once.
+func (s *Service) Call(ctx context.Context, name string, args map[string]json.RawMessage) (Result, error) {
+	c, err := s.prepare(name, args)
+	if err != nil {
+		return Result{}, err
+	}
+	return c.tool.run(ctx, c)
+}
+
+// Check runs the argument checks of Call without touching any agent: it
+// returns the *ArgError Call would return for these arguments, or nil when
+// Call would run the tool.
+func (s *Service) Check(name string, args map[string]json.RawMessage) error {
+	_, err := s.prepare(name, args)
+	return err
+}
+
+// prepare runs every argument check of a call, in the contract's order: the
+// common arguments, the tool's existence, the tool's own arguments.
+func (s *Service) prepare(name string, args map[string]json.RawMessage) (*toolCall, error) {
+	t := findTool(s.tools, name)
+	c, err := newCall(&s.deps, t, name, args)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, &ArgError{Message: "Unknown tool: " + name, Protocol: true}
+	}
+	if t.check != nil {
+		if err := t.check(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
