@@ -3,8 +3,10 @@ package hostconfig
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
 
+	"github.com/pelletier/go-toml/v2/unstable"
 	"github.com/tailscale/hujson"
 )
 
@@ -73,6 +75,12 @@ func FuzzEditJSON(f *testing.F) {
 			if out == nil {
 				continue
 			}
+			// No comment is lost; when our entry was not there, none is
+			// inside a value the edit replaces, so all of them stay, in order.
+			in, got := jsonComments(data), jsonComments(out)
+			if !subsequence(got, in) || (!bytes.Contains(data, []byte(EntryName)) && !slices.Equal(got, in)) {
+				t.Fatalf("%s: comments changed: %q became %q\n%s", h.Name, in, got, out)
+			}
 			// Standard JSON stays standard JSON.
 			if v, err := hujson.Parse(data); err == nil && v.IsStandard() {
 				if w, err := hujson.Parse(out); err != nil || !w.IsStandard() {
@@ -81,6 +89,47 @@ func FuzzEditJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// jsonComments lists the comments of a JSONC document in order.
+func jsonComments(b []byte) []string {
+	var out []string
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case bytes.HasPrefix(b[i:], []byte("//")):
+			k := bytes.IndexByte(b[i:], '\n')
+			if k < 0 {
+				k = len(b) - i
+			}
+			out = append(out, string(b[i:i+k]))
+			i += k
+		case bytes.HasPrefix(b[i:], []byte("/*")):
+			k := bytes.Index(b[i+2:], []byte("*/"))
+			if k < 0 {
+				return out
+			}
+			out = append(out, string(b[i:i+2+k+2]))
+			i += 2 + k + 1
+		}
+	}
+	return out
+}
+
+// subsequence reports whether every element of sub appears in seq in order.
+func subsequence(sub, seq []string) bool {
+	j := 0
+	for _, s := range seq {
+		if j < len(sub) && sub[j] == s {
+			j++
+		}
+	}
+	return j == len(sub)
 }
 
 func FuzzEditTOML(f *testing.F) {
@@ -93,7 +142,42 @@ func FuzzEditTOML(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	h, _ := Lookup("codex")
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzEdit(t, h, data) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out := fuzzEdit(t, h, data)
+		if out == nil {
+			return
+		}
+		in, got := tomlComments(t, data), tomlComments(t, out)
+		if !subsequence(got, in) || (!bytes.Contains(data, []byte(EntryName)) && !slices.Equal(got, in)) {
+			t.Fatalf("comments changed: %q became %q\n%s", in, got, out)
+		}
+	})
+}
+
+// tomlComments lists the comments of a TOML document in order, as go-toml's
+// parser finds them.
+func tomlComments(t *testing.T, b []byte) []string {
+	var out []string
+	p := unstable.Parser{KeepComments: true}
+	p.Reset(b)
+	var walk func(n *unstable.Node)
+	walk = func(n *unstable.Node) {
+		for ; n != nil && n.Valid(); n = n.Next() {
+			if n.Kind == unstable.Comment {
+				out = append(out, string(n.Data))
+			}
+			if n.Kind != unstable.Key {
+				walk(n.Child())
+			}
+		}
+	}
+	for p.NextExpression() {
+		walk(p.Expression())
+	}
+	if err := p.Error(); err != nil {
+		t.Fatalf("parsing for comments: %v", err)
+	}
+	return out
 }
 
 func FuzzEditSkill(f *testing.F) {

@@ -41,12 +41,13 @@ func editJSON(old []byte, container string, e Entry) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: the whole file", ErrNotObject)
 	}
+	pack := func() []byte { return sameLineEnds(old, v.Pack()) }
 	unit := indentUnit(root)
 	rootL := layoutOf(root, "", unit, true)
 	i := memberIndex(root, container)
 	if i < 0 {
 		appendMember(root, rootL, unit, field{container, []field{{EntryName, e.fields()}}})
-		return v.Pack(), nil
+		return pack(), nil
 	}
 	servers, ok := root.Members[i].Value.Value.(*hujson.Object)
 	if !ok {
@@ -56,7 +57,7 @@ func editJSON(old []byte, container string, e Entry) ([]byte, error) {
 	j := memberIndex(servers, EntryName)
 	if j < 0 {
 		appendMember(servers, serversL, unit, field{EntryName, e.fields()})
-		return v.Pack(), nil
+		return pack(), nil
 	}
 	entry, ok := servers.Members[j].Value.Value.(*hujson.Object)
 	if !ok {
@@ -85,7 +86,24 @@ func editJSON(old []byte, container string, e Entry) ([]byte, error) {
 	if !changed {
 		return old, nil
 	}
-	return v.Pack(), nil
+	return pack(), nil
+}
+
+// sameLineEnds gives the lines the edit added CRLF ends when every line of
+// old ends so. JSON strings hold no raw newline, so in such a file every
+// bare LF of out is one the edit wrote.
+func sameLineEnds(old, out []byte) []byte {
+	if !bytes.Contains(old, []byte("\r\n")) || bytes.Count(old, []byte("\n")) != bytes.Count(old, []byte("\r\n")) {
+		return out
+	}
+	var b bytes.Buffer
+	for i, c := range out {
+		if c == '\n' && (i == 0 || out[i-1] != '\r') {
+			b.WriteByte('\r')
+		}
+		b.WriteByte(c)
+	}
+	return b.Bytes()
 }
 
 // maxDepth is the deepest nesting of objects and arrays a JSON config may
