@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,10 +12,12 @@ import (
 	"testing"
 
 	"github.com/buildguard/buildguard/internal/testbin"
+	"github.com/buildguard/buildguard/mcp"
 )
 
 // TestInitCheckRealBinary writes every host's entry with the shipped binary
-// and lets `init --check` start each one as its host would: six OK lines.
+// and lets `init --check` start each one as its host would: six OK lines,
+// each with every tool the server has.
 // With the binary moved away, every entry's command is a wrong path and
 // each host FAILs with the reason, exit 1 (docs/decisions.md#D15).
 func TestInitCheckRealBinary(t *testing.T) {
@@ -46,7 +49,7 @@ func TestInitCheckRealBinary(t *testing.T) {
 		t.Fatalf("init --all = %d: %s", code, stderr)
 	}
 	stdout, stderr, code := run(bin, "init", "--check")
-	ok := regexp.MustCompile(`(?m)^OK   \S+ +\S+: 9 tools, protocol \S+$`)
+	ok := regexp.MustCompile(fmt.Sprintf(`(?m)^OK   \S+ +\S+: %d tools, protocol \S+$`, len(mcp.ToolNames())))
 	if code != 0 || len(ok.FindAllString(stdout, -1)) != 6 {
 		t.Fatalf("init --check = %d, want six OK lines:\n%s%s", code, stdout, stderr)
 	}
