@@ -273,7 +273,8 @@ func (c Change) Write() error {
 
 // WriteAtomic writes data to path through a temporary file in the same
 // directory renamed over it, so a reader sees the old file or the new one,
-// never a part; the file gets mode.
+// never a part; the file gets mode, and an existing file's owner when
+// that can be kept.
 func WriteAtomic(path string, data []byte, mode fs.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -284,6 +285,9 @@ func WriteAtomic(path string, data []byte, mode fs.FileMode) error {
 		return fmt.Errorf("creating a temporary file beside %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
+	if fi, err := os.Stat(path); err == nil {
+		keepOwner(tmp, fi)
+	}
 	_, err = tmp.Write(data)
 	if err == nil {
 		err = tmp.Chmod(mode)

@@ -224,3 +224,30 @@ func testPlanRefusesInputs(t *testing.T, h Host) {
 		})
 	}
 }
+
+// A config owned by another user keeps its owner and group when root
+// rewrites it (init run with sudo).
+func TestWriteKeepsOwner(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("only root can give a file another owner")
+	}
+	env := testEnv(t)
+	h, _ := Lookup("claude")
+	path := h.File(env)
+	writeFile(t, path, "{}", 0o644)
+	if err := os.Chown(path, 12345, 23456); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Plan(h, env, NewEntry(h, "/bin/bg", env.ProjectDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 12345 || st.Gid != 23456 {
+		t.Errorf("owner %d:%d, want 12345:23456", st.Uid, st.Gid)
+	}
+}
