@@ -160,7 +160,7 @@ func decode(f Format, b []byte) (map[string]any, error) {
 	if f == TOML {
 		return doc, toml.Unmarshal(b, &doc)
 	}
-	std, err := hujson.Standardize(bytes.Clone(b))
+	std, err := hujson.Standardize(bytes.Clone(bytes.TrimPrefix(b, bom)))
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,14 @@ func editJSON(old []byte, container string, e Entry) ([]byte, error) {
 	if !utf8.Valid(old) {
 		return nil, ErrInvalidUTF8
 	}
+	if rest, ok := bytes.CutPrefix(old, bom); ok {
+		// A byte order mark (some Windows editors write one) stays in front.
+		out, err := editJSON(rest, container, e)
+		if err != nil || bytes.Equal(out, rest) {
+			return old, err
+		}
+		return append(bytes.Clone(bom), out...), nil
+	}
 	if len(bytes.TrimSpace(old)) == 0 {
 		var b strings.Builder
 		writeValue(&b, []field{{container, []field{{EntryName, e.fields()}}}}, "", "  ", true)
@@ -105,6 +113,9 @@ func sameLineEnds(old, out []byte) []byte {
 	}
 	return b.Bytes()
 }
+
+// bom is the UTF-8 byte order mark.
+var bom = []byte("\ufeff")
 
 // maxDepth is the deepest nesting of objects and arrays a JSON config may
 // have. hujson's parser recurses once per level, so a 1 MiB file of "["
