@@ -251,3 +251,23 @@ func TestWriteKeepsOwner(t *testing.T) {
 		t.Errorf("owner %d:%d, want 12345:23456", st.Uid, st.Gid)
 	}
 }
+
+// --check starts what the host would: VS Code's ${workspaceFolder} is the
+// project, the entry's env is added, and its cwd wins over the host's.
+func TestReadConfiguredAsTheHostStartsIt(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t)
+	h, _ := Lookup("vscode")
+	writeFile(t, h.File(env), `{"servers": {"buildguard": {"type": "stdio", "command": "${workspaceFolder}/bin/bg",
+		"args": ["mcp", "--project-dir", "${workspaceFolder}"], "env": {"B": "2", "A": "1"}, "cwd": "${workspaceFolder}/sub"}}}`, 0o644)
+	got, err := ReadConfigured(h, env)
+	want := Configured{Command: env.ProjectDir + "/bin/bg", Args: []string{"mcp", "--project-dir", env.ProjectDir}, Env: []string{"A=1", "B=2"}, Dir: env.ProjectDir + "/sub"}
+	if err != nil || !equalData(normalize(got.Args), normalize(want.Args)) || got.Command != want.Command || strings.Join(got.Env, ",") != "A=1,B=2" || got.Dir != want.Dir {
+		t.Errorf("ReadConfigured = %+v, %v; want %+v", got, err, want)
+	}
+	c, _ := Lookup("codex")
+	writeFile(t, c.File(env), "[mcp_servers.buildguard]\ncommand = \"bg\"\n", 0o600)
+	if got, err := ReadConfigured(c, env); err != nil || got.Dir != filepath.Join(env.Home, ".codex") || got.Args != nil {
+		t.Errorf("codex: %+v, %v; want its working directory in ~/.codex", got, err)
+	}
+}
