@@ -33,8 +33,10 @@
 //     the SDK serves ping, tools/list and tools/call before initialize (in the
 //     legacy shape, docs/decisions.md#D5) instead of refusing them. The transport forwards only
 //     the params fields it checked, so no ignored field (clientInfo, cursor,
-//     a 2026-07-28 sessionless _meta) can fail the SDK's decoding or switch a
-//     request's protocol.
+//     an incomplete _meta) can fail the SDK's decoding or switch a request's
+//     protocol. A request whose _meta carries a 2026-07-28 protocol version
+//     and the client's capabilities keeps its _meta: the SDK serves it
+//     sessionless, and server/discover is answered (docs/decisions.md#D14).
 //   - Receiving middleware answers initialize with the docs/decisions.md#D5 version policy
 //     (and refuses a second successful one with -32600),
 //     recovers panics as -32603, renders tools/list in the session's shape
@@ -42,7 +44,11 @@
 //     them; no ttlMs/cacheScope cache hints, which belong to 2026-07-28) and
 //     renders tools/call results (isError always present, structuredContent
 //     only from 2025-06-18 on, argument errors as isError results only in
-//     2025-11-25 sessions).
+//     2025-11-25 sessions). A 2026-07-28 request is answered in the 2025-11-25
+//     shape plus resultType and, for tools/list, the cache hints.
+//   - [Server.HTTPHandler] serves the same server over streamable HTTP (go-sdk's
+//     handler, stateless), behind loopback, token, Origin/Host and body-size
+//     checks of its own (docs/decisions.md#D14, docs/http.md).
 //
 // The server runs tools through a [Caller] ([*Service] in production, a fake
 // in protocol tests) that validates the arguments and runs the agent

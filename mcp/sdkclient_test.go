@@ -51,15 +51,17 @@ func connectSDKClient(t *testing.T, caller Caller, version string) *sdkmcp.Clien
 }
 
 // TestSDKClient: the go-sdk client negotiates, pings, lists and calls at each
-// version; the default client (which tries server/discover first) falls back
-// to initialize and lands on 2025-11-25.
+// version; the default client asks server/discover first and then sends
+// every request sessionless at 2026-07-28 (D14), answered in the 2025-11-25
+// shape.
 func TestSDKClient(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ ask, want string }{
 		{Version20241105, Version20241105},
 		{Version20250618, Version20250618},
 		{Version20251125, Version20251125},
-		{"", Version20251125},
+		{Version20260728, Version20260728},
+		{"", Version20260728},
 	} {
 		t.Run("ask="+c.ask, func(t *testing.T) {
 			t.Parallel()

@@ -81,7 +81,7 @@ func NewServer(cfg Config) *Server {
 	s.sdk = sdkmcp.NewServer(&sdkmcp.Implementation{Name: ServerName, Version: s.version}, &sdkmcp.ServerOptions{
 		Instructions:              Instructions,
 		Capabilities:              capabilities(),
-		SupportedProtocolVersions: SupportedVersions(),
+		SupportedProtocolVersions: sdkVersions(),
 		Logger:                    newSlogLogger(s.log.Named("sdk")),
 	})
 	for _, t := range toolDefinitions() {
@@ -209,6 +209,11 @@ func (s *Server) initialize(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 		if p == nil || ss == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msgInitVersion}
 		}
+		if overHTTP(req) {
+			// Over HTTP every request has a session of its own; later
+			// requests state their version in the MCP-Protocol-Version header.
+			return s.initializeResult(negotiate(p.ProtocolVersion)), nil
+		}
 		s.mu.Lock()
 		_, again := s.sessions[ss]
 		v := negotiate(p.ProtocolVersion)
@@ -219,22 +224,34 @@ func (s *Server) initialize(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 		if again {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msgAlreadyInitialized}
 		}
-		return &sdkmcp.InitializeResult{
-			ProtocolVersion: v,
-			Capabilities:    capabilities(),
-			Instructions:    Instructions,
-			ServerInfo:      &sdkmcp.Implementation{Name: ServerName, Version: s.version},
-		}, nil
+		return s.initializeResult(v), nil
+	}
+}
+
+func (s *Server) initializeResult(v string) *sdkmcp.InitializeResult {
+	return &sdkmcp.InitializeResult{
+		ProtocolVersion: v,
+		Capabilities:    capabilities(),
+		Instructions:    Instructions,
+		ServerInfo:      &sdkmcp.Implementation{Name: ServerName, Version: s.version},
 	}
 }
 
 // toolList is the wire shape of a tools/list result: {"tools":[…]} and
-// nothing else (the SDK's ttlMs/cacheScope cache hints belong to the
-// 2026-07-28 protocol this server does not serve).
+// nothing else, except for a 2026-07-28 request, whose result also carries
+// resultType and the SDK's ttlMs/cacheScope cache hints (and, added by the
+// SDK, the server's identity in _meta).
 type toolList struct {
 	sdkmcp.ResultBase
-	Tools []wireTool `json:"tools"`
+	ResultType string     `json:"resultType,omitempty"`
+	TTLMs      *int       `json:"ttlMs,omitempty"`
+	CacheScope string     `json:"cacheScope,omitempty"`
+	Tools      []wireTool `json:"tools"`
 }
+
+// resultTypeComplete is the resultType of every 2026-07-28 result this
+// server gives (it never asks the client for input).
+const resultTypeComplete = "complete"
 
 type wireTool struct {
 	Name         string           `json:"name"`
@@ -299,10 +316,13 @@ func (s *Server) renderToolList(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 		if !ok {
 			return nil, fmt.Errorf("tools/list returned %T", res)
 		}
-		v := s.sessionVersion(serverSession(req))
+		v := s.requestVersion(req)
 		sorted := slices.Clone(list.Tools)
 		slices.SortStableFunc(sorted, func(a, b *sdkmcp.Tool) int { return s.toolRank(a.Name) - s.toolRank(b.Name) })
 		out := &toolList{Tools: make([]wireTool, 0, len(sorted))}
+		if shapeFor(v).sessionless {
+			out.ResultType, out.TTLMs, out.CacheScope = resultTypeComplete, ptr(list.TTLMs), list.CacheScope
+		}
 		for _, t := range sorted {
 			out.Tools = append(out.Tools, renderTool(t, v))
 		}
@@ -314,6 +334,7 @@ func (s *Server) renderToolList(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 // present, structuredContent only in sessions from 2025-06-18 on.
 type callResult struct {
 	sdkmcp.ResultBase
+	ResultType        string          `json:"resultType,omitempty"`
 	Content           []textBlock     `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 	IsError           bool            `json:"isError"`
@@ -334,9 +355,11 @@ func (s *Server) renderToolCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 		}
 		var res sdkmcp.Result
 		var err error
+		v := s.requestVersion(req)
+		ctx = withVersion(ctx, v)
 		p, _ := req.GetParams().(*sdkmcp.CallToolParamsRaw)
 		if p != nil && s.toolRank(p.Name) == len(s.names) {
-			res, err = s.runTool(ctx, serverSession(req), p.Name, p.Arguments)
+			res, err = s.runTool(ctx, p.Name, p.Arguments)
 		} else {
 			res, err = next(ctx, method, req)
 		}
@@ -348,6 +371,9 @@ func (s *Server) renderToolCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 			return nil, fmt.Errorf("tools/call returned %T", res)
 		}
 		out := &callResult{Content: []textBlock{}, IsError: r.IsError}
+		if shapeFor(v).sessionless {
+			out.ResultType = resultTypeComplete
+		}
 		for _, c := range r.Content {
 			if t, ok := c.(*sdkmcp.TextContent); ok {
 				out.Content = append(out.Content, textBlock{Type: "text", Text: t.Text})
@@ -362,18 +388,19 @@ func (s *Server) renderToolCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 
 // handleTool is the sdkmcp.ToolHandler of every registered tool.
 func (s *Server) handleTool(ctx context.Context, req *sdkmcp.CallToolRequest) (*sdkmcp.CallToolResult, error) {
-	return s.runTool(ctx, req.Session, req.Params.Name, req.Params.Arguments)
+	return s.runTool(ctx, req.Params.Name, req.Params.Arguments)
 }
 
-// runTool calls the Caller and shapes its outcome for the session's version.
-func (s *Server) runTool(ctx context.Context, ss *sdkmcp.ServerSession, name string, rawArgs json.RawMessage) (*sdkmcp.CallToolResult, error) {
+// runTool calls the Caller and shapes its outcome for the request's version,
+// which renderToolCall put in ctx.
+func (s *Server) runTool(ctx context.Context, name string, rawArgs json.RawMessage) (*sdkmcp.CallToolResult, error) {
 	args := map[string]json.RawMessage{}
 	if len(rawArgs) > 0 {
 		if err := json.Unmarshal(rawArgs, &args); err != nil || args == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msgArgsObject}
 		}
 	}
-	sh := shapeFor(s.sessionVersion(ss))
+	sh := shapeFor(ctxVersion(ctx))
 	res, err := s.caller.Call(ctx, name, args)
 	var argErr *ArgError
 	switch {

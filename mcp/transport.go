@@ -455,7 +455,7 @@ func (c *conn) request(id requestID, method string, params json.RawMessage, hasP
 			c.writeError(id.raw, jsonrpc.CodeInvalidRequest, msgIDActive)
 			return
 		}
-		if method != methodPing && method != methodToolsList {
+		if method != methodPing && method != methodToolsList && method != methodDiscover {
 			c.writeError(id.raw, codeBatchActive, msgBatchActive)
 			return
 		}
@@ -474,9 +474,19 @@ func (c *conn) request(id requestID, method string, params json.RawMessage, hasP
 	// The SDK gets canonical params built from the checked fields only: the
 	// contract ignores everything else (clientInfo, capabilities, cursor,
 	// _meta), so nothing else may make the SDK's decoding fail, and no
-	// 2026-07-28 sessionless _meta can switch a request's protocol.
+	// _meta other than a 2026-07-28 request's can switch a request's protocol.
 	var forward json.RawMessage
 	background := false
+	sessionless := sessionlessMeta(fields["_meta"])
+	withMeta := func(p map[string]json.RawMessage) json.RawMessage {
+		if sessionless {
+			p["_meta"] = fields["_meta"]
+		}
+		if len(p) == 0 {
+			return nil
+		}
+		return mustMarshal(p)
+	}
 	switch method {
 	case methodInitialize:
 		v, ok := jsonString(fields["protocolVersion"])
@@ -485,7 +495,19 @@ func (c *conn) request(id requestID, method string, params json.RawMessage, hasP
 			return
 		}
 		forward = mustMarshal(map[string]json.RawMessage{"protocolVersion": fields["protocolVersion"]})
-	case methodPing, methodToolsList:
+	case methodDiscover:
+		if !sessionless {
+			c.writeError(id.raw, jsonrpc.CodeMethodNotFound, msgDiscoverNotFound)
+			return
+		}
+		forward = withMeta(map[string]json.RawMessage{})
+	case methodPing:
+		if sessionless {
+			c.writeError(id.raw, jsonrpc.CodeMethodNotFound, msgPingRemoved)
+			return
+		}
+	case methodToolsList:
+		forward = withMeta(map[string]json.RawMessage{})
 	case methodToolsCall:
 		name, ok := jsonString(fields["name"])
 		if !ok {
@@ -500,7 +522,7 @@ func (c *conn) request(id requestID, method string, params json.RawMessage, hasP
 			}
 			p["arguments"] = args
 		}
-		forward = mustMarshal(p)
+		forward = withMeta(p)
 		background = name == c.bgTool && (c.badArgs == nil || !c.badArgs(p["arguments"]))
 	default:
 		c.writeError(id.raw, jsonrpc.CodeMethodNotFound, "Method not found: "+method)
@@ -619,14 +641,19 @@ func (c *conn) writeLine(line []byte) error {
 func encodeResponse(id json.RawMessage, resp *jsonrpc.Response) []byte {
 	if resp.Error != nil {
 		code, message := int64(jsonrpc.CodeInternalError), resp.Error.Error()
+		var data json.RawMessage
 		var we *jsonrpc.Error
 		if errors.As(resp.Error, &we) {
 			message = we.Message
 			if we.Code != 0 {
 				code = we.Code
 			}
+			if we.Code == sdkmcp.CodeUnsupportedProtocolVersion && json.Valid(we.Data) {
+				// A 2026-07-28 client picks a version from the data.
+				data = we.Data
+			}
 		}
-		return encodeError(id, code, message)
+		return encodeErrorData(id, code, message, data)
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
@@ -640,6 +667,12 @@ func encodeResponse(id json.RawMessage, resp *jsonrpc.Response) []byte {
 }
 
 func encodeError(id json.RawMessage, code int64, message string) []byte {
+	return encodeErrorData(id, code, message, nil)
+}
+
+// encodeErrorData is encodeError with a data member when data is not empty
+// (only -32022, the unsupported version of a 2026-07-28 request, has one).
+func encodeErrorData(id json.RawMessage, code int64, message string, data json.RawMessage) []byte {
 	if code == 0 {
 		code = jsonrpc.CodeInternalError
 	}
@@ -651,6 +684,12 @@ func encodeError(id json.RawMessage, code int64, message string) []byte {
 	b.WriteString(strconv.FormatInt(code, 10))
 	b.WriteString(`,"message":`)
 	b.Write(msg)
+	if len(data) > 0 {
+		b.WriteString(`,"data":`)
+		if err := json.Compact(&b, data); err != nil {
+			b.WriteString("null")
+		}
+	}
 	b.WriteString(`}}`)
 	return b.Bytes()
 }
