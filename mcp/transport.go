@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -398,36 +397,17 @@ func (c *conn) handleLine(line []byte) {
 	if len(line) == 0 {
 		return
 	}
-	if !json.Valid(line) {
-		c.writeError(nil, jsonrpc.CodeParseError, msgParseError)
+	m, rerr := parseMessage(line)
+	if rerr != nil {
+		c.writeLineLogged(rerr.encode())
 		return
 	}
-	if line[0] != '{' { // scalars, null and (unsupported) batch arrays
-		c.writeError(nil, jsonrpc.CodeInvalidRequest, msgInvalidRequest)
+	if !m.hasID {
+		c.notification(m)
 		return
 	}
-	var env map[string]json.RawMessage
-	if err := json.Unmarshal(line, &env); err != nil {
-		c.writeError(nil, jsonrpc.CodeParseError, msgParseError)
-		return
-	}
-	idRaw, hasID := env["id"]
-	id, idOK := parseID(idRaw)
-	if idOK {
-		answerID = id.raw
-	}
-	method, methodOK := jsonString(env["method"])
-	version, _ := jsonString(env["jsonrpc"])
-	if version != "2.0" || !methodOK || (hasID && !idOK) {
-		c.writeError(answerID, jsonrpc.CodeInvalidRequest, msgInvalidRequest)
-		return
-	}
-	params, hasParams := env["params"]
-	if !hasID {
-		c.notification(method, params)
-		return
-	}
-	c.request(id, method, params, hasParams)
+	answerID = m.id.raw
+	c.request(m)
 }
 
 // jsonString decodes raw when it is a JSON string.
@@ -446,7 +426,8 @@ func isObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
 
 // request checks a request with a valid envelope and id (docs/mcp-server.md#2.2 steps 4–6,
 // docs/mcp-server.md#5) and hands it to the SDK.
-func (c *conn) request(id requestID, method string, params json.RawMessage, hasParams bool) {
+func (c *conn) request(m message) {
+	id, method := m.id, m.method
 	c.mu.Lock()
 	b := c.batch
 	c.mu.Unlock()
@@ -460,74 +441,12 @@ func (c *conn) request(id requestID, method string, params json.RawMessage, hasP
 			return
 		}
 	}
-	if hasParams && !isObject(params) {
-		c.writeError(id.raw, jsonrpc.CodeInvalidParams, msgParamsObject)
+	forward, tool, args, rerr := m.forwardRequest()
+	if rerr != nil {
+		c.writeLineLogged(rerr.encode())
 		return
 	}
-	var fields map[string]json.RawMessage
-	if hasParams {
-		if err := json.Unmarshal(params, &fields); err != nil {
-			c.writeError(id.raw, jsonrpc.CodeInvalidParams, msgParamsObject)
-			return
-		}
-	}
-	// The SDK gets canonical params built from the checked fields only: the
-	// contract ignores everything else (clientInfo, capabilities, cursor,
-	// _meta), so nothing else may make the SDK's decoding fail, and no
-	// _meta other than a 2026-07-28 request's can switch a request's protocol.
-	var forward json.RawMessage
-	background := false
-	sessionless := sessionlessMeta(fields["_meta"])
-	withMeta := func(p map[string]json.RawMessage) json.RawMessage {
-		if sessionless {
-			p["_meta"] = fields["_meta"]
-		}
-		if len(p) == 0 {
-			return nil
-		}
-		return mustMarshal(p)
-	}
-	switch method {
-	case methodInitialize:
-		v, ok := jsonString(fields["protocolVersion"])
-		if !ok || strings.TrimSpace(v) == "" {
-			c.writeError(id.raw, jsonrpc.CodeInvalidParams, msgInitVersion)
-			return
-		}
-		forward = mustMarshal(map[string]json.RawMessage{"protocolVersion": fields["protocolVersion"]})
-	case methodDiscover:
-		if !sessionless {
-			c.writeError(id.raw, jsonrpc.CodeMethodNotFound, msgDiscoverNotFound)
-			return
-		}
-		forward = withMeta(map[string]json.RawMessage{})
-	case methodPing:
-		if sessionless {
-			c.writeError(id.raw, jsonrpc.CodeMethodNotFound, msgPingRemoved)
-			return
-		}
-	case methodToolsList:
-		forward = withMeta(map[string]json.RawMessage{})
-	case methodToolsCall:
-		name, ok := jsonString(fields["name"])
-		if !ok {
-			c.writeError(id.raw, jsonrpc.CodeInvalidParams, msgNameString)
-			return
-		}
-		p := map[string]json.RawMessage{"name": fields["name"]}
-		if args, ok := fields["arguments"]; ok {
-			if !isObject(args) {
-				c.writeError(id.raw, jsonrpc.CodeInvalidParams, msgArgsObject)
-				return
-			}
-			p["arguments"] = args
-		}
-		forward = withMeta(p)
-		background = name == c.bgTool && (c.badArgs == nil || !c.badArgs(p["arguments"]))
-	default:
-		c.writeError(id.raw, jsonrpc.CodeMethodNotFound, "Method not found: "+method)
-		return
-	}
+	background := method == methodToolsCall && tool == c.bgTool && (c.badArgs == nil || !c.badArgs(args))
 
 	c.mu.Lock()
 	if background && c.batch != nil { // only this goroutine starts batches; kept as a guard
@@ -560,26 +479,10 @@ func (c *conn) request(id requestID, method string, params json.RawMessage, hasP
 
 // notification handles a message without id: only a cancellation of the
 // active batch has an effect (docs/mcp-server.md#5); everything else is ignored silently.
-func (c *conn) notification(method string, params json.RawMessage) {
-	if method != methodCancelled || !isObject(params) {
-		return
-	}
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-		Reason    json.RawMessage `json:"reason"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return
-	}
-	rid, ok := parseID(p.RequestID)
+func (c *conn) notification(m message) {
+	rid, reason, ok := m.cancelTarget()
 	if !ok {
 		return
-	}
-	reason := ""
-	if p.Reason != nil {
-		if reason, ok = jsonString(p.Reason); !ok {
-			return
-		}
 	}
 	c.mu.Lock()
 	b := c.batch
@@ -624,7 +527,12 @@ func (c *conn) deliver(m jsonrpc.Message) bool {
 
 // writeError writes an error response; id nil means "id":null.
 func (c *conn) writeError(id json.RawMessage, code int64, message string) {
-	if err := c.writeLine(encodeError(id, code, message)); err != nil {
+	c.writeLineLogged(encodeError(id, code, message))
+}
+
+// writeLineLogged writes one line and logs a failure.
+func (c *conn) writeLineLogged(line []byte) {
+	if err := c.writeLine(line); err != nil {
 		c.log.Warn("writing response failed", "error", err)
 	}
 }
