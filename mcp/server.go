@@ -55,19 +55,22 @@ type Server struct {
 	sdk     *sdkmcp.Server
 	names   []string // the tools in tools/list order
 
-	mu       sync.Mutex
-	sessions map[*sdkmcp.ServerSession]string // negotiated version; absent = before initialize
+	mu        sync.Mutex
+	sessions  map[*sdkmcp.ServerSession]string // stdio: negotiated version; absent = before initialize
+	httpSeq   uint64
+	httpCalls map[string]*httpCall // HTTP requests in flight, by the token id the SDK sees
 }
 
 // NewServer builds the server and registers the nine tools.
 func NewServer(cfg Config) *Server {
 	s := &Server{
-		caller:   cfg.Caller,
-		version:  cfg.Version,
-		log:      cfg.Logger,
-		drain:    cfg.DrainTimeout,
-		names:    ToolNames(),
-		sessions: map[*sdkmcp.ServerSession]string{},
+		caller:    cfg.Caller,
+		version:   cfg.Version,
+		log:       cfg.Logger,
+		drain:     cfg.DrainTimeout,
+		names:     ToolNames(),
+		sessions:  map[*sdkmcp.ServerSession]string{},
+		httpCalls: map[string]*httpCall{},
 	}
 	if s.version == "" {
 		s.version = "dev"
@@ -88,7 +91,7 @@ func NewServer(cfg Config) *Server {
 		s.sdk.AddTool(t, s.handleTool)
 	}
 	// Outermost first: recover wraps everything, including the SDK's own handlers.
-	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.initialize, s.renderToolList, s.renderToolCall)
+	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.cancelWithHTTPCall, s.initialize, s.renderToolList, s.renderToolCall)
 	return s
 }
 

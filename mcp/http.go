@@ -1,0 +1,455 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Streamable HTTP serving (decision D14, docs/http.md).
+const (
+	// HTTPPath is where the MCP endpoint is served.
+	HTTPPath = "/mcp"
+	// MaxHTTPBody is the largest request body accepted; a larger one is 413.
+	MaxHTTPBody = 1 << 20
+	// TokenParam is the query parameter that may carry the token.
+	TokenParam = "token"
+	// ShutdownTimeout bounds the stop after SIGINT/SIGTERM: in-flight calls
+	// are cancelled first, then the server waits this long for their answers.
+	ShutdownTimeout = 4 * time.Second
+
+	// callHeader carries a request's registry token from the front to the
+	// middleware; a client's own header of that name is removed first.
+	callHeader = "Buildguard-Call"
+	// readHeaderTimeout bounds a client that opens a connection and stalls.
+	readHeaderTimeout = 10 * time.Second
+)
+
+// The error texts of the HTTP front.
+const (
+	msgUnauthorized = "Unauthorized: send the token printed at startup as Authorization: Bearer TOKEN or as the token query parameter"
+	msgForbidden    = "Forbidden: Origin and Host must name this server on a loopback address"
+	msgTooLarge     = "Request body exceeds 1048576 bytes"
+	msgPostOnly     = "Method Not Allowed: send JSON-RPC messages with POST"
+	msgNotFound     = "Not Found: the MCP endpoint is " + HTTPPath
+	msgEmptyBody    = "Invalid Request: the body is empty"
+)
+
+// HTTPHandler serves a Server over streamable HTTP at HTTPPath: go-sdk's
+// StreamableHTTPHandler (stateless, JSON responses) behind the checks of
+// D14. In order: the path, Origin and Host (403 unless they name this
+// server on a loopback address: no DNS rebinding), the token (401, compared
+// in constant time), POST, the body (413 over MaxHTTPBody), then the same
+// envelope and params checks as stdio (400 for a body that is no valid
+// JSON-RPC message, 200 with the JSON-RPC error for a request the server
+// refuses). The SDK then gets a canonical request whose id is a token of
+// this handler, and its answer goes back with the client's id literal, in
+// the encoding stdio uses.
+//
+// Every request is served on its own (stateless): a tools/call's context is
+// cancelled when its HTTP request ends, when a notifications/cancelled POST
+// names its id (then its answer is suppressed: 204), or when Close is called.
+type HTTPHandler struct {
+	srv   *Server
+	sdk   http.Handler
+	token [sha256.Size]byte
+	log   hclog.Logger
+
+	ctx    context.Context // done once Close is called
+	cancel context.CancelFunc
+}
+
+// httpCall is one request in flight through an HTTPHandler.
+type httpCall struct {
+	id        requestID
+	ctx       context.Context
+	cancel    context.CancelFunc
+	cancelled bool // by notifications/cancelled; guarded by Server.mu
+}
+
+// HTTPHandler returns the streamable HTTP front of s, accepting token (which
+// must not be empty).
+func (s *Server) HTTPHandler(token string) *HTTPHandler {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &HTTPHandler{srv: s, token: sha256.Sum256([]byte(token)), log: s.log.Named("http"), ctx: ctx, cancel: cancel}
+	h.sdk = sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return s.sdk }, &sdkmcp.StreamableHTTPOptions{
+		Stateless:           true,
+		JSONResponse:        true,
+		MaxRequestBodyBytes: MaxHTTPBody,
+		Logger:              newSlogLogger(h.log.Named("sdk")),
+	})
+	return h
+}
+
+// Close cancels every call in flight; later requests are cancelled at once.
+func (h *HTTPHandler) Close() { h.cancel() }
+
+// ServeHTTP implements http.Handler.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			h.log.Error("panic while serving an HTTP request", "panic", fmt.Sprint(p))
+			writeHTTPError(w, http.StatusInternalServerError, &rpcError{code: jsonrpc.CodeInternalError, message: msgInternal})
+		}
+	}()
+	if r.URL.Path != HTTPPath {
+		writeHTTPError(w, http.StatusNotFound, &rpcError{code: jsonrpc.CodeInvalidRequest, message: msgNotFound})
+		return
+	}
+	if !sameLoopbackOrigin(r) {
+		writeHTTPError(w, http.StatusForbidden, &rpcError{code: jsonrpc.CodeInvalidRequest, message: msgForbidden})
+		return
+	}
+	if !h.authorized(r) {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		writeHTTPError(w, http.StatusUnauthorized, &rpcError{code: jsonrpc.CodeInvalidRequest, message: msgUnauthorized})
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeHTTPError(w, http.StatusMethodNotAllowed, &rpcError{code: jsonrpc.CodeInvalidRequest, message: msgPostOnly})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxHTTPBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeHTTPError(w, http.StatusRequestEntityTooLarge, &rpcError{code: jsonrpc.CodeInvalidRequest, message: msgTooLarge})
+			return
+		}
+		writeHTTPError(w, http.StatusBadRequest, &rpcError{code: jsonrpc.CodeInvalidRequest, message: "Invalid Request: reading the body failed"})
+		return
+	}
+	frame := validUTF8(trimJSONSpace(body))
+	if len(frame) == 0 {
+		writeHTTPError(w, http.StatusBadRequest, &rpcError{code: jsonrpc.CodeInvalidRequest, message: msgEmptyBody})
+		return
+	}
+	m, rerr := parseMessage(frame)
+	if rerr != nil {
+		writeHTTPError(w, http.StatusBadRequest, rerr)
+		return
+	}
+	if !m.hasID {
+		// Notifications have no answer; only a cancellation acts (§5).
+		if id, _, ok := m.cancelTarget(); ok {
+			h.srv.cancelHTTPCall(id)
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	forward, _, _, rerr := m.forwardRequest()
+	if rerr != nil {
+		writeHTTPError(w, http.StatusOK, rerr)
+		return
+	}
+	h.serveRequest(w, r, m, forward)
+}
+
+// serveRequest hands one checked request to the SDK under a token id and
+// relays the answer with the client's id.
+func (h *HTTPHandler) serveRequest(w http.ResponseWriter, r *http.Request, m message, forward json.RawMessage) {
+	token, cl := h.srv.addHTTPCall(h.ctx, r.Context(), m.id)
+	defer h.srv.removeHTTPCall(token)
+
+	canonical, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      string          `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params,omitempty"`
+	}{"2.0", token, m.method, forward})
+	if err != nil {
+		panic(fmt.Sprintf("encoding a canonical request: %v", err))
+	}
+	fwd := r.Clone(r.Context())
+	fwd.Body = io.NopCloser(bytes.NewReader(canonical))
+	fwd.ContentLength = int64(len(canonical))
+	fwd.Header.Del("Content-Length")
+	// Nothing below sees the token: not the SDK, not its logs.
+	fwd.Header.Del("Authorization")
+	q := fwd.URL.Query()
+	q.Del(TokenParam)
+	fwd.URL.RawQuery = q.Encode()
+	fwd.RequestURI = fwd.URL.RequestURI()
+	fwd.Header.Set(callHeader, token)
+
+	rec := &recorder{header: http.Header{}}
+	h.sdk.ServeHTTP(rec, fwd)
+
+	if h.srv.httpCallCancelled(cl) {
+		// A cancelled request is never answered (§5).
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	h.relay(w, rec, m.id.raw)
+}
+
+// relay writes the SDK's answer rec to w: a JSON-RPC answer re-encoded with
+// the client's id literal (as stdio writes it: no code 0, key order), an
+// error the SDK gave as text as a JSON-RPC error with the same status.
+func (h *HTTPHandler) relay(w http.ResponseWriter, rec *recorder, id json.RawMessage) {
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	body := rec.body.Bytes()
+	mt, _, _ := mime.ParseMediaType(rec.header.Get("Content-Type"))
+	switch {
+	case status == http.StatusAccepted || status == http.StatusNoContent:
+		w.WriteHeader(status)
+		return
+	case mt == "application/json" && len(bytes.TrimSpace(body)) > 0:
+		msg, err := jsonrpc.DecodeMessage(body)
+		resp, ok := msg.(*jsonrpc.Response)
+		if err != nil || !ok {
+			h.log.Error("the SDK answered with something other than one JSON-RPC response", "status", status)
+			writeHTTPError(w, http.StatusInternalServerError, &rpcError{id: id, code: jsonrpc.CodeInternalError, message: msgInternal})
+			return
+		}
+		writeHTTPBody(w, status, encodeResponse(id, resp))
+	case status >= 400:
+		text := strings.TrimSpace(string(body))
+		if text == "" {
+			text = http.StatusText(status)
+		}
+		writeHTTPError(w, status, &rpcError{id: id, code: jsonrpc.CodeInvalidRequest, message: text})
+	default:
+		h.log.Error("the SDK answered with an unexpected body", "status", status, "contentType", mt)
+		writeHTTPError(w, http.StatusInternalServerError, &rpcError{id: id, code: jsonrpc.CodeInternalError, message: msgInternal})
+	}
+}
+
+// authorized reports whether r carries the token, as a Bearer credential or
+// as the token query parameter; both are compared in constant time.
+func (h *HTTPHandler) authorized(r *http.Request) bool {
+	ok := false
+	if scheme, cred, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") {
+		ok = h.matches(strings.TrimSpace(cred))
+	}
+	if q, err := url.ParseQuery(r.URL.RawQuery); err == nil {
+		for _, v := range q[TokenParam] {
+			ok = h.matches(v) || ok
+		}
+	}
+	return ok
+}
+
+// matches compares the hashes of both tokens, so neither their contents
+// nor their lengths shape the time taken.
+func (h *HTTPHandler) matches(candidate string) bool {
+	sum := sha256.Sum256([]byte(candidate))
+	return subtle.ConstantTimeCompare(sum[:], h.token[:]) == 1
+}
+
+// sameLoopbackOrigin reports whether Host, and Origin when present, name
+// this server: a loopback name (127.0.0.1, [::1], localhost) and the port
+// the request came in on.
+func sameLoopbackOrigin(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil {
+		return false
+	}
+	_, port, err := net.SplitHostPort(local.String())
+	if err != nil || !loopbackHostPort(r.Host, port) {
+		return false
+	}
+	origins := r.Header.Values("Origin")
+	if len(origins) == 0 {
+		return true
+	}
+	if len(origins) > 1 {
+		return false
+	}
+	u, err := url.Parse(origins[0])
+	if err != nil || u.Scheme != "http" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return false
+	}
+	return loopbackHostPort(u.Host, port)
+}
+
+// loopbackHostPort reports whether hostport is a loopback name with port.
+func loopbackHostPort(hostport, port string) bool {
+	host, p, err := net.SplitHostPort(hostport)
+	return err == nil && p == port && IsLoopbackName(host)
+}
+
+// IsLoopbackName reports whether host (without brackets or port) is one of
+// the loopback names D14 allows: 127.0.0.1, ::1 or localhost.
+func IsLoopbackName(host string) bool {
+	return host == "127.0.0.1" || host == "::1" || strings.EqualFold(host, "localhost")
+}
+
+// writeHTTPError writes e as a JSON-RPC error body with status.
+func writeHTTPError(w http.ResponseWriter, status int, e *rpcError) {
+	writeHTTPBody(w, status, e.encode())
+}
+
+func writeHTTPBody(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// recorder is the http.ResponseWriter the SDK answers into.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
+}
+
+// Flush implements http.Flusher; the answer is relayed whole at the end.
+func (r *recorder) Flush() {}
+
+// addHTTPCall registers a request in flight: its context ends with the
+// HTTP request (req), with the handler (base), or with a cancellation.
+func (s *Server) addHTTPCall(base, req context.Context, id requestID) (string, *httpCall) {
+	ctx, cancel := context.WithCancel(base)
+	stop := context.AfterFunc(req, cancel)
+	cl := &httpCall{id: id, ctx: ctx, cancel: func() { stop(); cancel() }}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.httpSeq++
+	token := "h-" + strconv.FormatUint(s.httpSeq, 10)
+	s.httpCalls[token] = cl
+	return token, cl
+}
+
+func (s *Server) removeHTTPCall(token string) {
+	s.mu.Lock()
+	cl := s.httpCalls[token]
+	delete(s.httpCalls, token)
+	s.mu.Unlock()
+	if cl != nil {
+		cl.cancel()
+	}
+}
+
+// cancelHTTPCall cancels the call in flight with id. Over HTTP several
+// clients may have a call with the same id in flight; then the notification
+// is ambiguous and cancels none (each client can still close its request).
+func (s *Server) cancelHTTPCall(id requestID) {
+	s.mu.Lock()
+	var hit *httpCall
+	n := 0
+	for _, cl := range s.httpCalls {
+		if cl.id.key == id.key && !cl.cancelled {
+			hit = cl
+			n++
+		}
+	}
+	if n == 1 {
+		hit.cancelled = true
+	}
+	s.mu.Unlock()
+	if n == 1 {
+		hit.cancel()
+	} else if n > 1 {
+		s.log.Debug("ignoring an ambiguous cancellation over HTTP", "calls", n)
+	}
+}
+
+func (s *Server) httpCallCancelled(cl *httpCall) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return cl.cancelled
+}
+
+// httpCallContext is the context of the HTTP call req belongs to, if any.
+func (s *Server) httpCallContext(req sdkmcp.Request) context.Context {
+	if !overHTTP(req) {
+		return nil
+	}
+	token := req.GetExtra().Header.Get(callHeader)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cl := s.httpCalls[token]; cl != nil {
+		return cl.ctx
+	}
+	return nil
+}
+
+// cancelWithHTTPCall ties every request that came over HTTP to its call:
+// the handler's context ends when the call's does.
+func (s *Server) cancelWithHTTPCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
+	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
+		callCtx := s.httpCallContext(req)
+		if callCtx == nil {
+			return next(ctx, method, req)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(callCtx, cancel)
+		defer stop()
+		return next(ctx, method, req)
+	}
+}
+
+// ServeStreamableHTTP serves s over streamable HTTP on ln, accepting token, until ctx
+// is done; then it cancels the calls in flight, stops accepting and waits
+// at most ShutdownTimeout for their answers before closing every
+// connection. It returns nil after such a stop.
+func (s *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, token string) error {
+	if token == "" {
+		return errors.New("serving MCP over HTTP: the token is empty")
+	}
+	h := s.HTTPHandler(token)
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ErrorLog:          s.log.Named("http").StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		h.Close()
+		return fmt.Errorf("serving MCP over HTTP: %w", err)
+	case <-ctx.Done():
+	}
+	h.Close()
+	stopCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(stopCtx); err != nil {
+		s.log.Warn("closing connections after the shutdown wait", "waited", ShutdownTimeout)
+		_ = hs.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving MCP over HTTP: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,358 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/buildguard/buildguard/internal/lockedbuf"
+)
+
+const testToken = "test-token-0123456789abcdef"
+
+// httpFixture is a server with a fake caller behind a real loopback
+// listener.
+type httpFixture struct {
+	t      *testing.T
+	caller *fakeCaller
+	ts     *httptest.Server
+	client *http.Client
+	logs   *lockedbuf.Buffer
+	port   string
+}
+
+func newHTTPFixture(t *testing.T, caller *fakeCaller) *httpFixture {
+	t.Helper()
+	logs := &lockedbuf.Buffer{}
+	srv := NewServer(Config{Caller: caller, Version: "test", Logger: testLogger(logs)})
+	h := srv.HTTPHandler(testToken)
+	ts := httptest.NewServer(h)
+	tr := &http.Transport{DisableKeepAlives: true}
+	f := &httpFixture{t: t, caller: caller, ts: ts, client: &http.Client{Transport: tr, Timeout: 20 * time.Second}, logs: logs}
+	_, f.port, _ = net.SplitHostPort(ts.Listener.Addr().String())
+	t.Cleanup(func() {
+		h.Close()
+		ts.Close()
+		tr.CloseIdleConnections()
+	})
+	return f
+}
+
+// post sends body to /mcp with the token and the headers every streamable
+// HTTP client sends, plus extra (name, value pairs).
+func (f *httpFixture) post(ctx context.Context, body string, extra ...string) (int, string) {
+	f.t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.ts.URL+HTTPPath, strings.NewReader(body))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(extra); i += 2 {
+		req.Header.Set(extra[i], extra[i+1])
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, ""
+		}
+		f.t.Fatalf("POST: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestHTTPTranscripts sends the requests of each testdata/http/*.txtar to a
+// served handler and compares status and body with the expected response,
+// byte for byte. A request file is a request line, header lines, a blank
+// line and the body; a response file is the status code and the body. $TOKEN
+// and $PORT stand for the token and the server's port.
+func TestHTTPTranscripts(t *testing.T) {
+	checkNoLeakedGoroutines(t)
+	files, err := filepath.Glob("testdata/http/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no HTTP transcripts: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := newHTTPFixture(t, &fakeCaller{})
+			expand := strings.NewReplacer("$TOKEN", testToken, "$PORT", f.port).Replace
+			changed := false
+			for i := 0; i < len(ar.Files); i++ {
+				if !strings.HasSuffix(ar.Files[i].Name, ".request") {
+					continue
+				}
+				got := f.exchange(t, expand(string(ar.Files[i].Data)))
+				name := strings.TrimSuffix(ar.Files[i].Name, ".request") + ".response"
+				if i+1 >= len(ar.Files) || ar.Files[i+1].Name != name {
+					t.Fatalf("%s has no %s after it", ar.Files[i].Name, name)
+				}
+				if *update {
+					ar.Files[i+1].Data = []byte(got)
+					changed = true
+					continue
+				}
+				if diff := cmp.Diff(string(ar.Files[i+1].Data), got); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", name, diff)
+				}
+			}
+			if changed {
+				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if logs := f.logs.String(); logs != "" {
+				t.Errorf("log output at warn level:\n%s", logs)
+			}
+			if strings.Contains(f.logs.String(), testToken) {
+				t.Error("the token appeared in the log")
+			}
+		})
+	}
+}
+
+// exchange sends one transcript request and renders the response as
+// "STATUS\nBODY".
+func (f *httpFixture) exchange(t *testing.T, spec string) string {
+	t.Helper()
+	head, body, _ := strings.Cut(spec, "\n\n")
+	lines := strings.Split(head, "\n")
+	method, target, ok := strings.Cut(lines[0], " ")
+	if !ok {
+		t.Fatalf("bad request line %q", lines[0])
+	}
+	req, err := http.NewRequest(method, f.ts.URL+target, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines[1:] {
+		k, v, ok := strings.Cut(l, ": ")
+		if !ok {
+			t.Fatalf("bad header line %q", l)
+		}
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+			continue
+		}
+		req.Header.Add(k, v)
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, target, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 0 && resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("%s %s: Content-Type %q for a body", method, target, resp.Header.Get("Content-Type"))
+	}
+	if resp.StatusCode == http.StatusUnauthorized && resp.Header.Get("WWW-Authenticate") != "Bearer" {
+		t.Errorf("401 without WWW-Authenticate: Bearer")
+	}
+	assertOnlyJSONRPC(t, b)
+	return strconv.Itoa(resp.StatusCode) + "\n" + string(b)
+}
+
+// TestHTTPBodyLimit: a body of exactly MaxHTTPBody bytes is served, one more
+// byte is 413 with a JSON-RPC error.
+func TestHTTPBodyLimit(t *testing.T) {
+	t.Parallel()
+	f := newHTTPFixture(t, &fakeCaller{})
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	fit := ping + strings.Repeat(" ", MaxHTTPBody-len(ping))
+	if status, body := f.post(context.Background(), fit); status != http.StatusOK || body != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
+		t.Errorf("body of %d bytes: %d %s", len(fit), status, body)
+	}
+	status, body := f.post(context.Background(), fit+" ")
+	if status != http.StatusRequestEntityTooLarge || body != `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Request body exceeds 1048576 bytes"}}`+"\n" {
+		t.Errorf("body of %d bytes: %d %s", len(fit)+1, status, body)
+	}
+}
+
+// TestHTTPCancellation: a notifications/cancelled POST naming a verification
+// batch in flight cancels its context, and the batch is never answered
+// (204); a client closing its request cancels the call too.
+func TestHTTPCancellation(t *testing.T) {
+	t.Parallel()
+	caller := &fakeCaller{started: make(chan string, 4)}
+	f := newHTTPFixture(t, caller)
+	batch := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{"classes":[]}}}`
+	hdr := []string{"MCP-Protocol-Version", Version20251125}
+	type answer struct {
+		status int
+		body   string
+	}
+	done := make(chan answer, 1)
+	go func() {
+		s, b := f.post(context.Background(), batch, hdr...)
+		done <- answer{s, b}
+	}()
+	caller.awaitStart(t)
+	if s, b := f.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"test"}}`, hdr...); s != http.StatusAccepted || b != "" {
+		t.Errorf("cancellation: %d %q", s, b)
+	}
+	select {
+	case a := <-done:
+		if a.status != http.StatusNoContent || a.body != "" {
+			t.Errorf("cancelled batch answered: %d %s", a.status, a.body)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("cancelled batch still running after 10 s")
+	}
+	if n := caller.cancelledCount(); n != 1 {
+		t.Errorf("batches cancelled: %d, want 1", n)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		s, b := f.post(ctx, batch, hdr...)
+		done <- answer{s, b}
+	}()
+	caller.awaitStart(t)
+	cancel()
+	<-done
+	waitFor(t, "the closed request's call to be cancelled", func() bool { return caller.cancelledCount() == 2 })
+}
+
+// TestHTTPShutdown: cancelling ServeStreamableHTTP's context cancels the
+// call in flight and returns well within 5 s.
+func TestHTTPShutdown(t *testing.T) {
+	checkNoLeakedGoroutines(t)
+	caller := &fakeCaller{started: make(chan string, 1)}
+	srv := NewServer(Config{Caller: caller, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeStreamableHTTP(ctx, ln, testToken) }()
+	tr := &http.Transport{DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	answered := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+HTTPPath+"?token="+testToken,
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			answered <- 0
+			return
+		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	caller.awaitStart(t)
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("ServeStreamableHTTP: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("still serving 5 s after the stop")
+	}
+	if d := time.Since(start); d > ShutdownTimeout {
+		t.Errorf("stop took %s", d)
+	}
+	if s := <-answered; s != http.StatusOK {
+		t.Errorf("the cancelled call's request ended with %d, want its 200 answer", s)
+	}
+	if caller.cancelledCount() != 1 {
+		t.Error("the call in flight was not cancelled")
+	}
+}
+
+// TestHTTPSameAsStdio: every tools/call of the version transcripts gets the
+// same answer over HTTP (one request each, MCP-Protocol-Version header) as
+// in a stdio session initialized at that version.
+func TestHTTPSameAsStdio(t *testing.T) {
+	t.Parallel()
+	calls := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_status","arguments":{"port":"4000"}}}`,
+		`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"reclazz_status","arguments":{"timeoutMs":"bad"}}}`,
+		`{"jsonrpc":"2.0","id":3.0,"method":"tools/call","params":{"name":"reclazz_nope","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":7}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"reclazz_status","arguments":[]}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"reclazz_scan","arguments":{"mode":"broken"}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_scan","arguments":{"mode":"panic"}}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":9,"method":"ping"}`,
+	}
+	f := newHTTPFixture(t, &fakeCaller{})
+	for _, v := range SupportedVersions() {
+		in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + v + `"}}` + "\n" + strings.Join(calls, "\n") + "\n"
+		var out bytes.Buffer
+		srv := NewServer(Config{Caller: &fakeCaller{}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
+		if err := srv.Serve(context.Background(), strings.NewReader(in), &out); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(&out)
+		sc.Buffer(nil, 1<<20)
+		sc.Scan() // initialize
+		for _, c := range calls {
+			sc.Scan()
+			status, body := f.post(context.Background(), c, "MCP-Protocol-Version", v)
+			if status != http.StatusOK || body != sc.Text()+"\n" {
+				t.Errorf("%s at %s:\nstdio %s\nhttp  %d %s", c, v, sc.Text(), status, body)
+			}
+		}
+	}
+	if strings.Contains(f.logs.String(), "fake caller panicked") == false {
+		t.Error("the panic over HTTP was not logged")
+	}
+}
+
+// checkNoLeakedGoroutines fails t when, 5 s after the test, more goroutines
+// run than before it (the test must not be parallel).
+func checkNoLeakedGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			var b strings.Builder
+			_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+			t.Errorf("%d goroutines after the test, %d before:\n%s", n, before, b.String())
+		}
+	})
+}
+
+// waitFor polls cond for at most 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
