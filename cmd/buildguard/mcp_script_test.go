@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -21,9 +22,9 @@ import (
 // driving the binary over sdkmcp.CommandTransport.
 func TestMCPScripts(t *testing.T) {
 	t.Parallel()
-	testscript.Run(t, scriptParams("testdata/mcp", map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"sdkclient": cmdSDKClient,
-	}))
+	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){"sdkclient": cmdSDKClient}
+	maps.Copy(cmds, httpScriptCmds)
+	testscript.Run(t, scriptParams("testdata/mcp", cmds))
 }
 
 // sdkclient VERSION|default [ARG...]: starts `buildguard mcp ARG...` through

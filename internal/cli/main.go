@@ -9,6 +9,7 @@ import (
 const usage = `Usage:
   buildguard [--port N | --port-file PATH] [--owner TOKEN] [--timeout-ms N] [--grace DURATION] [--transcript FILE] -- COMMAND [ARG...]
   buildguard mcp [--project-dir PATH] [--port-file PATH]
+  buildguard mcp --http ADDR [--token-file FILE] [--url-file FILE] [--project-dir PATH] [--port-file PATH]
   buildguard status | doctor | scan | pending                      [endpoint flags]
   buildguard diagnose CLASS                                        [endpoint flags]
   buildguard verify CLASS (SHA256 | --class-file FILE)             [endpoint flags]

@@ -14,8 +14,10 @@ import (
 	"github.com/buildguard/buildguard/mcp"
 )
 
-// mcpUsage is the usage line of `buildguard mcp` (docs/mcp-server.md#1.1).
-const mcpUsage = "Usage: buildguard mcp [--project-dir PATH] [--port-file PATH]\n"
+// mcpUsage is the usage line of `buildguard mcp` (docs/mcp-server.md#1.1);
+// the second line is the HTTP form (docs/decisions.md#D14).
+const mcpUsage = "Usage: buildguard mcp [--project-dir PATH] [--port-file PATH]\n" +
+	"       buildguard mcp --http ADDR [--token-file FILE] [--url-file FILE] [--project-dir PATH] [--port-file PATH]\n"
 
 // The startup parse failures of `buildguard mcp` (docs/mcp-server.md#1.1); each
 // is printed on stderr, followed by the usage line, with exit 2.
@@ -35,7 +37,8 @@ const maxPathChars = 4096
 
 // runMCP runs `buildguard mcp [--project-dir PATH] [--port-file PATH]`: it
 // parses the startup options before touching stdio, then serves MCP over
-// stdin/stdout until stdin reaches EOF (exit 0). Logs go to stderr (docs/decisions.md#D9); when
+// stdin/stdout until stdin reaches EOF (exit 0); with --http ADDR it serves
+// streamable HTTP instead (serveMCPHTTP). Logs go to stderr (docs/decisions.md#D9); when
 // stdout is the process's stdout, os.Stdout points at stderr meanwhile, so a
 // stray print cannot corrupt the protocol stream.
 func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
@@ -48,10 +51,22 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 		fmt.Fprintf(stderr, "buildguard mcp: cannot read the working directory: %v\n", err)
 		return ExitFailure
 	}
-	cfg, err := parseMCPArgs(args, wd)
+	rest, httpOpts, err := splitHTTPArgs(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "%v\n%s", err, mcpUsage)
 		return ExitUsage
+	}
+	cfg, err := parseMCPArgs(rest, wd)
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n%s", err, mcpUsage)
+		return ExitUsage
+	}
+	var token string
+	if httpOpts.addr != "" {
+		if token, err = readToken(httpOpts.tokenFile); err != nil {
+			fmt.Fprintf(stderr, "%v\n%s", err, mcpUsage)
+			return ExitUsage
+		}
 	}
 	if f, ok := stdout.(*os.File); ok && f == os.Stdout {
 		os.Stdout = os.Stderr
@@ -59,6 +74,9 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 	}
 	log := wrapLogger(stderr).Named("mcp")
 	srv := mcp.NewServer(mcp.Config{Caller: mcp.NewService(cfg), Version: Version, Logger: log})
+	if httpOpts.addr != "" {
+		return serveMCPHTTP(srv, httpOpts, token, stderr, log)
+	}
 	if err := srv.Serve(context.Background(), stdin, stdout); err != nil {
 		log.Error("MCP session failed", "error", err)
 		return ExitFailure
