@@ -22,7 +22,7 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Streamable HTTP serving (decision D14, docs/http.md).
+// Streamable HTTP serving (docs/decisions.md#D14, docs/http.md).
 const (
 	// HTTPPath is where the MCP endpoint is served.
 	HTTPPath = "/mcp"
@@ -150,7 +150,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !m.hasID {
-		// Notifications have no answer; only a cancellation acts (§5).
+		// Notifications have no answer; only a cancellation acts (docs/mcp-server.md#5).
 		if id, _, ok := m.cancelTarget(); ok {
 			h.srv.cancelHTTPCall(id)
 		}
@@ -196,7 +196,7 @@ func (h *HTTPHandler) serveRequest(w http.ResponseWriter, r *http.Request, m mes
 	h.sdk.ServeHTTP(rec, fwd)
 
 	if h.srv.httpCallCancelled(cl) {
-		// A cancelled request is never answered (§5).
+		// A cancelled request is never answered (docs/mcp-server.md#5).
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}

@@ -8,7 +8,7 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// methodDiscover is the 2026-07-28 capability probe (decision D14).
+// methodDiscover is the 2026-07-28 capability probe (docs/decisions.md#D14).
 const methodDiscover = "server/discover"
 
 // msgDiscoverNotFound answers a server/discover that is not a 2026-07-28
@@ -19,7 +19,7 @@ const msgDiscoverNotFound = "Method not found: " + methodDiscover
 const msgPingRemoved = "Method not found: " + methodPing
 
 // sessionlessMeta reports whether raw, a request's params._meta, makes the
-// request a 2026-07-28 sessionless one (decision D14): an object whose
+// request a 2026-07-28 sessionless one (docs/decisions.md#D14): an object whose
 // protocol version is a string from 2026-07-28 on and whose client
 // capabilities are an object. Such a _meta is forwarded to the SDK as it is,
 // which serves the request on its own (and refuses a version it does not

@@ -81,7 +81,7 @@ func splitHTTPArgs(args []string) (rest []string, opts mcpHTTPOptions, err error
 	return rest, opts, nil
 }
 
-// loopbackListenAddr checks ADDR (D14) and returns the address to listen on
+// loopbackListenAddr checks ADDR (docs/decisions.md#D14) and returns the address to listen on
 // and the host name the URL carries (localhost listens on 127.0.0.1).
 func loopbackListenAddr(addr string) (listen, urlHost string, err error) {
 	host, port, err := net.SplitHostPort(addr)
