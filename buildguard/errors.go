@@ -49,6 +49,20 @@ func (e *StragglersError) Error() string {
 	return fmt.Sprintf("%d processes of the build were still running after it exited", e.N)
 }
 
+// TerminalStopError means the build stopped to read or change the terminal
+// (SIGTTIN, SIGTTOU) from the background, and nothing could give it the
+// terminal: the wrapper was not in the terminal's foreground and had no job
+// control to wait for it there, or the build has no terminal of its own to
+// be given. The build was killed rather than waited for forever
+// (docs/decisions.md#D12); Runner.Wait returns it with the build's code.
+type TerminalStopError struct {
+	Signal os.Signal
+}
+
+func (e *TerminalStopError) Error() string {
+	return fmt.Sprintf("the build stopped to use the terminal (%v) and could not be given it, so it was killed: run it in the terminal's foreground with the terminal on its stdin, or give it its input another way", e.Signal)
+}
+
 // InterruptedError means a signal (or the cancellation of Run's context)
 // ended the build. When the command was running, it was stopped (signal
 // forwarded to its process group, SIGKILL after the grace period) and

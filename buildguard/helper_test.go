@@ -67,8 +67,12 @@ func childMain(mode string, args []string) int {
 		return 0
 	case "guard": // guard keep|release: one Run on the process's own signals, then a SIGTERM to itself
 		return guardThenSignal(args[0] == "keep")
-	case "terminal-guard": // one Run on the process's own terminal and signals, of the "tty" child
-		return guardOnTerminal()
+	case "terminal-guard": // terminal-guard [MODE]: one Run on the process's own stdio and signals, of the child MODE (default "tty")
+		mode := "tty"
+		if len(args) > 0 {
+			mode = args[0]
+		}
+		return guardOnTerminal(mode)
 	case "pty-panic": // pty-panic output|wait: one Run on a pty whose output copy or whose wait panics
 		return guardThenPanic(args[0])
 	case "tty": // reports its terminal and pid, then echoes input lines with the terminal size until "quit"
@@ -83,6 +87,17 @@ func childMain(mode string, args []string) int {
 			}
 			cols, rows, _ := term.GetSize(1)
 			fmt.Printf("got %s size=%d %d\n", sc.Text(), rows, cols)
+		}
+		return 5
+	case "job": // reports its pid on stderr, then echoes input lines to stdout and stderr until "quit"
+		fmt.Fprintf(os.Stderr, "pid=%d ready\n", os.Getpid())
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if sc.Text() == "quit" {
+				return 0
+			}
+			fmt.Printf("got %s\n", sc.Text())
+			fmt.Fprintf(os.Stderr, "got %s\n", sc.Text())
 		}
 		return 5
 	}
@@ -123,10 +138,11 @@ func guardThenSignal(keep bool) int {
 	return 0
 }
 
-// guardOnTerminal runs one guarded build of the "tty" child the way the
-// command does, on the process's own stdio and signals (a terminal: a pty
-// run), and prints what the agent received and the exit code.
-func guardOnTerminal() int {
+// guardOnTerminal runs one guarded build of the child mode the way the
+// command does, on the process's own stdio and signals (a pty run when
+// stdout is a terminal), and prints what the agent received and the exit
+// code on stderr.
+func guardOnTerminal(mode string) int {
 	exe, err := os.Executable()
 	if err != nil {
 		return 6
@@ -134,7 +150,7 @@ func guardOnTerminal() int {
 	agent := newFakeAgent()
 	g, err := New(Config{
 		Endpoint: agentproto.Endpoint{Port: "4000"},
-		Env:      append(os.Environ(), childEnv+"=tty"),
+		Env:      append(os.Environ(), childEnv+"="+mode),
 		Dial: func(context.Context, int) (Agent, error) {
 			return agent, nil
 		},
@@ -143,7 +159,7 @@ func guardOnTerminal() int {
 		return 6
 	}
 	code, err := g.Run(context.Background(), []string{exe})
-	fmt.Printf("agent=%s code=%d err=%v\n", agent.states(), code, err)
+	fmt.Fprintf(os.Stderr, "agent=%s code=%d err=%v\n", agent.states(), code, err)
 	return code
 }
 

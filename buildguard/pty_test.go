@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -311,9 +312,9 @@ func TestPanicRestoresTerminal(t *testing.T) {
 	}
 }
 
-// A terminal on stdin is not handed to a child in a background process group
-// (it would be stopped by SIGTTIN when reading): it reads /dev/null.
-func TestExecRunnerTerminalStdinBecomesDevNull(t *testing.T) {
+// A terminal on stdin is inherited by the child, as under a shell
+// (docs/decisions.md#D12), never replaced by /dev/null.
+func TestExecRunnerInheritsTerminalStdin(t *testing.T) {
 	t.Parallel()
 	_, tty := openPTY(t)
 	var stdout bytes.Buffer
@@ -325,8 +326,8 @@ func TestExecRunnerTerminalStdinBecomesDevNull(t *testing.T) {
 	if code, err := r.Wait(); err != nil || code != 0 {
 		t.Fatalf("Wait = %d, %v", code, err)
 	}
-	if got := strings.TrimSpace(stdout.String()); got != "/dev/null" {
-		t.Errorf("child stdin is %q, want /dev/null", got)
+	if got := strings.TrimSpace(stdout.String()); got != tty.Name() {
+		t.Errorf("child stdin is %q, want the terminal %s", got, tty.Name())
 	}
 }
 
@@ -385,4 +386,119 @@ func termios(t *testing.T, tty *os.File) *unix.Termios {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// pipeJob is a job-control shell (bash -m) on a pty running a guarded build
+// of the "job" child in pipe mode: the wrapper's stdout is a file, its stdin
+// the shell's terminal (docs/decisions.md#D12).
+type pipeJob struct {
+	*jobShell
+	out string // the wrapper's stdout
+}
+
+// startPipeJob runs script in the shell, with $1 the output file and the
+// rest of "$@" the wrapper, and waits until the build reports its pid.
+func startPipeJob(t *testing.T, script string) *pipeJob {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal("bash is needed to play a job-control shell")
+	}
+	ptmx, tty := openPTY(t)
+	j := &pipeJob{jobShell: &jobShell{ptmx: ptmx, tty: tty, screen: &lockedbuf.Buffer{}, before: termios(t, tty)},
+		out: filepath.Join(t.TempDir(), "build.log")}
+	go io.Copy(j.screen, ptmx)
+	argv, env := childCmd(t, "terminal-guard", "job")
+	sh := exec.Command(bash, append([]string{"--norc", "--noprofile", "-m", "-c", script, "bash", j.out}, argv...)...)
+	sh.Env = env
+	sh.Stdin, sh.Stdout, sh.Stderr = tty, tty, tty
+	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	shDone := make(chan error, 1)
+	go func() { shDone <- sh.Wait() }()
+	t.Cleanup(func() {
+		sh.Process.Kill()
+		<-shDone
+		if j.child != 0 {
+			unix.Kill(j.child, unix.SIGKILL)
+		}
+	})
+	waitOutput(t, j.screen, " ready", nil)
+	m := regexp.MustCompile(`pid=(\d+) ready`).FindStringSubmatch(j.screen.String())
+	if m == nil {
+		t.Fatalf("the build printed no pid: %q", j.screen.String())
+	}
+	j.child, _ = strconv.Atoi(m[1])
+	return j
+}
+
+// foreground is the terminal's foreground process group.
+func (j *pipeJob) foreground(t *testing.T) int {
+	t.Helper()
+	fg, err := unix.IoctlGetInt(int(j.ptmx.Fd()), unix.TIOCGPGRP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fg
+}
+
+// finish types a line the build reads from its stdin (the terminal) and
+// prints to the output file, ends it, and checks the confirmed finish and
+// the terminal restored.
+func (j *pipeJob) finish(t *testing.T) {
+	t.Helper()
+	waitUntil(t, "the build having the terminal's foreground", func() bool { return j.foreground(t) == j.child })
+	j.typeIn(t, "hello\r")
+	waitOutput(t, j.screen, "got hello", nil)
+	j.typeIn(t, "quit\r")
+	waitOutput(t, j.screen, "done=0", nil)
+	if !strings.Contains(j.screen.String(), "agent=started,ok code=0 err=<nil>") {
+		t.Errorf("the wrapper did not report a confirmed build; terminal output:\n%q", j.screen.String())
+	}
+	if b, err := os.ReadFile(j.out); err != nil || string(b) != "got hello\n" {
+		t.Errorf("the build's stdout file holds %q (%v), want the line it read", b, err)
+	}
+	if after := termios(t, j.tty); *after != *j.before {
+		t.Errorf("terminal state not restored at the end:\nbefore %+v\nafter  %+v", *j.before, *after)
+	}
+}
+
+// Ctrl-Z in pipe mode suspends the build like a shell job: the build (the
+// terminal's foreground) stops, the wrapper's job stops, the shell has its
+// terminal back; fg gives the build the terminal again and it goes on.
+func TestPipeModeSuspendKeyStopsAndContinuesTheJob(t *testing.T) {
+	t.Parallel()
+	j := startPipeJob(t, `out=$1; shift; "$@" > "$out"; echo "stopped=$?"; read -r line; fg; echo "done=$?"`)
+	waitUntil(t, "the build having the terminal's foreground", func() bool { return j.foreground(t) == j.child })
+	j.typeIn(t, string(j.before.Cc[unix.VSUSP]))
+	waitOutput(t, j.screen, "stopped=148", nil)
+	if state, _ := proc.State(j.child); state != 'T' {
+		t.Errorf("the build's state while its job is stopped is %c, want T (stopped)", state)
+	}
+	if fg := j.foreground(t); fg == j.child {
+		t.Errorf("the stopped build kept the terminal's foreground")
+	}
+	if after := termios(t, j.tty); *after != *j.before {
+		t.Errorf("the stopped job left the terminal changed:\nbefore %+v\nafter  %+v", *j.before, *after)
+	}
+	j.typeIn(t, "fg\r") // the line the shell reads, then fg
+	j.finish(t)
+}
+
+// Started in the background, a build that reads the terminal is stopped by
+// SIGTTIN; the wrapper's job stops with it, as the shell shows a job that
+// waits for the terminal, and fg gives the build the terminal and continues
+// it: the wrapper never waits forever on a stopped build.
+func TestPipeModeBuildReadingFromTheBackgroundWaitsForFg(t *testing.T) {
+	t.Parallel()
+	// bash's wait returns when the job stops.
+	j := startPipeJob(t, `out=$1; shift; "$@" > "$out" & wait; echo "job-stopped"; read -r line; fg; echo "done=$?"`)
+	waitOutput(t, j.screen, "job-stopped", nil)
+	if state, _ := proc.State(j.child); state != 'T' {
+		t.Errorf("the build's state while its job is stopped is %c, want T (stopped)", state)
+	}
+	j.typeIn(t, "fg\r") // the line the shell reads, then fg
+	j.finish(t)
 }

@@ -16,14 +16,25 @@ import (
 
 // ExecRunner runs the child in its own process group with plain stdio: the
 // wrapper's own descriptors are handed over unchanged unless a Transcript or
-// a writer that is not a file asks for copying through pipes. A terminal on
-// stdin is not handed over (a child in a background process group that reads
-// it would be stopped by SIGTTIN); the child reads /dev/null instead.
+// a writer that is not a file asks for copying through pipes. The child
+// inherits stdin, as under a shell, also a terminal (docs/decisions.md#D12).
+// When that terminal is the wrapper's controlling terminal, the child's
+// group is run like a shell job (see jobTerminal): it gets the terminal's
+// foreground while it runs, Ctrl-Z suspends it with the wrapper's job, and
+// the wrapper's group gets the terminal back on every path. A child that
+// stops to read or change a terminal it cannot be given is killed, and Wait
+// returns a *TerminalStopError, instead of being waited for forever.
+// (Outside Linux a terminal on stdin is not handed over; the child reads
+// /dev/null.)
 type ExecRunner struct {
 	c     Command
 	group // Signal and Kill of the Runner
 	tw    *transcriptWriter
+	jt    *jobTerminal // nil unless stdin is our controlling terminal
 	pumps sync.WaitGroup
+
+	stopMu  sync.Mutex
+	stopErr error // why a stop of the child ended the build
 	// files the parent closes after Start (child ends of pipes) and after
 	// Wait (parent ends).
 	childEnds  []*os.File
@@ -55,6 +66,10 @@ func (r *ExecRunner) Start() error {
 	if stdin != nil { // nil: exec opens /dev/null
 		cmd.Stdin = stdin
 	}
+	r.group.onStop = r.onStop
+	if r.jt != nil {
+		r.jt.prepare(cmd.SysProcAttr)
+	}
 	if cmd.Stdout, err = r.output(r.c.Stdout); err != nil {
 		r.closeEnds()
 		return err
@@ -64,9 +79,11 @@ func (r *ExecRunner) Start() error {
 		return err
 	}
 	if err := cmd.Start(); err != nil {
+		r.jt.started(0, true)
 		r.closeEnds()
 		return fmt.Errorf("%w: %w", ErrCannotRun, err)
 	}
+	r.jt.started(cmd.Process.Pid, false)
 	r.group.started(cmd)
 	for _, f := range r.childEnds {
 		f.Close()
@@ -76,12 +93,16 @@ func (r *ExecRunner) Start() error {
 	return nil
 }
 
-// input returns the child's stdin: our file unless it is a terminal, or a
-// pipe fed from a reader that is not a file.
+// input returns the child's stdin: our file, or a pipe fed from a reader
+// that is not a file. A terminal that is our controlling terminal becomes
+// the job terminal.
 func (r *ExecRunner) input() (*os.File, error) {
 	if f, ok := r.c.Stdin.(*os.File); ok {
 		if term.IsTerminal(int(f.Fd())) {
-			return nil, nil // /dev/null
+			if !inheritsTerminal {
+				return nil, nil // /dev/null
+			}
+			r.jt = newJobTerminal(f, r.c.Logger)
 		}
 		return f, nil
 	}
@@ -93,7 +114,7 @@ func (r *ExecRunner) input() (*os.File, error) {
 	r.parentEnds = append(r.parentEnds, pw)
 	src := r.c.Stdin
 	go func() {
-		defer cleanUpOnPanic(func() { _ = r.Kill() })
+		defer cleanUpOnPanic(r.abandon)
 		// Ends at EOF of src, or when the child no longer reads (EPIPE) or
 		// Close closed pw.
 		_, _ = io.Copy(pw, src)
@@ -122,7 +143,7 @@ func (r *ExecRunner) output(dst io.Writer) (*os.File, error) {
 	r.pumps.Add(1)
 	go func() {
 		defer r.pumps.Done()
-		defer cleanUpOnPanic(func() { _ = r.Kill() })
+		defer cleanUpOnPanic(r.abandon)
 		pump(w, pr, r.c.Logger)
 	}()
 	return pw, nil
@@ -131,6 +152,7 @@ func (r *ExecRunner) output(dst io.Writer) (*os.File, error) {
 // Wait implements Runner.
 func (r *ExecRunner) Wait() (int, error) {
 	code, left, err := r.group.wait(r.c.Grace)
+	r.jt.restore()
 	if err != nil {
 		return 0, err
 	}
@@ -139,7 +161,45 @@ func (r *ExecRunner) Wait() (int, error) {
 	if !waitDone(done, r.c.DrainTimeout) {
 		r.c.Logger.Warn("the build's output did not end after it exited; some of it may be lost", "timeout", r.c.DrainTimeout)
 	}
+	r.stopMu.Lock()
+	serr := r.stopErr
+	r.stopMu.Unlock()
+	if serr != nil {
+		return code, serr
+	}
 	return code, stragglers(left)
+}
+
+// onStop handles a stop of the child (see ExecRunner): through the job
+// terminal when there is one; without one, a child stopped for the
+// terminal is killed; other stops (someone's SIGSTOP) are waited out.
+func (r *ExecRunner) onStop(sig syscall.Signal) {
+	var err error
+	switch {
+	case r.jt != nil:
+		err = r.jt.stopped(sig, &r.group)
+	case sig == syscall.SIGTTIN || sig == syscall.SIGTTOU:
+		err = &TerminalStopError{Signal: sig}
+	}
+	var tse *TerminalStopError
+	if !errors.As(err, &tse) {
+		if err != nil {
+			r.c.Logger.Debug("continuing the build after its stop", "error", err)
+		}
+		return
+	}
+	r.stopMu.Lock()
+	r.stopErr = err
+	r.stopMu.Unlock()
+	r.c.Logger.Warn("the build waits for a terminal it cannot be given; killing it", "signal", sig)
+	_ = r.Kill()
+}
+
+// abandon gives the terminal back and kills the child's group, for a panic
+// in one of the goroutines that copy to and from the child.
+func (r *ExecRunner) abandon() {
+	r.jt.restore()
+	_ = r.Kill()
 }
 
 // Resize implements Runner; without a terminal there is nothing to resize.
@@ -149,6 +209,7 @@ func (r *ExecRunner) Resize() error { return nil }
 func (r *ExecRunner) Close() error {
 	r.closeOnce.Do(func() {
 		_ = r.Kill()
+		r.jt.restore()
 		r.closeEnds()
 	})
 	return nil

@@ -245,7 +245,7 @@ func (r *PTYRunner) suspend() {
 	r.termMu.Unlock()
 
 	r.c.Logger.Debug("suspending the build and the wrapper")
-	if err := stopJob(); err != nil {
+	if _, err := stopJob(unix.SIGTSTP); err != nil {
 		r.c.Logger.Warn("suspending the wrapper failed", "error", err)
 	}
 	// Continued (or never stopped).

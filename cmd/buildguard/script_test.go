@@ -41,6 +41,7 @@ func TestWrapScripts(t *testing.T) {
 		"signal":   cmdSignal,
 		"gone":     cmdGone,
 		"running":  cmdRunning,
+		"ptyrun":   cmdPtyrun,
 		"hold":     cmdHold,
 	}))
 }

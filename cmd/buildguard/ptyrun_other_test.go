@@ -1,0 +1,10 @@
+//go:build unix && !linux
+
+package main
+
+import "github.com/rogpeppe/go-internal/testscript"
+
+// cmdPtyrun needs Linux's pseudo-terminals and /proc; see ptyrun_test.go.
+func cmdPtyrun(ts *testscript.TestScript, neg bool, args []string) {
+	ts.Skip("ptyrun runs on Linux only")
+}
