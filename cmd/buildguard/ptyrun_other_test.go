@@ -6,5 +6,5 @@ import "github.com/rogpeppe/go-internal/testscript"
 
 // cmdPtyrun needs Linux's pseudo-terminals and /proc; see ptyrun_test.go.
 func cmdPtyrun(ts *testscript.TestScript, neg bool, args []string) {
-	ts.Skip("ptyrun runs on Linux only")
+	ts.Fatalf("ptyrun runs on Linux only; guard the script with [linux]")
 }
