@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -121,6 +122,11 @@ func (m message) forwardRequest() (params json.RawMessage, tool string, args jso
 			}
 			p["arguments"] = args
 		}
+		// A progress token is all of _meta a session request keeps: the
+		// tool reports progress under it (docs/safe-build.md#5).
+		if tok, ok := progressToken(fields["_meta"]); ok {
+			p["_meta"] = mustMarshal(map[string]json.RawMessage{"progressToken": tok})
+		}
 		return withMeta(p), name, p["arguments"], nil
 	default:
 		return fail(jsonrpc.CodeMethodNotFound, "Method not found: "+m.method)
@@ -150,4 +156,28 @@ func (m message) cancelTarget() (id requestID, reason string, ok bool) {
 		}
 	}
 	return id, reason, true
+}
+
+// progressToken returns the progressToken of a tools/call _meta when it is
+// a string or an integer, as MCP defines it.
+func progressToken(meta json.RawMessage) (json.RawMessage, bool) {
+	if !isObject(meta) {
+		return nil, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(meta, &m) != nil {
+		return nil, false
+	}
+	tok, ok := m["progressToken"]
+	if !ok {
+		return nil, false
+	}
+	if _, isString := jsonString(tok); isString {
+		return tok, true
+	}
+	var n int64
+	if json.Unmarshal(tok, &n) == nil && !bytes.ContainsAny(tok, ".eE") {
+		return tok, true
+	}
+	return nil, false
 }

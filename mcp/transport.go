@@ -25,6 +25,10 @@ const (
 	MaxFrameUnits = 65536
 	// DefaultDrainTimeout bounds the wait at EOF for a cancelled batch.
 	DefaultDrainTimeout = 2 * time.Second
+	// DefaultBuildDrainTimeout bounds the wait at EOF for cancelled calls of
+	// the build tool: each stops its build's process group (a grace period,
+	// then SIGKILL) and waits for the agent to acknowledge BUILD failed.
+	DefaultBuildDrainTimeout = 30 * time.Second
 
 	// A UTF-16 unit takes at most 3 UTF-8 bytes, so a longer line is too long
 	// whatever it holds; +1 for an optional '\r'.
@@ -55,6 +59,7 @@ const (
 	methodToolsList  = "tools/list"
 	methodToolsCall  = "tools/call"
 	methodCancelled  = "notifications/cancelled"
+	methodProgress   = "notifications/progress"
 )
 
 // Transport is a strict newline-delimited JSON-RPC transport for an
@@ -74,6 +79,13 @@ const (
 // waits at most DrainTimeout for the batch, and only then reports EOF to the
 // SDK, so no answer in flight is lost.
 //
+// Calls of BuildTool run beside the reader without taking the slot: while
+// one runs, every other request is served as usual (a second build call
+// reaches the tool, which refuses it). notifications/cancelled naming a
+// build call, or EOF, cancels it as it does the batch; at EOF the wait is
+// BuildDrainTimeout. Of the server's own messages only responses and
+// notifications/progress reach Out.
+//
 // A Transport is good for one Connect.
 type Transport struct {
 	// In is the request stream (stdin). Required.
@@ -92,6 +104,12 @@ type Transport struct {
 	// DrainTimeout bounds the wait at EOF for the cancelled batch to finish.
 	// Zero means DefaultDrainTimeout.
 	DrainTimeout time.Duration
+	// BuildTool names the tool whose calls run beside the reader without the
+	// batch slot (docs/safe-build.md#6). Empty means none.
+	BuildTool string
+	// BuildDrainTimeout bounds the wait at EOF for cancelled BuildTool
+	// calls. Zero means DefaultBuildDrainTimeout.
+	BuildDrainTimeout time.Duration
 	// Logger receives transport diagnostics (never protocol). Nil means none.
 	Logger hclog.Logger
 
@@ -126,6 +144,9 @@ func (t *Transport) Connect(context.Context) (sdkmcp.Connection, error) {
 		bgTool:   t.BackgroundTool,
 		badArgs:  t.InvalidArgs,
 		drain:    t.DrainTimeout,
+		build:    t.BuildTool,
+		bdrain:   t.BuildDrainTimeout,
+		builds:   map[string]*call{},
 		log:      t.Logger,
 		msgs:     make(chan jsonrpc.Message),
 		eof:      make(chan struct{}),
@@ -137,6 +158,9 @@ func (t *Transport) Connect(context.Context) (sdkmcp.Connection, error) {
 	}
 	if c.drain <= 0 {
 		c.drain = DefaultDrainTimeout
+	}
+	if c.bdrain <= 0 {
+		c.bdrain = DefaultBuildDrainTimeout
 	}
 	if c.log == nil {
 		c.log = hclog.NewNullLogger()
@@ -153,6 +177,8 @@ type conn struct {
 	bgTool  string
 	badArgs func(json.RawMessage) bool
 	drain   time.Duration
+	build   string        // the build tool, "" for none
+	bdrain  time.Duration // the wait at EOF for build calls
 	log     hclog.Logger
 
 	msgs      chan jsonrpc.Message // reader → SDK
@@ -166,6 +192,7 @@ type conn struct {
 	seq      uint64
 	inflight map[string]*call // by token
 	batch    *call            // the active background call, if any
+	builds   map[string]*call // the running build calls, by token
 
 	// drainExpired is set before eof is closed: the batch outlived the
 	// wait at EOF.
@@ -226,12 +253,20 @@ func (c *conn) isClosed() bool {
 	}
 }
 
-// Write implements sdkmcp.Connection. Only responses reach Out, each with the
-// id literal of its request; server-initiated messages are dropped, because
-// stdout carries nothing but responses.
+// Write implements sdkmcp.Connection. Responses reach Out, each with the id
+// literal of its request, and so do progress notifications (a tool reports
+// them only for a request that asked with a progressToken); every other
+// server-initiated message is dropped, because stdout carries nothing else.
 func (c *conn) Write(_ context.Context, msg jsonrpc.Message) error {
 	resp, ok := msg.(*jsonrpc.Response)
 	if !ok {
+		if req, isReq := msg.(*jsonrpc.Request); isReq && !req.IsCall() && req.Method == methodProgress {
+			line, err := jsonrpc.EncodeMessage(req)
+			if err != nil {
+				return fmt.Errorf("encoding a progress notification: %w", err)
+			}
+			return c.writeLine(line)
+		}
 		c.log.Debug("dropping server-initiated message", "type", fmt.Sprintf("%T", msg))
 		return nil
 	}
@@ -242,6 +277,7 @@ func (c *conn) Write(_ context.Context, msg jsonrpc.Message) error {
 	if cl != nil && cl == c.batch {
 		c.batch = nil
 	}
+	delete(c.builds, tok)
 	c.mu.Unlock()
 	if cl == nil {
 		c.log.Warn("dropping response to an unknown request", "id", fmt.Sprint(resp.ID.Raw()))
@@ -282,25 +318,41 @@ func (c *conn) readLoop() {
 	c.finish()
 }
 
-// finish cancels the active batch, waits for it at most c.drain, then lets
-// Read report EOF.
+// finish cancels the active batch and the running build calls, waits for
+// each at most its drain timeout (c.drain for the batch, c.bdrain for a
+// build), then lets Read report EOF.
 func (c *conn) finish() {
+	type wait struct {
+		cl    *call
+		limit time.Duration
+		what  string
+	}
+	var waits []wait
+	var cancels []*call
 	c.mu.Lock()
-	b := c.batch
-	cancel := b != nil && !b.cancelled
-	if cancel {
-		b.cancelled = true
+	if b := c.batch; b != nil {
+		waits = append(waits, wait{b, c.drain, "batch"})
+	}
+	for _, b := range c.builds {
+		waits = append(waits, wait{b, c.bdrain, "build"})
+	}
+	for _, w := range waits {
+		if !w.cl.cancelled {
+			w.cl.cancelled = true
+			cancels = append(cancels, w.cl)
+		}
 	}
 	c.mu.Unlock()
-	if cancel {
-		c.deliver(cancelNotification(b.token, "stdin closed"))
+	for _, cl := range cancels {
+		c.deliver(cancelNotification(cl.token, "stdin closed"))
 	}
-	if b != nil {
-		timer := time.NewTimer(c.drain)
+	start := time.Now()
+	for _, w := range waits {
+		timer := time.NewTimer(max(0, w.limit-time.Since(start)))
 		select {
-		case <-b.answered:
+		case <-w.cl.answered:
 		case <-timer.C:
-			c.log.Warn("batch did not finish after cancellation", "waited", c.drain)
+			c.log.Warn(w.what+" did not finish after cancellation", "waited", w.limit)
 			c.drainExpired = true
 		case <-c.closed:
 		}
@@ -430,7 +482,12 @@ func (c *conn) request(m message) {
 	id, method := m.id, m.method
 	c.mu.Lock()
 	b := c.batch
+	buildActive := c.buildWithIDLocked(id.key) != nil
 	c.mu.Unlock()
+	if buildActive {
+		c.writeError(id.raw, jsonrpc.CodeInvalidRequest, msgIDActive)
+		return
+	}
 	if b != nil {
 		if b.id.key == id.key {
 			c.writeError(id.raw, jsonrpc.CodeInvalidRequest, msgIDActive)
@@ -447,6 +504,7 @@ func (c *conn) request(m message) {
 		return
 	}
 	background := method == methodToolsCall && tool == c.bgTool && (c.badArgs == nil || !c.badArgs(args))
+	concurrent := method == methodToolsCall && c.build != "" && tool == c.build
 
 	c.mu.Lock()
 	if background && c.batch != nil { // only this goroutine starts batches; kept as a guard
@@ -455,10 +513,13 @@ func (c *conn) request(m message) {
 		return
 	}
 	c.seq++
-	cl := &call{token: "bg-" + strconv.FormatUint(c.seq, 10), id: id, background: background, answered: make(chan struct{})}
+	cl := &call{token: "bg-" + strconv.FormatUint(c.seq, 10), id: id, background: background || concurrent, answered: make(chan struct{})}
 	c.inflight[cl.token] = cl
 	if background {
 		c.batch = cl
+	}
+	if concurrent {
+		c.builds[cl.token] = cl
 	}
 	c.mu.Unlock()
 
@@ -469,7 +530,7 @@ func (c *conn) request(m message) {
 	if !c.deliver(&jsonrpc.Request{ID: jid, Method: method, Params: forward}) {
 		return
 	}
-	if !background {
+	if !cl.background {
 		select {
 		case <-cl.answered:
 		case <-c.closed:
@@ -477,8 +538,19 @@ func (c *conn) request(m message) {
 	}
 }
 
+// buildWithIDLocked returns the running build call with id key, if any.
+func (c *conn) buildWithIDLocked(key string) *call {
+	for _, cl := range c.builds {
+		if cl.id.key == key {
+			return cl
+		}
+	}
+	return nil
+}
+
 // notification handles a message without id: only a cancellation of the
-// active batch has an effect (docs/mcp-server.md#5); everything else is ignored silently.
+// active batch (docs/mcp-server.md#5) or of a running build call
+// (docs/safe-build.md#6) has an effect; everything else is ignored silently.
 func (c *conn) notification(m message) {
 	rid, reason, ok := m.cancelTarget()
 	if !ok {
@@ -486,6 +558,9 @@ func (c *conn) notification(m message) {
 	}
 	c.mu.Lock()
 	b := c.batch
+	if b == nil || b.id.key != rid.key {
+		b = c.buildWithIDLocked(rid.key)
+	}
 	hit := b != nil && !b.cancelled && b.id.key == rid.key
 	if hit {
 		b.cancelled = true
