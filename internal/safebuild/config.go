@@ -289,7 +289,7 @@ func describeJSONError(err error) error {
 		return errors.New("not valid JSON: it ends before the value is complete")
 	case errors.As(err, &te):
 		if te.Field != "" {
-			return fmt.Errorf("%q must be a %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+			return fmt.Errorf("%q must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
 		}
 		return fmt.Errorf("must be an object, not %s", te.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -301,13 +301,13 @@ func describeJSONError(err error) error {
 func jsonKind(goKind string) string {
 	switch goKind {
 	case "map", "struct":
-		return "object"
+		return "an object"
 	case "slice":
-		return "array"
+		return "an array"
 	case "ptr", "string":
-		return "string"
+		return "a string"
 	}
-	return goKind
+	return "a " + goKind
 }
 
 // checkKeys refuses duplicate keys at any depth (encoding/json would keep

@@ -20,6 +20,7 @@ import (
 
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/internal/proc"
 )
 
 // fakeBuildEnv switches the test binary into a fake build (see fakeBuild).
@@ -190,4 +191,19 @@ func waitPIDs(t *testing.T, path string) []int {
 	}
 	t.Fatalf("%s did not appear", path)
 	return nil
+}
+
+// waitGone waits (up to 10 s) until every pid is gone: a process killed
+// with SIGKILL takes a moment to end.
+func waitGone(t *testing.T, pids []int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for !proc.Gone(pid) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if !proc.Gone(pid) {
+			t.Errorf("process %d of the build still runs", pid)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package safebuild
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -77,9 +78,11 @@ func (r *Result) JSON() ([]byte, error) {
 	if r.ChangedClasses.Classes == nil {
 		r.ChangedClasses.Classes = []ClassReceipt{}
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // output and commands are shown as they are
+	if err := enc.Encode(r); err != nil {
 		return nil, fmt.Errorf("encoding the safe build result: %w", err)
 	}
-	return b, nil
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -227,6 +227,10 @@ func (b *Builder) release() {
 // describe is the result's detail: what happened and what to do next.
 func describe(res *Result, err error, timeout time.Duration) string {
 	held := "BUILD failed was acknowledged: the agent keeps serving the classes it had and holds the new output until this project's next successful safe build"
+	var left *buildguard.StragglersError
+	if errors.As(err, &left) {
+		return fmt.Sprintf("the build exited 0, but %s; they were killed after the grace period and %s. Make the build wait for what it starts", left, held)
+	}
 	if errors.Is(err, buildguard.ErrUnsafe) {
 		held = "the agent did not confirm the finish, so it may still hold the output for this owner: the project's next successful safe build releases it"
 	}
@@ -250,6 +254,9 @@ func describe(res *Result, err error, timeout time.Duration) string {
 	}
 	if err != nil {
 		return err.Error() + "; " + held
+	}
+	if res.ExitCode == nil {
+		return "the build failed; " + held
 	}
 	return fmt.Sprintf("the build exited with code %d; %s. Read output.tail (and output.logFile), fix the build and call again", *res.ExitCode, held)
 }
@@ -436,7 +443,8 @@ func (r *recordingRunner) Start() error {
 
 func (r *recordingRunner) Wait() (int, error) {
 	code, err := r.Runner.Wait()
-	if err == nil {
+	var left *buildguard.StragglersError
+	if err == nil || errors.As(err, &left) {
 		r.a.code, r.a.exited = code, true
 	}
 	return code, err

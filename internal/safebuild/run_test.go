@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/harness/fakeagent"
-	"github.com/buildguard/buildguard/internal/proc"
 )
 
 func sum(s string) string {
@@ -125,11 +125,7 @@ func TestRunCancelledTerminatesGroupAndSendsFailed(t *testing.T) {
 	if res.Outcome != OutcomeCancelled || res.ExitCode == nil || *res.ExitCode != 128+15 {
 		t.Fatalf("outcome %s exit %v: %s", res.Outcome, res.ExitCode, res.Detail)
 	}
-	for _, pid := range pids {
-		if !proc.Gone(pid) {
-			t.Errorf("process %d of the build still runs", pid)
-		}
-	}
+	waitGone(t, pids)
 	if h, _ := f.agent.Hold(); !h {
 		t.Error("no hold after a cancelled build")
 	}
@@ -139,6 +135,13 @@ func TestRunCancelledTerminatesGroupAndSendsFailed(t *testing.T) {
 	if !strings.Contains(res.Detail, "BUILD failed was acknowledged") {
 		t.Errorf("detail %q", res.Detail)
 	}
+}
+
+func exitText(code *int) string {
+	if code == nil {
+		return "null"
+	}
+	return fmt.Sprint(*code)
 }
 
 func slicesHasPrefix(lines []string, prefix string) bool {
@@ -155,16 +158,12 @@ func TestRunTimeoutKillsAnIgnoringBuild(t *testing.T) {
 	f := newFixture(t)
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	req := f.request(t, "hang", pidFile, "ignore")
-	req.Timeout = 300 * time.Millisecond
+	req.Timeout = 2 * time.Second // long after the build ignores SIGTERM
 	res := f.builder.Run(context.Background(), req)
 	if res.Outcome != OutcomeTimeout || res.ExitCode == nil || *res.ExitCode != 128+9 {
-		t.Fatalf("outcome %s exit %v: %s", res.Outcome, res.ExitCode, res.Detail)
+		t.Fatalf("outcome %s exit %s: %s", res.Outcome, exitText(res.ExitCode), res.Detail)
 	}
-	for _, pid := range waitPIDs(t, pidFile) {
-		if !proc.Gone(pid) {
-			t.Errorf("process %d of the build still runs", pid)
-		}
-	}
+	waitGone(t, waitPIDs(t, pidFile))
 	if !slicesHasPrefix(f.agent.Commands(), "BUILD failed request=") {
 		t.Errorf("BUILD failed not sent: %q", f.agent.Commands())
 	}
@@ -283,5 +282,28 @@ func TestRunRefusedBeforeTheCommand(t *testing.T) {
 	}
 	if !strings.Contains(res.Detail, "BUILD started was not acknowledged") {
 		t.Errorf("detail %q", res.Detail)
+	}
+}
+
+// TestRunStragglerFails: a build that exits 0 while a process of its group
+// runs on is failed (docs/decisions.md#D12): the straggler is killed after
+// the grace period, BUILD failed is sent and the output stays held.
+func TestRunStragglerFails(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	pidFile := filepath.Join(t.TempDir(), "straggler")
+	res := f.builder.Run(context.Background(), f.request(t, "straggler", pidFile))
+	if res.Outcome != OutcomeFailed || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("outcome %s exit %v: %s", res.Outcome, res.ExitCode, res.Detail)
+	}
+	if !strings.Contains(res.Detail, "1 processes of the build were still running") || !strings.Contains(res.Detail, "BUILD failed was acknowledged") {
+		t.Errorf("detail %q", res.Detail)
+	}
+	waitGone(t, waitPIDs(t, pidFile))
+	if h, _ := f.agent.Hold(); !h {
+		t.Error("the hold is gone after a build that left a process behind")
+	}
+	if slicesHasPrefix(f.agent.Commands(), "BUILD ok request=") || !slicesHasPrefix(f.agent.Commands(), "BUILD failed request=") {
+		t.Errorf("the agent got %q, want BUILD failed and no BUILD ok", f.agent.Commands())
 	}
 }
