@@ -74,6 +74,8 @@ var outputSamples = []outputSample{
 	{ToolVerify, "unavailable", `{"status":"unavailable","className":"app.Main","expectedSha256":"` + sha + `","detail":"Reload not verified: no valid correlated receipt"}`, nil},
 	{ToolVerifyBatch, "applied", `{"status":"applied","detail":"ordered point-in-time receipts, not atomic","sessionId":"s1","requestedCount":1,"allApplied":true,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `]}`, nil},
 	{ToolVerifyBatch, "unavailable", `{"status":"unavailable","detail":"ordered point-in-time receipts, not atomic","sessionId":"","requestedCount":2,"allApplied":false,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `,{"className":"app.B","expectedSha256":"` + sha + `","status":"unavailable","detail":"No validated receipt"}]}`, nil},
+	{ToolSafeBuild, "ok", `{"build":"gradle","command":["./gradlew","classes"],"outcome":"ok","exitCode":0,"durationMs":1200,"owner":"3f1c","detail":"released","output":{"tail":"BUILD SUCCESSFUL\n","lines":9,"truncated":true,"logFile":"/p/.buildguard/logs/20261202T010203456Z-gradle.log"},"changedClasses":{"count":1,"complete":true,"allApplied":true,"classes":[{"className":"app.A","sha256":"` + sha + `","status":"applied","detail":"applied"}]}}`, nil},
+	{ToolSafeBuild, "failed", `{"build":"gradle","command":["gradle","classes"],"outcome":"failed","exitCode":1,"durationMs":900,"owner":"3f1c","detail":"exited 1","output":{"tail":"error\n","lines":1,"truncated":false,"logFile":"/p/l.log"},"changedClasses":{"count":0,"complete":false,"allApplied":false,"classes":[]}}`, nil},
 }
 
 func toolOutputSchemas(t *testing.T) map[string]*jsonschema.Schema {

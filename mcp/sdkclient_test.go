@@ -16,6 +16,12 @@ import (
 // asking for version ("" = the client's default).
 func connectSDKClient(t *testing.T, caller Caller, version string) *sdkmcp.ClientSession {
 	t.Helper()
+	return connectSDKClientWith(t, caller, version, nil)
+}
+
+// connectSDKClientWith is connectSDKClient with the client's options.
+func connectSDKClientWith(t *testing.T, caller Caller, version string, opts *sdkmcp.ClientOptions) *sdkmcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	inR, inW := io.Pipe()
@@ -28,7 +34,7 @@ func connectSDKClient(t *testing.T, caller Caller, version string) *sdkmcp.Clien
 		outW.Close()
 		served <- err
 	}()
-	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "test-client", Version: "1"}, nil)
+	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "test-client", Version: "1"}, opts)
 	cs, err := client.Connect(ctx, &sdkmcp.IOTransport{Reader: outR, Writer: inW}, &sdkmcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("client connect at %q: %v", version, err)

@@ -18,9 +18,13 @@ import (
 // ServerName is serverInfo.name (docs/decisions.md#D3).
 const ServerName = "buildguard"
 
-// Instructions is the initialize instructions paragraph: the safe loop.
+// Instructions is the initialize instructions paragraph: the safe loop, one
+// call first (docs/safe-build.md#11), the manual steps for builds the model
+// must run itself.
 const Instructions = "buildguard guards a JVM running the Reclazz hot-reload agent against half-built class output. " +
-	"Work in this loop: call reclazz_doctor first and compare its pid, workingDirectory and sessionId with the application you mean; " +
+	"To build and reload, call reclazz_safe_build: in one call it runs the project's configured build under an owned hold, releases the new classes only after a clean exit, and verifies them; " +
+	"only changedClasses.allApplied true proves the new bytes are live, and on any other outcome the application keeps its old classes (read output.tail, fix, call again). " +
+	"Only when you must run the build yourself, work in this loop: call reclazz_doctor first and compare its pid, workingDirectory and sessionId with the application you mean; " +
 	"call reclazz_build with state started and a unique owner token you keep, and wait for the acknowledgement before compiling; compile; " +
 	"then call reclazz_build with the same owner and state ok only if the compiler exited 0, otherwise failed (the output stays held until that owner builds successfully); " +
 	"then verify every changed class with reclazz_verify or reclazz_verify_batch against the SHA-256 of the class file you built, where only applied counts; " +
@@ -105,7 +109,8 @@ func capabilities() *sdkmcp.ServerCapabilities {
 // read blocked on an input that supports deadlines (a pipe, a socket) is
 // interrupted, and any other reader stops at its next line.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &Transport{In: in, Out: out, BackgroundTool: ToolVerifyBatch, InvalidArgs: s.invalidBatchArgs, DrainTimeout: s.drain, Logger: s.log.Named("transport")}
+	t := &Transport{In: in, Out: out, BackgroundTool: ToolVerifyBatch, InvalidArgs: s.invalidBatchArgs, DrainTimeout: s.drain,
+		BuildTool: ToolSafeBuild, Logger: s.log.Named("transport")}
 	// The session starts out "initialized" at 2024-11-05 so the SDK serves
 	// requests before initialize (in the legacy shape, docs/decisions.md#D5); the initialize
 	// middleware answers initialize itself.
@@ -389,8 +394,23 @@ func (s *Server) renderToolCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 	}
 }
 
-// handleTool is the sdkmcp.ToolHandler of every registered tool.
+// handleTool is the sdkmcp.ToolHandler of every registered tool. A call
+// with a progressToken gets its tool's progress as notifications/progress,
+// on the call's own context (the stream of its request over HTTP), and none
+// once the call is cancelled.
 func (s *Server) handleTool(ctx context.Context, req *sdkmcp.CallToolRequest) (*sdkmcp.CallToolResult, error) {
+	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+		ss := req.Session
+		ctx = WithProgress(ctx, func(lines int, message string) {
+			if ctx.Err() != nil {
+				return
+			}
+			p := &sdkmcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(lines), Message: message}
+			if err := ss.NotifyProgress(ctx, p); err != nil {
+				s.log.Debug("sending progress failed", "error", err)
+			}
+		})
+	}
 	return s.runTool(ctx, req.Params.Name, req.Params.Arguments)
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/internal/safebuild"
 )
 
 // Deps is what the tools depend on: the instance configuration that the MCP
@@ -26,6 +27,10 @@ type Deps struct {
 	ClientWorkingDirectory string
 	// Dialer connects to agents. The zero value is agentproto's default.
 	Dialer agentproto.Dialer
+	// Builder runs the instance's safe builds, one at a time
+	// (reclazz_safe_build, docs/safe-build.md#4). Nil means a new one with
+	// Dialer.
+	Builder *safebuild.Builder
 }
 
 // Service runs the tools of [Tools] for one instance: the [Caller] of the
@@ -44,6 +49,9 @@ func NewService(deps Deps) *Service {
 	}
 	if deps.ClientWorkingDirectory == "" {
 		deps.ClientWorkingDirectory = wd
+	}
+	if deps.Builder == nil {
+		deps.Builder = safebuild.New(safebuild.Config{Dialer: deps.Dialer})
 	}
 	return &Service{deps: deps, tools: Tools()}
 }

@@ -66,6 +66,7 @@ func Tools() []*Tool {
 	return []*Tool{
 		statusTool(), doctorTool(), scanTool(), pendingTool(), diagnoseTool(),
 		reloadControlTool(), buildTool(), verifyTool(), verifyBatchTool(),
+		safeBuildTool(),
 	}
 }
 

@@ -151,7 +151,7 @@ func TestToolShapePerVersion(t *testing.T) {
 // openWorld only.
 func TestEveryToolSetsAnnotations(t *testing.T) {
 	t.Parallel()
-	mutatingTools := []string{ToolScan, ToolBuild, ToolReloadControl}
+	mutatingTools := []string{ToolScan, ToolBuild, ToolReloadControl, ToolSafeBuild}
 	for _, def := range toolDefinitions() {
 		a := def.Annotations
 		if a == nil || a.OpenWorldHint == nil {
@@ -178,6 +178,7 @@ func TestInputSchemas(t *testing.T) {
 	defaults := map[string]string{
 		ToolStatus: "2000", ToolScan: "2000", ToolPending: "2000", ToolDiagnose: "2000",
 		ToolDoctor: "5000", ToolReloadControl: "5000", ToolBuild: "5000", ToolVerify: "5000", ToolVerifyBatch: "5000",
+		ToolSafeBuild: "600000",
 	}
 	for _, def := range toolDefinitions() {
 		raw, err := json.Marshal(def.InputSchema)

@@ -16,6 +16,7 @@ const usage = `Usage:
   buildguard verify-batch (CLASS=SHA256 | CLASS=@FILE)...          [endpoint flags]
   buildguard reload pause | resume | status                        [endpoint flags]
   buildguard build started | ok | failed --owner TOKEN             [endpoint flags]
+  buildguard build run [NAME]                                      [endpoint flags]
   buildguard init [--host NAME]... [--all] [--skill] [--check] [--dry-run] [--project-dir DIR]
   buildguard version
 
@@ -54,8 +55,8 @@ func run(args []string, stdout, stderr io.Writer) ExitCode {
 		fmt.Fprintln(stdout, Version)
 		return ExitOK
 	}
-	if t := toolCommand(args[0]); t != nil {
-		return runTool(t, args[1:], stdout, stderr)
+	if t, n := toolCommand(args); t != nil {
+		return runTool(t, args[n:], stdout, stderr)
 	}
 	if args[0] == "init" {
 		return runInit(args[1:], stdout, stderr)

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/signal"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/buildguard/buildguard/mcp"
 )
@@ -19,14 +22,20 @@ var endpointFlags = map[string]string{
 
 const endpointUsage = "[--project-dir PATH] [--port-file PATH] [--port N] [--hybris-home PATH] [--timeout-ms N]"
 
-// toolCommand returns the tool whose subcommand is name (docs/decisions.md#D2), or nil.
-func toolCommand(name string) *mcp.Tool {
+// toolCommand returns the tool whose subcommand args start with
+// (docs/decisions.md#D2), and how many words the subcommand has, or nil. A
+// two-word subcommand (`build run`) wins over the one-word subcommand it
+// starts with (`build`).
+func toolCommand(args []string) (*mcp.Tool, int) {
+	var found *mcp.Tool
+	n := 0
 	for _, t := range mcp.Tools() {
-		if t.CLI.Command == name {
-			return t
+		words := strings.Fields(t.CLI.Command)
+		if len(words) > n && len(words) <= len(args) && slices.Equal(words, args[:len(words)]) {
+			found, n = t, len(words)
 		}
 	}
-	return nil
+	return found, n
 }
 
 // toolUsage is the usage line of a tool subcommand.
@@ -108,7 +117,18 @@ func runTool(t *mcp.Tool, args []string, stdout, stderr io.Writer) ExitCode {
 			return usageErr(err)
 		}
 	}
-	res, err := mcp.NewService(mcp.Deps{}).Call(context.Background(), t.Name, raw)
+	ctx := context.Background()
+	if t.Name == mcp.ToolSafeBuild {
+		// A signal cancels the build: its process group is stopped and BUILD
+		// failed confirmed before the result is printed (docs/safe-build.md#6).
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		defer stop()
+		ctx = mcp.WithProgress(ctx, func(lines int, message string) {
+			fmt.Fprintf(stderr, "buildguard: build: %d lines: %s\n", lines, message)
+		})
+	}
+	res, err := mcp.NewService(mcp.Deps{}).Call(ctx, t.Name, raw)
 	var argErr *mcp.ArgError
 	switch {
 	case errors.As(err, &argErr):

@@ -1,0 +1,368 @@
+//go:build unix
+
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/internal/proc"
+	"github.com/buildguard/buildguard/internal/safebuild"
+)
+
+// buildProject is a project with a .buildguard.json of shell-script builds,
+// a watched output directory, and a fake agent that, on an accepted BUILD
+// ok, captures the class files there as its watcher would have.
+type buildProject struct {
+	dir, out string
+	agent    *fakeagent.Server
+	svc      *Service
+}
+
+func newBuildProject(t *testing.T, builds map[string]string) *buildProject {
+	t.Helper()
+	p := &buildProject{dir: t.TempDir()}
+	p.out = filepath.Join(p.dir, "out")
+	os.MkdirAll(p.out, 0o755)
+	cfg := map[string]any{}
+	for name, script := range builds {
+		cfg[name] = map[string]any{"command": []string{"sh", "-c", script}}
+	}
+	data, _ := json.Marshal(map[string]any{"builds": cfg, "defaultBuild": "ok"})
+	if err := os.WriteFile(filepath.Join(p.dir, safebuild.ConfigFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var srv *fakeagent.Server
+	p.agent = fakeagent.NewServer(t,
+		fakeagent.WithHeartbeat(-1),
+		fakeagent.WithPortFile(filepath.Join(p.dir, ".reclazz", "agent.port")),
+		fakeagent.WithDoctor(fakeagent.Evidence{WatchedDirectories: []string{p.out}}),
+		fakeagent.WithAcceptance(func(context.Context, string) fakeagent.Outcome {
+			mu.Lock()
+			s := srv
+			mu.Unlock()
+			filepath.WalkDir(p.out, func(path string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && strings.HasSuffix(path, ".class") {
+					rel, _ := filepath.Rel(p.out, path)
+					data, _ := os.ReadFile(path)
+					s.AddPendingClass(strings.ReplaceAll(strings.TrimSuffix(rel, ".class"), "/", "."), path, data)
+				}
+				return nil
+			})
+			return fakeagent.AcceptSuccess
+		}))
+	mu.Lock()
+	srv = p.agent
+	mu.Unlock()
+	p.svc = NewService(Deps{Base: p.dir, Builder: safebuild.New(safebuild.Config{Grace: 500 * time.Millisecond, VerifyWait: 5 * time.Second})})
+	return p
+}
+
+// The builds of the tests: one that compiles a class while printing, one
+// that fails, one that runs until it is stopped (recording its pid and its
+// child's in pids).
+const (
+	okBuild   = `for i in 1 2 3 4 5; do echo "compiling step $i"; sleep 0.05; done; mkdir -p out/app; printf 'bytes-%s' "$$" > out/app/Main.class; echo BUILD SUCCESSFUL`
+	failBuild = `echo "B.java:3: error: cannot find symbol missingSymbol" >&2; exit 1`
+	hangBuild = `sleep 300 & echo "$$ $!" > pids.tmp; mv pids.tmp pids; echo compiling forever; wait`
+)
+
+func structured(t *testing.T, res *sdkmcp.CallToolResult) map[string]any {
+	t.Helper()
+	raw, _ := json.Marshal(res.StructuredContent)
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("structuredContent %s: %v", raw, err)
+	}
+	return m
+}
+
+// TestSafeBuildProgressBeforeResult: a call with a progressToken gets
+// notifications/progress with growing line counts and the latest line, all
+// before its result; the result is ok, validates against the output schema,
+// and proves the built bytes applied.
+func TestSafeBuildProgressBeforeResult(t *testing.T) {
+	t.Parallel()
+	p := newBuildProject(t, map[string]string{"ok": okBuild})
+	var mu sync.Mutex
+	var progress []*sdkmcp.ProgressNotificationParams
+	done := false
+	late := 0
+	cs := connectSDKClientWith(t, p.svc, Version20251125, &sdkmcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdkmcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			if done {
+				late++
+			}
+			progress = append(progress, req.Params)
+		},
+	})
+	params := &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{}}
+	params.SetProgressToken("build-1")
+	res, err := cs.CallTool(context.Background(), params)
+	mu.Lock()
+	done = true
+	got := append([]*sdkmcp.ProgressNotificationParams(nil), progress...)
+	mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := structured(t, res)
+	if res.IsError || m["outcome"] != "ok" {
+		t.Fatalf("result: %v", m)
+	}
+	validateOutput(t, ToolSafeBuild, res)
+	if len(got) == 0 {
+		t.Fatal("no progress before the result")
+	}
+	for i, pr := range got {
+		if pr.ProgressToken != "build-1" || pr.Message == "" || (i > 0 && pr.Progress <= got[i-1].Progress) {
+			t.Errorf("progress %d: %+v", i, pr)
+		}
+	}
+	if !strings.HasPrefix(got[0].Message, "compiling step") {
+		t.Errorf("first progress message %q", got[0].Message)
+	}
+	cc := m["changedClasses"].(map[string]any)
+	classes := cc["classes"].([]any)
+	if cc["allApplied"] != true || len(classes) != 1 {
+		t.Fatalf("changedClasses %v", cc)
+	}
+	c0 := classes[0].(map[string]any)
+	want, _ := os.ReadFile(filepath.Join(p.out, "app", "Main.class"))
+	if c0["className"] != "app.Main" || c0["status"] != "applied" || c0["sha256"] != sha256Hex(want) {
+		t.Errorf("changed class %v, want app.Main applied with the built bytes", c0)
+	}
+	// A later call that names no token gets no progress at all.
+	mu.Lock()
+	before := len(progress)
+	mu.Unlock()
+	if res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{"build": "ok"}}); err != nil || res.IsError {
+		t.Fatalf("second build: %v %v", err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(progress) != before {
+		t.Errorf("progress sent for a call without a progressToken")
+	}
+	if late != 0 {
+		t.Errorf("%d progress notifications after the result", late)
+	}
+}
+
+// TestSafeBuildCancel: cancelling the call (the client sends
+// notifications/cancelled) terminates the build's process group and BUILD
+// failed is acknowledged; the agent keeps its hold.
+func TestSafeBuildCancel(t *testing.T) {
+	t.Parallel()
+	p := newBuildProject(t, map[string]string{"ok": hangBuild})
+	cs := connectSDKClient(t, p.svc, Version20250618)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{}})
+		errc <- err
+	}()
+	pids := waitPIDFile(t, filepath.Join(p.dir, "pids"))
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call returned %v", err)
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	if _, err := p.agent.WaitCommand(wctx, "BUILD failed request="); err != nil {
+		t.Fatalf("BUILD failed never reached the agent: %v", err)
+	}
+	waitGone(t, pids)
+	if held, _ := p.agent.Hold(); !held {
+		t.Error("the hold is gone after a cancelled build")
+	}
+	// The server serves the next build once the cancelled one has finished.
+	os.WriteFile(filepath.Join(p.dir, safebuild.ConfigFile), []byte(`{"builds":{"ok":{"command":["true"]}}}`), 0o644)
+	for {
+		res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := structured(t, res); m["outcome"] == "ok" {
+			break
+		} else if m["outcome"] != "refused" || wctx.Err() != nil {
+			t.Fatalf("build after the cancelled one: %v", m)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSafeBuildSecondCallRefused: while a build runs, a second call is a
+// tool error naming the running build, and other tools are served.
+func TestSafeBuildSecondCallRefused(t *testing.T) {
+	t.Parallel()
+	p := newBuildProject(t, map[string]string{"ok": hangBuild, "other": "touch other-ran"})
+	cs := connectSDKClient(t, p.svc, Version20250618)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{}})
+	waitPIDFile(t, filepath.Join(p.dir, "pids"))
+
+	res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{"build": "other"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := structured(t, res)
+	if !res.IsError || m["outcome"] != "refused" || !strings.Contains(m["detail"].(string), `"ok"`) {
+		t.Errorf("second call: %v", m)
+	}
+	validateOutput(t, ToolSafeBuild, res)
+	if _, err := os.Stat(filepath.Join(p.dir, "other-ran")); err == nil {
+		t.Error("the second build ran")
+	}
+	if res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: ToolStatus, Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Errorf("status while a build runs: %v %+v", err, res)
+	}
+}
+
+// TestSafeBuildFailedAndArgumentErrors: a failing build is a tool error with
+// BUILD failed acknowledged; an unknown build name and a malformed
+// .buildguard.json are argument errors that run nothing.
+func TestSafeBuildFailedAndArgumentErrors(t *testing.T) {
+	t.Parallel()
+	p := newBuildProject(t, map[string]string{"ok": failBuild})
+	cs := connectSDKClient(t, p.svc, Version20250618)
+	res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := structured(t, res)
+	if !res.IsError || m["outcome"] != "failed" || m["exitCode"] != 1.0 || !strings.Contains(m["output"].(map[string]any)["tail"].(string), "missingSymbol") {
+		t.Errorf("failed build: %v", m)
+	}
+	validateOutput(t, ToolSafeBuild, res)
+
+	_, err = cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{"build": "nope"}})
+	if !isInvalidParams(err) || !strings.Contains(err.Error(), `unknown build "nope"`) {
+		t.Errorf("unknown build: %v", err)
+	}
+	os.WriteFile(filepath.Join(p.dir, safebuild.ConfigFile), []byte(`{"builds":{"ok":{"command":"make"}}}`), 0o644)
+	_, err = cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{}})
+	if !isInvalidParams(err) || !strings.Contains(err.Error(), "invalid .buildguard.json") {
+		t.Errorf("malformed config: %v", err)
+	}
+	if n := strings.Count(strings.Join(p.agent.Commands(), "\n"), "BUILD started"); n != 1 {
+		t.Errorf("%d holds asked for, want only the failed build's", n)
+	}
+}
+
+func isInvalidParams(err error) bool {
+	var je *jsonrpc.Error
+	return errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams
+}
+
+// waitPIDFile waits (up to 10 s) for a file of pids.
+func waitPIDFile(t *testing.T, path string) []int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil {
+			var pids []int
+			for _, f := range strings.Fields(string(b)) {
+				n, _ := strconv.Atoi(f)
+				pids = append(pids, n)
+			}
+			return pids
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s did not appear", path)
+	return nil
+}
+
+// validateOutput validates a structured result against the tool's output
+// schema and requires the text to be the same JSON.
+func validateOutput(t *testing.T, tool string, res *sdkmcp.CallToolResult) {
+	t.Helper()
+	raw, _ := json.Marshal(res.StructuredContent)
+	if text := res.Content[0].(*sdkmcp.TextContent).Text; !jsonEqual(t, raw, []byte(text)) {
+		t.Errorf("text %s differs from structuredContent %s", text, raw)
+	}
+	if err := toolOutputSchemas(t)[tool].Validate(instance(t, string(raw))); err != nil {
+		t.Errorf("%s result does not validate: %v\n%s", tool, err, raw)
+	}
+}
+
+func sha256Hex(b []byte) string {
+	return fmt.Sprintf("%x", sha256.Sum256(b))
+}
+
+// TestSafeBuildOnStdio drives the stdio transport line by line: the build
+// call runs beside the reader (a ping is answered while it runs, its own id
+// is refused as active), progress lines are notifications with the
+// request's token, and EOF — the client gone — cancels the build, whose
+// group is gone and whose BUILD failed the agent got before Serve returns.
+func TestSafeBuildOnStdio(t *testing.T) {
+	t.Parallel()
+	p := newBuildProject(t, map[string]string{"ok": hangBuild})
+	s := startSession(t, p.svc, time.Second)
+	s.send(initLine)
+	s.recv()
+	s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{},"_meta":{"progressToken":42}}}`)
+	pids := waitPIDFile(t, filepath.Join(p.dir, "pids"))
+	if got := s.recv(); got != `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":42,"message":"compiling forever","progress":1}}` {
+		t.Errorf("progress line %s", got)
+	}
+	s.send(fmt.Sprintf(pingLine, "8"))
+	if got := s.recv(); got != `{"jsonrpc":"2.0","id":8,"result":{}}` {
+		t.Fatalf("ping during a build: %s", got)
+	}
+	s.send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	if got := s.recv(); !strings.Contains(got, `"id":7,"error":{"code":-32600,"message":"Request ID is already active"}`) {
+		t.Fatalf("the running build's id reused: %s", got)
+	}
+	if rest := s.closeAndRest(); len(rest) != 0 {
+		t.Errorf("answered after EOF: %q", rest)
+	}
+	if !slicesHasPrefix(p.agent.Commands(), "BUILD failed request=") {
+		t.Errorf("BUILD failed not sent before the server stopped: %q", p.agent.Commands())
+	}
+	waitGone(t, pids)
+}
+
+// waitGone waits (up to 10 s) until every pid is gone: a process killed
+// with SIGKILL takes a moment to end.
+func waitGone(t *testing.T, pids []int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for !proc.Gone(pid) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if !proc.Gone(pid) {
+			t.Errorf("process %d of the build still runs", pid)
+		}
+	}
+}
+
+func slicesHasPrefix(lines []string, prefix string) bool {
+	for _, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,177 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/buildguard/buildguard/internal/safebuild"
+)
+
+// ToolSafeBuild runs the project's configured build under an owned hold and
+// proves the bytes it released, in one call (docs/safe-build.md).
+const ToolSafeBuild = "reclazz_safe_build"
+
+func safeBuildTool() *Tool {
+	return &Tool{
+		Name: ToolSafeBuild,
+		description: "Build the project and hot-reload the result safely, in one call; prefer it to reclazz_build. " +
+			"It runs the project's own build command (from .buildguard.json, else ./gradlew classes or mvn -q compile; never a command you pass), " +
+			"takes the agent's hold before the build starts, releases the new classes only when the build exits 0 with nothing left running, " +
+			"and then verifies every changed class against the running JVM: only changedClasses.allApplied true proves the new bytes are live. " +
+			"On any other outcome (failed, cancelled, timeout, refused) the JVM keeps serving its old classes: read detail and output.tail, fix the code, call again. " +
+			"One build at a time; send a progressToken for progress; cancellable through notifications/cancelled. Use reclazz_build only for a build you must run yourself.",
+		inputSchema: inputSchema("Time limit of the whole build in milliseconds, as an integer string, 1-60000. Default 600000 (10 minutes), or the build's timeoutSeconds from .buildguard.json.", obj{
+			{"build", obj{{"type", "string"}, {"maxLength", 64}, {"pattern", safeBuildNamePattern}, {"description", "Name of a build configured in .buildguard.json (or gradle/maven when detected). Default: its defaultBuild."}}},
+		}),
+		outputSchema: safeBuildOutputSchema,
+		annotations:  mutating(),
+		check:        checkSafeBuild,
+		run:          runSafeBuild,
+		CLI: CLIForm{Command: "build run", Usage: "[NAME]",
+			Args: func(pos []string, _ map[string]string) (map[string]any, error) {
+				switch len(pos) {
+				case 0:
+					return map[string]any{}, nil
+				case 1:
+					return map[string]any{"build": pos[0]}, nil
+				}
+				return nil, errors.New("build run takes at most one build NAME")
+			}},
+	}
+}
+
+const safeBuildNamePattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+// checkSafeBuild selects the build, touching no agent.
+func checkSafeBuild(c *toolCall) error {
+	_, err := selectBuild(c)
+	return err
+}
+
+// selectBuild reads the project's builds and selects the one named: an
+// unknown name and an unusable .buildguard.json are argument errors, before
+// anything connects or runs (docs/safe-build.md#2).
+func selectBuild(c *toolCall) (safebuild.Build, error) {
+	name := ""
+	if raw, ok := c.args["build"]; ok {
+		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &name) != nil {
+			return safebuild.Build{}, argError("build must be a string")
+		}
+		if name == "" {
+			return safebuild.Build{}, argError("build must name a configured build")
+		}
+	}
+	p, err := safebuild.LoadProject(c.endpoint.Base)
+	if err != nil {
+		return safebuild.Build{}, argError("%v", err)
+	}
+	b, err := p.Select(name)
+	if err != nil {
+		return safebuild.Build{}, argError("%v", err)
+	}
+	return b, nil
+}
+
+// runSafeBuild runs the selected build on the instance's Builder, one at a
+// time, reporting progress when the call asked for it.
+func runSafeBuild(ctx context.Context, c *toolCall) (Result, error) {
+	// Selected again: the configuration may have changed since the check,
+	// and what runs must be what the file says now.
+	build, err := selectBuild(c)
+	if err != nil {
+		return Result{}, err
+	}
+	req := safebuild.Request{
+		Dir:      c.endpoint.Base,
+		Build:    build,
+		Endpoint: c.endpoint,
+		Confirm:  c.project,
+		Progress: progressFrom(ctx),
+	}
+	if _, given := c.str["timeoutMs"]; given {
+		req.Timeout = c.timeout
+	}
+	res := c.deps.Builder.Run(ctx, req)
+	data, err := res.JSON()
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Data: data, IsError: res.IsError(), LegacyText: string(data)}, nil
+}
+
+// progressKey carries a call's progress reporter in its context.
+type progressKey struct{}
+
+// WithProgress returns a context whose tool call reports its progress to
+// report (reclazz_safe_build's output lines, docs/safe-build.md#5). The MCP
+// server sets it for a call with a progressToken; the CLI for `build run`.
+func WithProgress(ctx context.Context, report func(lines int, message string)) context.Context {
+	return context.WithValue(ctx, progressKey{}, report)
+}
+
+// progressFrom returns the reporter WithProgress set, or nil.
+func progressFrom(ctx context.Context) safebuild.ProgressFunc {
+	if f, ok := ctx.Value(progressKey{}).(func(int, string)); ok && f != nil {
+		return f
+	}
+	return nil
+}
+
+const safeBuildOutputSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "properties": {
+    "build": {"type": "string"},
+    "command": {"type": "array", "items": {"type": "string"}},
+    "outcome": {"type": "string", "enum": ["ok", "failed", "cancelled", "timeout", "refused"]},
+    "exitCode": {"type": ["integer", "null"]},
+    "durationMs": {"type": "integer", "minimum": 0},
+    "owner": {"type": ["string", "null"], "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+    "detail": {"type": "string"},
+    "output": {
+      "type": "object",
+      "properties": {
+        "tail": {"type": "string", "maxLength": 16384},
+        "lines": {"type": "integer", "minimum": 0},
+        "truncated": {"type": "boolean"},
+        "logFile": {"type": ["string", "null"]}
+      },
+      "required": ["tail", "lines", "truncated", "logFile"],
+      "additionalProperties": false
+    },
+    "changedClasses": {
+      "type": "object",
+      "properties": {
+        "count": {"type": "integer", "minimum": 0},
+        "complete": {"type": "boolean"},
+        "allApplied": {"type": "boolean"},
+        "classes": {
+          "type": "array",
+          "maxItems": 64,
+          "items": {
+            "type": "object",
+            "properties": {
+              "className": {"type": "string", "maxLength": 256},
+              "sha256": {"type": "string"},
+              "status": {"type": "string", "enum": ["applied", "running", "failed", "unverified", "mismatch", "not_observed", "unavailable"]},
+              "detail": {"type": "string"}
+            },
+            "required": ["className", "sha256", "status", "detail"],
+            "additionalProperties": false
+          }
+        }
+      },
+      "required": ["count", "complete", "allApplied", "classes"],
+      "additionalProperties": false
+    }
+  },
+  "required": ["build", "command", "outcome", "exitCode", "durationMs", "owner", "detail", "output", "changedClasses"],
+  "additionalProperties": false,
+  "allOf": [
+    {"if": {"properties": {"outcome": {"enum": ["ok", "failed"]}}}, "then": {"properties": {"exitCode": {"type": "integer"}, "owner": {"type": "string"}}}},
+    {"if": {"properties": {"outcome": {"const": "ok"}}}, "then": {"properties": {"exitCode": {"const": 0}}}},
+    {"if": {"properties": {"outcome": {"const": "refused"}}}, "then": {"properties": {"exitCode": {"const": null}, "changedClasses": {"properties": {"count": {"const": 0}}}}}},
+    {"if": {"properties": {"changedClasses": {"properties": {"allApplied": {"const": true}}}}}, "then": {"properties": {"outcome": {"const": "ok"}}}}
+  ]
+}`
