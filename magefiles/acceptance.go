@@ -17,7 +17,7 @@ import (
 	"github.com/buildguard/buildguard/harness/release"
 )
 
-// Acceptance proves build safety: seven scenarios per lane against a live JVM (LANE=gradle|maven|all, WORK_DIR, BUILDGUARD_AGENT_JAR).
+// Acceptance proves build safety: seven scenarios per lane, then the one-call build, against a live JVM (LANE=gradle|maven|all, WORK_DIR, BUILDGUARD_AGENT_JAR).
 //
 // Environment:
 //

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 )
 
-// ScenarioNames are the seven scenarios of docs/build-safety.md#3, in order.
+// ScenarioNames are the seven scenarios of docs/build-safety.md#3, in order,
+// then the two one-call scenarios of the agent-facing tool
+// (docs/safe-build.md#1).
 var ScenarioNames = []string{
 	"opt-out",
 	"partial-failure",
@@ -17,6 +19,8 @@ var ScenarioNames = []string{
 	"exact-byte-receipts",
 	"up-to-date-barrier",
 	"offline-before-output",
+	"one-call-good-change",
+	"one-call-failing-change",
 }
 
 // Evidence is the outcome of a Run: one entry per lane that passed.
@@ -56,6 +60,7 @@ type LaneEvidence struct {
 	SessionID         string            `json:"sessionId"`
 	Scenarios         []ScenarioResult  `json:"scenarios"`
 	Receipts          []json.RawMessage `json:"receipts"`
+	OneCall           []OneCallResult   `json:"oneCall"`
 	ToolVersion       string            `json:"toolVersion"`
 	JDK               string            `json:"jdk"`
 	OS                OSInfo            `json:"os"`
@@ -85,6 +90,9 @@ func (e *LaneEvidence) complete() error {
 	}
 	if len(e.Receipts) != 2 {
 		return fmt.Errorf("%w: %d receipts, want 2", ErrIncomplete, len(e.Receipts))
+	}
+	if len(e.OneCall) != 2 {
+		return fmt.Errorf("%w: %d one-call results, want 2", ErrIncomplete, len(e.OneCall))
 	}
 	if e.SessionID == "" || e.PID == 0 {
 		return fmt.Errorf("%w: no session or pid", ErrIncomplete)

@@ -12,6 +12,10 @@ func passedLane() *LaneEvidence {
 	e := &LaneEvidence{
 		Tool: "gradle", Passed: true, PID: 42, SessionID: "0b6f0000-0000-4000-8000-000000000000",
 		Receipts: []json.RawMessage{json.RawMessage(`{"status":"applied"}`), json.RawMessage(`{"status":"applied"}`)},
+		OneCall: []OneCallResult{
+			{Scenario: "one-call-good-change", Result: json.RawMessage(`{"outcome":"ok"}`), Progress: 3},
+			{Scenario: "one-call-failing-change", Result: json.RawMessage(`{"outcome":"failed"}`), Progress: 2},
+		},
 	}
 	for _, n := range ScenarioNames {
 		e.Scenarios = append(e.Scenarios, ScenarioResult{Name: n, WallMs: 1})
@@ -26,6 +30,7 @@ func TestWriteEvidenceOnlyOnPass(t *testing.T) {
 		"six scenarios": func(e *LaneEvidence) { e.Scenarios = e.Scenarios[:6] },
 		"wrong order":   func(e *LaneEvidence) { e.Scenarios[0], e.Scenarios[1] = e.Scenarios[1], e.Scenarios[0] },
 		"one receipt":   func(e *LaneEvidence) { e.Receipts = e.Receipts[:1] },
+		"one one-call":  func(e *LaneEvidence) { e.OneCall = e.OneCall[:1] },
 		"no session":    func(e *LaneEvidence) { e.SessionID = "" },
 	}
 	for name, spoil := range cases {
@@ -55,7 +60,7 @@ func TestWriteEvidenceFields(t *testing.T) {
 	if err := json.Unmarshal([]byte(readFile(t, path)), &got); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"tool", "passed", "pid", "sessionId", "scenarios", "receipts", "toolVersion", "jdk", "os", "buildguardVersion", "artifacts"} {
+	for _, k := range []string{"tool", "passed", "pid", "sessionId", "scenarios", "receipts", "oneCall", "toolVersion", "jdk", "os", "buildguardVersion", "artifacts"} {
 		if _, ok := got[k]; !ok {
 			t.Errorf("evidence.json lacks %q", k)
 		}

@@ -29,7 +29,7 @@ const (
 // checked and which log to read.
 type ScenarioError struct {
 	Lane     Lane
-	Number   int    // 1..7
+	Number   int    // 1..9
 	Scenario string // its name in ScenarioNames
 	Check    string // the pass criterion that did not hold, with what was seen
 	Log      string // the log to read
@@ -70,6 +70,7 @@ type laneRun struct {
 	baseline string // sha(A.class) after the ordinary build
 	failed   string // sha(A.class) after the partial failure
 	receipts [2]receiptView
+	oneCall  []OneCallResult
 	results  []ScenarioResult
 }
 
@@ -98,6 +99,7 @@ func runLane(ctx context.Context, c Config, t tools, lane Lane) (ev *LaneEvidenc
 	scenarios := []func(context.Context) error{
 		r.optOut, r.partialFailure, r.competingOwner, r.sameOwnerRecovery,
 		r.exactByteReceipts, r.upToDateBarrier, r.offlineBeforeOutput,
+		r.oneCallGoodChange, r.oneCallFailingChange,
 	}
 	begin := time.Now()
 	for i, s := range scenarios {
@@ -108,7 +110,7 @@ func runLane(ctx context.Context, c Config, t tools, lane Lane) (ev *LaneEvidenc
 		}
 		res := ScenarioResult{Name: ScenarioNames[i], WallMs: time.Since(start).Milliseconds()}
 		r.results = append(r.results, res)
-		fmt.Fprintf(c.Out, "%s: %d/7 %s passed (%d ms)\n", lane, i+1, res.Name, res.WallMs)
+		fmt.Fprintf(c.Out, "%s: %d/%d %s passed (%d ms)\n", lane, i+1, len(scenarios), res.Name, res.WallMs)
 	}
 	return &LaneEvidence{
 		Tool:       string(lane),
@@ -117,6 +119,7 @@ func runLane(ctx context.Context, c Config, t tools, lane Lane) (ev *LaneEvidenc
 		SessionID:  r.session,
 		Scenarios:  r.results,
 		Receipts:   []json.RawMessage{r.receipts[0].raw, r.receipts[1].raw},
+		OneCall:    r.oneCall,
 		WallMs:     time.Since(begin).Milliseconds(),
 		ProjectDir: r.p.root,
 	}, nil
