@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"time"
 
 	"github.com/buildguard/buildguard/internal/lockedbuf"
@@ -71,6 +72,11 @@ type Client interface {
 	// Call runs tools/call. A JSON-RPC error is a CallResult with RPCCode,
 	// not a Go error; a Go error means the transport broke.
 	Call(ctx context.Context, name string, args map[string]any) (CallResult, error)
+	// CallProgress runs tools/call with a fresh progress token and hands
+	// every notifications/progress for it to onProgress, in order, as it
+	// arrives. Cancelling ctx cancels the call (notifications/cancelled)
+	// and returns ctx's error.
+	CallProgress(ctx context.Context, name string, args map[string]any, onProgress func(progress float64, message string)) (CallResult, error)
 	// Close ends the session and the server process.
 	Close() error
 }
@@ -98,12 +104,27 @@ type GoSDKClient struct {
 	lane    string
 	session *sdkmcp.ClientSession
 	stderr  *lockedbuf.Buffer
+
+	mu       sync.Mutex
+	tokens   int
+	progress map[string]func(float64, string) // by progress token
 }
 
 // DialGoSDK starts the server with go-sdk's CommandTransport and initializes
 // a session asking for version (VersionDefault: the SDK's default).
 func DialGoSDK(ctx context.Context, lane string, server ServerCommand, version string) (*GoSDKClient, error) {
-	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "buildguard-client-matrix", Version: "1"}, nil)
+	c := &GoSDKClient{lane: lane, progress: map[string]func(float64, string){}}
+	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "buildguard-client-matrix", Version: "1"}, &sdkmcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdkmcp.ProgressNotificationClientRequest) {
+			tok, _ := req.Params.ProgressToken.(string)
+			c.mu.Lock()
+			f := c.progress[tok]
+			c.mu.Unlock()
+			if f != nil {
+				f(req.Params.Progress, req.Params.Message)
+			}
+		},
+	})
 	stderr := &lockedbuf.Buffer{}
 	transport := &sdkmcp.CommandTransport{Command: server.cmd(stderr), TerminateDuration: 2 * time.Second}
 	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
@@ -116,7 +137,8 @@ func DialGoSDK(ctx context.Context, lane string, server ServerCommand, version s
 	if err != nil {
 		return nil, fmt.Errorf("connecting go-sdk client (%s): %w", lane, err)
 	}
-	return &GoSDKClient{lane: lane, session: session, stderr: stderr}, nil
+	c.session, c.stderr = session, stderr
+	return c, nil
 }
 
 // ServerStderr is what the server wrote to stderr so far (it must write
@@ -182,10 +204,35 @@ func (c *GoSDKClient) ListTools(ctx context.Context) ([]ToolInfo, error) {
 
 // Call implements Client.
 func (c *GoSDKClient) Call(ctx context.Context, name string, args map[string]any) (CallResult, error) {
+	return c.call(ctx, &sdkmcp.CallToolParams{Name: name, Arguments: args})
+}
+
+// CallProgress implements Client.
+func (c *GoSDKClient) CallProgress(ctx context.Context, name string, args map[string]any, onProgress func(float64, string)) (CallResult, error) {
+	c.mu.Lock()
+	c.tokens++
+	tok := fmt.Sprintf("%s-progress-%d", c.lane, c.tokens)
+	c.progress[tok] = onProgress
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.progress, tok)
+		c.mu.Unlock()
+	}()
+	p := &sdkmcp.CallToolParams{Name: name, Arguments: args}
+	p.SetProgressToken(tok)
+	return c.call(ctx, p)
+}
+
+func (c *GoSDKClient) call(ctx context.Context, p *sdkmcp.CallToolParams) (CallResult, error) {
+	name := p.Name
 	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
 	defer cancel()
-	res, err := c.session.CallTool(ctx, &sdkmcp.CallToolParams{Name: name, Arguments: args})
+	res, err := c.session.CallTool(ctx, p)
 	if err != nil {
+		if ctx.Err() != nil {
+			return CallResult{}, ctx.Err()
+		}
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
 			return CallResult{RPCCode: rpcErr.Code, RPCMessage: rpcErr.Message}, nil

@@ -21,6 +21,8 @@ var Scenarios = []string{
 	"stale-receipt",
 	"unavailable-target",
 	"malformed-input",
+	"safe-build-progress",
+	"safe-build-cancel",
 }
 
 // Extension is the unscored pause/resume run after the seven.

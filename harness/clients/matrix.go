@@ -70,7 +70,7 @@ func LaneNames() []string {
 }
 
 // RunMatrix runs the selected lanes one after another (one JVM each) and
-// prints `PASS <lane>: 7 scenarios …` or `FAIL <lane>: …` per lane. It
+// prints `PASS <lane>: 9 scenarios …` or `FAIL <lane>: …` per lane. It
 // returns ErrLaneFailed (wrapped, naming the lanes) when any lane failed.
 func RunMatrix(ctx context.Context, cfg MatrixConfig) (MatrixResult, error) {
 	log := cfg.Log
@@ -107,8 +107,8 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig) (MatrixResult, error) {
 		res.Lanes = append(res.Lanes, out)
 		if out.Passed {
 			s := out.Evaluation.Summary
-			fmt.Fprintf(log, "PASS %s: 7 scenarios, %s, %d tool calls, %d negative witnesses, 0 false completions, %.1fs\n",
-				name, out.Evaluation.Metadata["protocolVersion"], s.ToolCalls, s.NegativeWitnesses, out.Elapsed.Seconds())
+			fmt.Fprintf(log, "PASS %s: %d scenarios, %s, %d tool calls, %d negative witnesses, 0 false completions, %.1fs\n",
+				name, len(Scenarios), out.Evaluation.Metadata["protocolVersion"], s.ToolCalls, s.NegativeWitnesses, out.Elapsed.Seconds())
 		} else {
 			failed = append(failed, name)
 			fmt.Fprintf(log, "FAIL %s: %s (see %s)\n", name, out.Error, out.EvaluationPath)

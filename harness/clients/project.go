@@ -148,13 +148,17 @@ func (p *Project) ClassSHA(name string) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
+// javacArgs are javac's arguments for the named sources (relative to src/,
+// or absolute) into classes/.
+func (p *Project) javacArgs(files ...string) []string {
+	return append([]string{"--release", "17", "-encoding", "UTF-8", "-implicit:none", "-sourcepath", "", "-cp", p.Classes, "-d", p.Classes}, files...)
+}
+
 // javac compiles the named sources (relative to src/) into classes/.
 func (p *Project) javac(ctx context.Context, files ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, compileTimeout)
 	defer cancel()
-	args := []string{"--release", "17", "-encoding", "UTF-8", "-implicit:none", "-sourcepath", "", "-cp", p.Classes, "-d", p.Classes}
-	args = append(args, files...)
-	cmd := exec.CommandContext(ctx, p.Javac, args...)
+	cmd := exec.CommandContext(ctx, p.Javac, p.javacArgs(files...)...)
 	cmd.Dir = p.Src
 	var out bytes.Buffer
 	cmd.Stdout = &out

@@ -137,7 +137,8 @@ func RunLane(ctx context.Context, cfg LaneConfig) (LaneReport, error) {
 	}()
 
 	r.rec.Run("setup", func() error { return r.setup(ctx) })
-	steps := []func(context.Context) error{r.successfulReload, r.mixedBatch, r.failedBuildHold, r.recovery, r.staleReceipt, r.unavailableTarget, r.malformedInput}
+	steps := []func(context.Context) error{r.successfulReload, r.mixedBatch, r.failedBuildHold, r.recovery, r.staleReceipt, r.unavailableTarget, r.malformedInput,
+		r.safeBuildProgress, r.safeBuildCancel}
 	for i, name := range Scenarios {
 		r.rec.Run(name, func() error { return steps[i](ctx) })
 	}
@@ -259,7 +260,7 @@ func (r *runner) setup(ctx context.Context) error {
 	}
 	r.tools = toolNames(tools)
 	if !slices.Equal(r.tools, ToolNames) {
-		return fmt.Errorf("tools/list gave %v, want the nine %v", r.tools, ToolNames)
+		return fmt.Errorf("tools/list gave %v, want the ten %v", r.tools, ToolNames)
 	}
 	if r.structured() {
 		for _, t := range tools {
@@ -517,7 +518,8 @@ func (r *runner) pauseResume(ctx context.Context) error {
 	if d["paused"] != true {
 		return fmt.Errorf("pause: paused = %v", d["paused"])
 	}
-	h, err := r.compile(ctx, 5)
+	cur := r.last.Value
+	h, err := r.compile(ctx, cur+1)
 	if err != nil {
 		return err
 	}
@@ -543,7 +545,7 @@ func (r *runner) pauseResume(ctx context.Context) error {
 			return err
 		}
 	}
-	if _, err := r.probe(ctx, 4); err != nil {
+	if _, err := r.probe(ctx, cur); err != nil {
 		return fmt.Errorf("while paused: %w", err)
 	}
 	d, err = r.reload(ctx, "resume")
@@ -553,7 +555,7 @@ func (r *runner) pauseResume(ctx context.Context) error {
 	if d["paused"] != false || d["reloadConfirmed"] != false {
 		return fmt.Errorf("resume: paused %v reloadConfirmed %v", d["paused"], d["reloadConfirmed"])
 	}
-	return r.proveReload(ctx, h, 5)
+	return r.proveReload(ctx, h, cur+1)
 }
 
 func (r *runner) finalChecks() error {
@@ -737,7 +739,7 @@ func checkLegacyText(tool string, args map[string]any, isError bool, text string
 
 // legacyJSONTools return JSON text in legacy sessions; the others return
 // legacy prose.
-var legacyJSONTools = map[string]bool{"reclazz_status": true, "reclazz_doctor": true, "reclazz_verify": true, "reclazz_verify_batch": true, "reclazz_reload_control": true}
+var legacyJSONTools = map[string]bool{"reclazz_status": true, "reclazz_doctor": true, "reclazz_verify": true, "reclazz_verify_batch": true, "reclazz_reload_control": true, "reclazz_safe_build": true}
 
 // call runs one tool call and applies the per-call checks: isError as
 // expected; structuredContent present (from 2025-06-18) and equal to the JSON
@@ -762,6 +764,12 @@ func (r *runner) call(ctx context.Context, tool string, args map[string]any, wan
 	if err != nil {
 		return nil, fail("%v", err)
 	}
+	return r.check(tool, full, res, want, fail)
+}
+
+// check applies call's checks to the result res of tool with the arguments
+// full; fail names the call.
+func (r *runner) check(tool string, full map[string]any, res CallResult, want expect, fail func(format string, a ...any) error) (map[string]any, error) {
 	cr := callResult{Name: tool, IsError: res.IsError, RPCCode: res.RPCCode}
 	defer func() { r.results = append(r.results, cr) }()
 	if want == wantArgError {

@@ -13,13 +13,14 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// ToolNames are the nine tools, sorted.
+// ToolNames are the ten tools, sorted.
 var ToolNames = []string{
 	"reclazz_build",
 	"reclazz_diagnose",
 	"reclazz_doctor",
 	"reclazz_pending",
 	"reclazz_reload_control",
+	"reclazz_safe_build",
 	"reclazz_scan",
 	"reclazz_status",
 	"reclazz_verify",

@@ -86,6 +86,28 @@ class Project {
   sha(name) {
     return sha256(path.join(this.classes, `${name}.class`));
   }
+  // writeBuildConfig names two builds in .buildguard.json
+  // (docs/safe-build.md#2): "compile" compiles Service.java; "slow"
+  // compiles it, records its pid in build.pid, prints "waiting" and runs
+  // until it is stopped.
+  writeBuildConfig() {
+    const javac = ["javac", "--release", "17", "-encoding", "UTF-8", "-implicit:none", "-sourcepath", "", "-cp", this.classes, "-d", this.classes, path.join(this.src, "Service.java")];
+    const builds = {
+      compile: { command: ["sh", "-c", 'echo "compiling Service"; exec "$0" "$@"', ...javac] },
+      slow: { command: ["sh", "-c", 'echo "compiling Service"; "$0" "$@" || exit 1; echo $$ > build.pid; echo waiting; exec sleep 120', ...javac] },
+    };
+    fs.writeFileSync(path.join(this.root, ".buildguard.json"), JSON.stringify({ builds, defaultBuild: "compile" }, null, 2));
+  }
+}
+
+// processGone reports whether pid no longer runs (absent, or a zombie).
+function processGone(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat[stat.lastIndexOf(")") + 2] === "Z";
+  } catch {
+    return true;
+  }
 }
 
 class App {
@@ -209,6 +231,28 @@ class Lane extends ToolCaller {
     return d;
   }
 
+  // safeBuild calls reclazz_safe_build with a progress token and returns
+  // the result and the progress notifications, each checked to come before
+  // the result with a growing progress.
+  async safeBuild(build, want, options = {}) {
+    const progress = [];
+    let done = false;
+    let late = 0;
+    const d = await this.call("reclazz_safe_build", { build, timeoutMs: "14000" }, want, {
+      ...options,
+      onprogress: (p) => {
+        if (done) late++;
+        progress.push(p);
+        options.onprogress?.(p);
+      },
+    });
+    done = true;
+    assert.ok(progress.length > 0, "notifications/progress arrive before the result");
+    for (let i = 1; i < progress.length; i++) assert.ok(progress[i].progress > progress[i - 1].progress, "progress grows");
+    assert.equal(late, 0);
+    return { d, progress };
+  }
+
   async proveReload(hash, value) {
     const before = this.last;
     const deadline = Date.now() + RECEIPT_POLL_MS;
@@ -231,7 +275,7 @@ class Lane extends ToolCaller {
   }
 }
 
-test("ts-sdk lane: seven scenarios and pause/resume against a live JVM through buildguard mcp", { timeout: 240000 }, async () => {
+test("ts-sdk lane: nine scenarios and pause/resume against a live JVM through buildguard mcp", { timeout: 240000 }, async () => {
   const bin = process.env.BUILDGUARD_BIN;
   const jar = process.env.BUILDGUARD_AGENT_JAR;
   const work = process.env.CLIENT_WORK_DIR;
@@ -394,10 +438,61 @@ test("ts-sdk lane: seven scenarios and pause/resume against a live JVM through b
       await lane.probe(4);
     });
 
+    await rec.run("safe-build-progress", async () => {
+      project.writeBuildConfig();
+      const value = lane.last.value + 1;
+      project.writeService(value);
+      const { d, progress } = await lane.safeBuild("compile", "ok");
+      assert.equal(d.outcome, "ok");
+      assert.match(progress[0].message, /^compiling Service/);
+      const built = project.sha("Service");
+      lane.hashes[value] = built;
+      const svc = d.changedClasses.classes.find((c) => c.className === "Service");
+      assert.ok(d.changedClasses.allApplied && svc && svc.sha256 === built && svc.status === "applied", `changedClasses ${JSON.stringify(d.changedClasses)} must hold Service applied with ${built}`);
+      await lane.proveReload(built, value);
+    });
+
+    await rec.run("safe-build-cancel", async () => {
+      const old = lane.last.value;
+      project.writeService(old + 1);
+      const pidFile = path.join(project.root, "build.pid");
+      fs.rmSync(pidFile, { force: true });
+      const abort = new AbortController();
+      lane.rec.call("reclazz_safe_build");
+      lane.called.reclazz_safe_build = (lane.called.reclazz_safe_build ?? 0) + 1;
+      await assert.rejects(
+        client.callTool({ name: "reclazz_safe_build", arguments: { build: "slow", timeoutMs: "60000" } }, undefined, {
+          timeout: 60000,
+          signal: abort.signal,
+          onprogress: (p) => p.message === "waiting" && abort.abort("cancelled by the client matrix"),
+        }),
+        "the cancelled call rejects",
+      );
+      const pid = Number(fs.readFileSync(pidFile, "utf8").trim());
+      const deadline = Date.now() + 10000;
+      while (!processGone(pid) && Date.now() < deadline) await sleep(20);
+      assert.ok(processGone(pid), `the cancelled build (pid ${pid}) was stopped`);
+      const doc = await lane.call("reclazz_doctor", {}, "ok");
+      assert.equal(doc.buildHold, "named");
+      await lane.held(old);
+      project.writeService(old + 2);
+      let d;
+      for (;;) {
+        ({ d } = await lane.safeBuild("compile", "either"));
+        if (d.outcome !== "refused" || Date.now() > deadline) break;
+        await sleep(100);
+      }
+      assert.equal(d.outcome, "ok", `the build after the cancelled one: ${JSON.stringify(d)}`);
+      const built = project.sha("Service");
+      lane.hashes[old + 2] = built;
+      await lane.proveReload(built, old + 2);
+    });
+
     await rec.run(EXTENSION, async () => {
+      const cur = lane.last.value;
       let d = await lane.reload("pause");
       assert.equal(d.paused, true);
-      const h = await lane.compile(5);
+      const h = await lane.compile(cur + 1);
       await lane.call("reclazz_scan", {}, "ok");
       const deadline = Date.now() + 10000;
       for (;;) {
@@ -407,11 +502,11 @@ test("ts-sdk lane: seven scenarios and pause/resume against a live JVM through b
         if (Date.now() > deadline) throw new Error(`status while paused: pendingClasses ${d.pendingClasses}, want 1`);
         await sleep(100);
       }
-      await lane.probe(4);
+      await lane.probe(cur);
       d = await lane.reload("resume");
       assert.equal(d.paused, false);
       assert.equal(d.reloadConfirmed, false);
-      await lane.proveReload(h, 5);
+      await lane.proveReload(h, cur + 1);
       for (const t of TOOLS) assert.ok(lane.called[t] > 0, `${t} was never called`);
       assert.ok(!app.exited, "the app is still running");
       assert.equal(lane.stderr(), "", "buildguard mcp wrote nothing to stderr");

@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from "node:util";
 
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 
-export const TOOLS = ["reclazz_build", "reclazz_diagnose", "reclazz_doctor", "reclazz_pending", "reclazz_reload_control", "reclazz_scan", "reclazz_status", "reclazz_verify", "reclazz_verify_batch"];
+export const TOOLS = ["reclazz_build", "reclazz_diagnose", "reclazz_doctor", "reclazz_pending", "reclazz_reload_control", "reclazz_safe_build", "reclazz_scan", "reclazz_status", "reclazz_verify", "reclazz_verify_batch"];
 const CALL_TIMEOUT_MS = 15000;
 
 export class ToolCaller {
@@ -25,7 +25,7 @@ export class ToolCaller {
     this.negotiated = undefined;
   }
 
-  // setTools checks tools/list (the nine, each with outputSchema and
+  // setTools checks tools/list (the ten, each with outputSchema and
   // annotations) and compiles the schemas with the SDK's validator.
   setTools(tools) {
     assert.deepEqual(tools.map((t) => t.name).sort(), TOOLS);
@@ -41,16 +41,18 @@ export class ToolCaller {
   }
 
   // call runs one tool call and applies every per-call check. want is "ok",
-  // "toolError", "either" or "argError".
-  async call(tool, args, want) {
+  // "toolError", "either" or "argError"; options are the SDK's request
+  // options (onprogress, signal) added to the call's timeout.
+  async call(tool, args, want, options = {}) {
     const n = ++this.n;
     const where = `call #${n} ${tool}`;
     this.rec.call(tool);
     this.called[tool] = (this.called[tool] ?? 0) + 1;
     let res;
     try {
-      res = await this.client.callTool({ name: tool, arguments: { timeoutMs: "3000", ...args } }, undefined, { timeout: CALL_TIMEOUT_MS });
+      res = await this.client.callTool({ name: tool, arguments: { timeoutMs: "3000", ...args } }, undefined, { timeout: CALL_TIMEOUT_MS, ...options });
     } catch (e) {
+      if (options.signal?.aborted) throw e;
       if (want === "argError" && e.code === -32602) {
         this.results.push({ name: tool, isError: true, rpcCode: e.code, text: e.message });
         return { message: e.message };
