@@ -29,7 +29,10 @@ func benchMetric(metrics, unit string) (float64, bool) {
 // under 5 ms) and its passthrough throughput (pipes ≥ 0.9×, pty ≥ 0.5×); one
 // correlated VERIFY next to a raw round trip (within 1.5×); an MCP stdio
 // session next to `cat` (under 15 ms median, under 25 MiB peak RSS); and one
-// reclazz_verify call next to the raw round trip (target within 2×).
+// reclazz_verify call next to the raw round trip (target within 2×); one
+// reclazz_safe_build call of a 1 s build next to the same build through the
+// wrapper (target ≤ 1.1×), and the latency from a build's output line to
+// the client's progress notification (target median < 50 ms).
 func Bench() error {
 	results := map[string]string{}
 	for _, run := range []struct{ pattern, benchtime, pkg string }{
@@ -42,6 +45,8 @@ func Bench() error {
 		{"^BenchmarkVerifyRoundTrip$", "3000x", "./agentproto/"},
 		{"^BenchmarkStdioSession$", "40x", "./mcp/"},
 		{"^BenchmarkVerifyCall$", "1000x", "./mcp/"},
+		{"^BenchmarkSafeBuildOverhead$", "7x", "./cmd/buildguard/"},
+		{"^BenchmarkSafeBuildProgressLatency$", "3x", "./cmd/buildguard/"},
 	} {
 		out, err := sh.Output("go", "test", "-run", "^$", "-bench", run.pattern, "-benchtime", run.benchtime, run.pkg)
 		fmt.Println(out)
@@ -104,5 +109,21 @@ func Bench() error {
 		s[i] = v
 	}
 	fmt.Printf("mcp stdio session (initialize + tools/list + EOF): %.2f ms vs cat %.2f ms (medians), peak RSS %.1f MiB vs cat %.1f MiB (targets < 15 ms, < 25 MiB)\n", s[0], s[1], s[2], s[3])
+	for i, unit := range []string{"tool-ms", "wrapper-ms", "ratio"} {
+		v, err := get("SafeBuildOverhead", unit)
+		if err != nil {
+			return err
+		}
+		m[i] = v
+	}
+	fmt.Printf("reclazz_safe_build of a 1 s build: %.0f ms vs buildguard -- sleep 1 %.0f ms (medians): %.2f× (target ≤ 1.1×)\n", m[0], m[1], m[2])
+	for i, unit := range []string{"latency-ms", "worst-ms", "notifications"} {
+		v, err := get("SafeBuildProgressLatency", unit)
+		if err != nil {
+			return err
+		}
+		m[i] = v
+	}
+	fmt.Printf("safe build progress: output line to client notification %.2f ms median, %.2f ms worst, over %.0f notifications (target median < 50 ms)\n", m[0], m[1], m[2])
 	return nil
 }
