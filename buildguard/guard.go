@@ -94,6 +94,11 @@ type Config struct {
 	// only delays the exit. Signals that arrive after Run returned are
 	// dropped, so a process that goes on must leave it false.
 	KeepSignals bool
+
+	// Set by Options.Config: a refusal found in the options, reported by
+	// Run after the owner line, and the transcript file Run creates.
+	refusal        error
+	transcriptPath string
 }
 
 // Guard runs builds under an owned hold. It is immutable; each Run is one
@@ -171,8 +176,19 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 		return 0, fmt.Errorf("%w: no command given", ErrRefused)
 	}
 	fmt.Fprintln(c.Stderr, OwnerLine(g.owner))
-	if c.Timeout < time.Millisecond || c.Timeout > MaxTimeout {
-		return 0, fmt.Errorf("%w: timeoutMs must be between 1 and 60000", ErrRefused)
+	if c.refusal != nil {
+		return 0, c.refusal
+	}
+	if err := checkTimeout(c.Timeout); err != nil {
+		return 0, err
+	}
+	if c.transcriptPath != "" {
+		f, err := os.OpenFile(c.transcriptPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return 0, fmt.Errorf("%w: cannot create the transcript: %w; pass --transcript a file in a writable directory", ErrRefused, err)
+		}
+		defer f.Close()
+		c.Transcript = f
 	}
 	go warmStart()
 	sigs := g.catchSignals()
@@ -369,16 +385,16 @@ func (g *Guard) acquire(ctx context.Context, sigs caught) (Agent, os.Signal, err
 func (g *Guard) connectAndStart(ctx context.Context, caught <-chan struct{}) (Agent, error) {
 	port, err := g.cfg.Endpoint.Resolve()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+		return nil, refusedEndpoint(g.cfg.Endpoint, err)
 	}
 	agent, err := g.cfg.Dial(ctx, port)
 	if err != nil {
 		g.log.Debug("connecting to the agent failed", "port", port, "error", err, "cause", agentproto.Cause(err))
-		hint := ""
-		if errors.Is(err, agentproto.ErrUnreachable) || errors.Is(err, agentproto.ErrNoHandshake) {
-			hint = "; start the application with the Reclazz agent attached, or point --port/--port-file at its current port"
+		next := startNext
+		if errors.Is(err, agentproto.ErrInvalidHandshake) {
+			next = "what answers on that port is not a Reclazz agent: point --port/--port-file at the agent's current port"
 		}
-		return nil, fmt.Errorf("%w: Cannot open build session: %w%s", ErrRefused, err, hint)
+		return nil, fmt.Errorf("%w: Cannot open build session: %w; %s", ErrRefused, err, next)
 	}
 	g.log.Debug("connected to the agent", "port", port)
 	select {
@@ -391,7 +407,7 @@ func (g *Guard) connectAndStart(ctx context.Context, caught <-chan struct{}) (Ag
 	cancel()
 	if err != nil {
 		g.log.Debug("BUILD started failed", "error", err, "cause", agentproto.Cause(err))
-		return agent, fmt.Errorf("%w: BUILD started was not acknowledged; the command was not run: %w", ErrRefused, err)
+		return agent, refusedStart(err)
 	}
 	g.log.Debug("hold acknowledged")
 	return agent, nil

@@ -18,7 +18,7 @@ const usage = `Usage:
   buildguard build started | ok | failed --owner TOKEN             [endpoint flags]
   buildguard build run [NAME]                                      [endpoint flags]
   buildguard init [--host NAME]... [--all] [--skill] [--check] [--dry-run] [--project-dir DIR]
-  buildguard version
+  buildguard version | --version
 
 Endpoint flags: --project-dir PATH, --port-file PATH, --port N, --hybris-home PATH, --timeout-ms N
 `
@@ -43,7 +43,7 @@ func run(args []string, stdout, stderr io.Writer) ExitCode {
 		return ExitOK
 	case "mcp":
 		return runMCP(args[1:], os.Stdin, stdout, stderr)
-	case "version":
+	case "version", "--version":
 		if len(args) > 1 {
 			if args[1] == "--help" {
 				fmt.Fprint(stderr, "Usage: buildguard version\n")
