@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -277,20 +276,11 @@ func isInvalidParams(err error) bool {
 // waitPIDFile waits (up to 10 s) for a file of pids.
 func waitPIDFile(t *testing.T, path string) []int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil {
-			var pids []int
-			for _, f := range strings.Fields(string(b)) {
-				n, _ := strconv.Atoi(f)
-				pids = append(pids, n)
-			}
-			return pids
-		}
-		time.Sleep(10 * time.Millisecond)
+	pids, err := proc.WaitPIDFile(path, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("%s did not appear", path)
-	return nil
+	return pids
 }
 
 // validateOutput validates a structured result against the tool's output
@@ -343,18 +333,12 @@ func TestSafeBuildOnStdio(t *testing.T) {
 	waitGone(t, pids)
 }
 
-// waitGone waits (up to 10 s) until every pid is gone: a process killed
-// with SIGKILL takes a moment to end.
+// waitGone requires every pid to end within 10 s: a process killed with
+// SIGKILL takes a moment to end.
 func waitGone(t *testing.T, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, pid := range pids {
-		for !proc.Gone(pid) && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if !proc.Gone(pid) {
-			t.Errorf("process %d of the build still runs", pid)
-		}
+	if left := proc.WaitGone(10*time.Second, pids...); len(left) > 0 {
+		t.Errorf("processes %v of the build still run", left)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -182,20 +181,14 @@ func (r *runner) safeBuildCancel(ctx context.Context) error {
 	if !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("cancelled safe build returned %v, want the cancellation", err)
 	}
-	b, err := os.ReadFile(pidFile)
+	pids, err := proc.WaitPIDFile(pidFile, 0)
 	if err != nil {
 		return fmt.Errorf("the slow build never recorded its pid: %w", err)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if left := proc.WaitGone(goneTimeout, pids...); len(left) > 0 {
+		return fmt.Errorf("the cancelled build (pid %v) still runs %s after the cancellation", left, goneTimeout)
+	}
 	deadline := time.Now().Add(goneTimeout)
-	for !proc.Gone(pid) && time.Now().Before(deadline) {
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
-			return err
-		}
-	}
-	if !proc.Gone(pid) {
-		return fmt.Errorf("the cancelled build (pid %d) still runs %s after the cancellation", pid, goneTimeout)
-	}
 	doc, err := r.call(ctx, "reclazz_doctor", nil, wantOK)
 	if err != nil {
 		return err

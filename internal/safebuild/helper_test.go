@@ -177,33 +177,18 @@ func (f *fixture) request(t *testing.T, args ...string) Request {
 // waitPIDs waits (up to 10 s) for a pid file and returns its pids.
 func waitPIDs(t *testing.T, path string) []int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil {
-			var pids []int
-			for _, f := range strings.Fields(string(b)) {
-				n, _ := strconv.Atoi(f)
-				pids = append(pids, n)
-			}
-			return pids
-		}
-		time.Sleep(10 * time.Millisecond)
+	pids, err := proc.WaitPIDFile(path, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("%s did not appear", path)
-	return nil
+	return pids
 }
 
-// waitGone waits (up to 10 s) until every pid is gone: a process killed
-// with SIGKILL takes a moment to end.
+// waitGone requires every pid to end within 10 s: a process killed with
+// SIGKILL takes a moment to end.
 func waitGone(t *testing.T, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, pid := range pids {
-		for !proc.Gone(pid) && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if !proc.Gone(pid) {
-			t.Errorf("process %d of the build still runs", pid)
-		}
+	if left := proc.WaitGone(10*time.Second, pids...); len(left) > 0 {
+		t.Errorf("processes %v of the build still run", left)
 	}
 }
