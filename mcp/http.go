@@ -53,7 +53,7 @@ const (
 
 // HTTPHandler serves a Server over streamable HTTP at HTTPPath: go-sdk's
 // StreamableHTTPHandler (stateless, JSON responses) behind the checks of
-// D14. In order: the path, Origin and Host (403 unless they name this
+// docs/decisions.md#D14. In order: the path, Origin and Host (403 unless they name this
 // server on a loopback address: no DNS rebinding), the token (401, compared
 // in constant time), POST, the body (413 over MaxHTTPBody), then the same
 // envelope and params checks as stdio (400 for a body that is no valid
@@ -293,7 +293,7 @@ func loopbackHostPort(hostport, port string) bool {
 }
 
 // IsLoopbackName reports whether host (without brackets or port) is one of
-// the loopback names D14 allows: 127.0.0.1, ::1 or localhost.
+// the loopback names docs/decisions.md#D14 allows: 127.0.0.1, ::1 or localhost.
 func IsLoopbackName(host string) bool {
 	return host == "127.0.0.1" || host == "::1" || strings.EqualFold(host, "localhost")
 }

@@ -58,7 +58,7 @@ func connectSDKClientWith(t *testing.T, caller Caller, version string, opts *sdk
 
 // TestSDKClient: the go-sdk client negotiates, pings, lists and calls at each
 // version; the default client asks server/discover first and then sends
-// every request sessionless at 2026-07-28 (D14), answered in the 2025-11-25
+// every request sessionless at 2026-07-28 (docs/decisions.md#D14), answered in the 2025-11-25
 // shape.
 func TestSDKClient(t *testing.T) {
 	t.Parallel()

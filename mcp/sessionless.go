@@ -12,7 +12,7 @@ import (
 const methodDiscover = "server/discover"
 
 // msgDiscoverNotFound answers a server/discover that is not a 2026-07-28
-// request (a client of an older version probing), as before D14.
+// request (a client of an older version probing), as before docs/decisions.md#D14.
 const msgDiscoverNotFound = "Method not found: " + methodDiscover
 
 // msgPingRemoved answers a 2026-07-28 ping: that version has no ping.
@@ -24,7 +24,7 @@ const msgPingRemoved = "Method not found: " + methodPing
 // capabilities are an object. Such a _meta is forwarded to the SDK as it is,
 // which serves the request on its own (and refuses a version it does not
 // know with -32022 and the versions it does). Any other _meta is a field the
-// contract ignores, as before D14, so it can neither fail nor switch a
+// contract ignores, as before docs/decisions.md#D14, so it can neither fail nor switch a
 // request.
 func sessionlessMeta(raw json.RawMessage) bool {
 	if !isObject(raw) {
