@@ -4,7 +4,8 @@
 // section that page has, and no file points outside the repository (the
 // brief's shared directory, an absolute path under the machine's work root)
 // or cites a contract page without its docs/ path (a page name with a
-// section sign, the brief's spec index, a bare decision number).
+// section sign, the brief's spec index, a bare decision number outside
+// docs/).
 //
 // A section is the leading number of a heading ("## 7. …" is 7, "### 4.10 …"
 // is 4.10) or a decision ("## D<n> — …" is D<n>), as docs/README.md explains.
@@ -159,7 +160,6 @@ const decisionsPage = "docs/decisions.md"
 func checkFile(name string, b []byte, pages map[string]map[string]bool) []Problem {
 	var problems []Problem
 	inDocs := path.Dir(name) == "docs"
-	isDecisions := name == decisionsPage
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 16<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -199,9 +199,14 @@ func checkFile(name string, b []byte, pages map[string]map[string]bool) []Proble
 		} else if !inDocs && bareSection.MatchString(line) {
 			add("cites a section with § and no page; cite docs/<page>.md#<section>")
 		}
-		if !isDecisions {
-			for _, m := range bareDecision.FindAllStringSubmatch(line, -1) {
+		for _, m := range bareDecision.FindAllStringSubmatch(line, -1) {
+			switch {
+			case !inDocs:
 				add("bare decision %s; cite %s", m[1], decisionsPage+"#"+m[1])
+			case !pages[path.Base(decisionsPage)][m[1]]:
+				// On a contract page a decision may go by its name, but
+				// it must be one.
+				add("decision %s: %s has no section %s", m[1], decisionsPage, m[1])
 			}
 		}
 	}

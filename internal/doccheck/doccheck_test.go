@@ -71,6 +71,7 @@ func TestCheck(t *testing.T) {
 	fsys := fstest.MapFS{
 		"docs/mcp-server.md": {Data: []byte("# MCP\n## 4. Tools\n### 4.1 List\nAs §4 says, see [docs/decisions.md#D5](decisions.md#D5) and [x](decisions.md#D9).\n")},
 		"docs/decisions.md":  {Data: []byte("# Decisions\n## D5 — versions\nD5 cites itself.\n")},
+		"docs/other.md":      {Data: []byte("# Other\nD5 by its name is fine here; D7 is no decision.\n")},
 		"docs/schema.json":   {Data: []byte("{}")},
 		"a/ok.go": {Data: []byte("// docs/mcp-server.md#4.1, docs/mcp-server.md#4. and docs/decisions.md#D5.\n" +
 			"// docs/mcp-server.md and docs/schema.json; <RepoDir>/work/x is relative.\n")},
@@ -114,6 +115,7 @@ func TestCheck(t *testing.T) {
 		"a/bad.go:10: cites a section with § and no page",
 		"a/testdata/x.txtar:1: docs/agent-protocol.md#7: no such page under docs/",
 		"docs/mcp-server.md:4: link (decisions.md#D9): docs/decisions.md has no section D9 (a heading starting with it)",
+		"docs/other.md:2: decision D7: docs/decisions.md has no section D7",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
