@@ -14,7 +14,7 @@ import (
 
 const wrapUsage = "Usage: buildguard [--port N | --port-file PATH] [--owner TOKEN] [--timeout-ms N] [--grace DURATION] [--transcript FILE] -- COMMAND [ARG...]\n"
 
-// isWrapForm reports whether args are the wrapper form of D1: the first
+// isWrapForm reports whether args are the wrapper form of docs/decisions.md#D1: the first
 // argument is an option other than --help and --version, or the `--`
 // separator.
 func isWrapForm(args []string) bool {
@@ -76,7 +76,7 @@ func parseWrap(args []string) (o buildguard.Options, argv []string, help bool, e
 	return o, nil, false, usageError("missing -- before the command: buildguard [options] -- COMMAND [ARG...]")
 }
 
-// wrapLogger is the wrapper's go-hclog logger on stderr (D9).
+// wrapLogger is the wrapper's go-hclog logger on stderr (docs/decisions.md#D9).
 func wrapLogger(stderr io.Writer) hclog.Logger {
 	level := hclog.LevelFromString(os.Getenv("BUILDGUARD_LOG_LEVEL"))
 	if level == hclog.NoLevel {
@@ -119,7 +119,7 @@ func runWrap(args []string, stdout, stderr io.Writer) ExitCode {
 }
 
 // wrapExit maps the outcome of a guarded build to the exit code and the
-// stderr line of D8. It is the only place that does.
+// stderr line of docs/decisions.md#D8. It is the only place that does.
 func wrapExit(code int, err error, stderr io.Writer) ExitCode {
 	var ie *buildguard.InterruptedError
 	var ue usageError
