@@ -2,6 +2,8 @@ package agentproto
 
 import "errors"
 
+//lint:file-ignore ST1005 the error texts are the contract's reason strings, capitals and full stops included.
+
 // The errors below are the failure reasons a client reports. Their texts are
 // the reason strings of the contract (docs/mcp-server.md#1.2, docs/mcp-server.md#3), so results that
 // carry them read the same as the Java sidecar's; wrapping errors add context

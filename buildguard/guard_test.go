@@ -296,7 +296,7 @@ func TestRunRejectedFailedIsUnsafe(t *testing.T) {
 
 // interruptWhileRunning starts a sleeper child (which may ignore signals),
 // sends sig once it runs, and returns Run's result and the child's pids.
-func interruptWhileRunning(t *testing.T, h *harness, sig syscall.Signal, ignore bool) (int, error, []int) {
+func interruptWhileRunning(t *testing.T, h *harness, sig syscall.Signal, ignore bool) (int, []int, error) {
 	t.Helper()
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	args := []string{pidFile}
@@ -321,7 +321,7 @@ func interruptWhileRunning(t *testing.T, h *harness, sig syscall.Signal, ignore 
 	h.sigs <- sig
 	select {
 	case res := <-done:
-		return res.code, res.err, pids
+		return res.code, pids, res.err
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not return after the signal")
 	}
@@ -334,7 +334,7 @@ func TestRunSignalStopsChildAndSendsFailed(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
-			code, err, pids := interruptWhileRunning(t, h, sig, false)
+			code, pids, err := interruptWhileRunning(t, h, sig, false)
 			var ie *InterruptedError
 			if !errors.As(err, &ie) || ie.Signal != sig || ie.Err != nil {
 				t.Fatalf("Run = %d, %v; want a confirmed interruption by %v", code, err, sig)
@@ -356,7 +356,7 @@ func TestRunGraceExpiryKillsStubbornChild(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.cfg.Grace = 100 * time.Millisecond
-	code, err, pids := interruptWhileRunning(t, h, syscall.SIGTERM, true)
+	code, pids, err := interruptWhileRunning(t, h, syscall.SIGTERM, true)
 	var ie *InterruptedError
 	if !errors.As(err, &ie) || ie.ExitCode() != 143 {
 		t.Fatalf("Run = %d, %v; want an interruption with exit 143", code, err)

@@ -66,7 +66,7 @@ func Fuzz() error {
 	return sc.Err()
 }
 
-// Lint checks formatting, vet (also for windows and darwin) and that go.mod/go.sum are tidy.
+// Lint checks formatting, vet and staticcheck (also for windows and darwin), that go.mod/go.sum are tidy, and that no import points upward (internal/importcheck).
 func Lint() error {
 	out, err := sh.Output("gofmt", "-l", ".")
 	if err != nil {
@@ -78,7 +78,34 @@ func Lint() error {
 	if err := vet(); err != nil {
 		return err
 	}
-	return sh.RunV("go", "mod", "tidy", "-diff")
+	if err := staticcheck(); err != nil {
+		return err
+	}
+	if err := sh.RunV("go", "mod", "tidy", "-diff"); err != nil {
+		return err
+	}
+	return sh.RunV("go", "test", "-count=1", "-run", "^TestRepository$", "./internal/importcheck")
+}
+
+// staticcheck runs the staticcheck tool of go.mod for this machine with every
+// default check, and for windows and darwin without U1000: unused code is
+// judged where the unix-only files that use it compile.
+func staticcheck() error {
+	// `go tool` would build the tool for GOOS; build it for this machine once
+	// and run that binary for each target system.
+	bin, err := sh.Output("go", "tool", "-n", "staticcheck")
+	if err != nil {
+		return fmt.Errorf("building staticcheck: %w", err)
+	}
+	if err := sh.RunV(bin, "./..."); err != nil {
+		return err
+	}
+	for _, goos := range []string{"windows", "darwin"} {
+		if err := sh.RunWithV(map[string]string{"GOOS": goos}, bin, "-checks", "inherit,-U1000", "./..."); err != nil {
+			return fmt.Errorf("staticcheck for %s: %w", goos, err)
+		}
+	}
+	return nil
 }
 
 // vet runs go vet for this machine and for the other systems the release

@@ -80,6 +80,7 @@ func TestSDKClient(t *testing.T) {
 			if init.ServerInfo.Name != ServerName || init.ServerInfo.Version != "test" || init.Instructions != Instructions {
 				t.Errorf("initialize result: %+v", init)
 			}
+			//lint:ignore SA1019 the check is that the server does not advertise the deprecated logging capability.
 			if init.Capabilities.Tools == nil || init.Capabilities.Logging != nil || init.Capabilities.Tools.ListChanged {
 				t.Errorf("capabilities: %+v", init.Capabilities)
 			}

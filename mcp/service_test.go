@@ -53,9 +53,6 @@ func port(a *fakeagent.Server) string { return strconv.Itoa(a.Port()) }
 
 func svc() *mcp.Service { return mcp.NewService(mcp.Deps{}) }
 
-// commands returns what the agent received, without the DOCTOR of a gate.
-func received(a *fakeagent.Server) []string { return a.Commands() }
-
 func TestStatus(t *testing.T) {
 	t.Parallel()
 	t.Run("attached", func(t *testing.T) {

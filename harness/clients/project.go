@@ -127,7 +127,7 @@ func (p *Project) CompileService(ctx context.Context) (string, error) {
 func (p *Project) CompileBroken(ctx context.Context) (string, error) {
 	out, err := p.javac(ctx, "Broken.java")
 	if err == nil {
-		return out, errors.New("Broken.java compiled, but it must fail with a real compiler error")
+		return out, errors.New("compiling Broken.java succeeded, but it must fail with a real compiler error")
 	}
 	if ctx.Err() != nil {
 		return out, ctx.Err()

@@ -112,12 +112,6 @@ func EncodeLine(level, message string, ts time.Time) string {
 	return line + "}"
 }
 
-// encodeRawMessage renders a line whose message is inserted without escaping
-// or truncation, as the agent does for BUILD_ACK and BUILD_REJECTED (docs/agent-protocol.md#2.3).
-func encodeRawMessage(level, message string, ts time.Time) string {
-	return `{"level":"` + level + `","message":"` + message + `","timestamp":"` + Timestamp(ts) + `"}`
-}
-
 // ConnectedLine renders the CONNECTED handshake line for an agent release.
 func ConnectedLine(agent string, ts time.Time) string {
 	return `{"level":"CONNECTED","message":"` + connectedMessage + `","timestamp":"` + Timestamp(ts) +

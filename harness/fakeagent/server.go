@@ -63,7 +63,6 @@ type Server struct {
 	ledger     ledger
 	restart    []string
 	reloads    int
-	failures   int
 	structural int
 	accepting  int
 	startedAt  time.Time

@@ -122,7 +122,6 @@ func newLineLog() lineLog { return lineLog{conformance.NewLineLog()} }
 
 func (l lineLog) mark() int               { return l.Mark() }
 func (l lineLog) since(from int) []string { return l.Since(from) }
-func (l lineLog) tail(n int) string       { return l.Tail(n) }
 
 // waitFor returns the index of the first line at or after from that matches.
 func (l lineLog) waitFor(t *testing.T, from int, what string, match func(string) bool) int {

@@ -14,6 +14,8 @@ import (
 	"github.com/buildguard/buildguard/mcp"
 )
 
+//lint:file-ignore ST1005 the startup errors are the contract's messages (docs/mcp-server.md#1.1), printed as they are.
+
 // mcpUsage is the usage line of `buildguard mcp` (docs/mcp-server.md#1.1);
 // the second line is the HTTP form (docs/decisions.md#D14).
 const mcpUsage = "Usage: buildguard mcp [--project-dir PATH] [--port-file PATH]\n" +
