@@ -100,18 +100,26 @@ var objectCases = []string{
 	`{"s":"\u12"}`, `{"s":"\u12g4"}`, `{"s":"\x"}`, `{"s":"\/\b\f\n\r\t"}`, "{\"s\":\"\x01\"}", "{\"s\":\"\x1f\"}", "{\"s\":\"\x7f\"}", "{\"s\":\"\xff\"}", "{\"\xff\":1}",
 	`{"a":[1,[2,[3]]],"b":{"c":{"d":{}}}}`, `{"a":[1,]}`, `{"a":[,1]}`, `{"a":[1 2]}`,
 	`{"dup":1,"dup":2}`, `{"e\"q":1}`,
-	"{\"a\":" + strings.Repeat("[", 9998) + strings.Repeat("]", 9998) + "}",
-	"{\"a\":" + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + "}",
+	"{\"a\":" + strings.Repeat("[", MaxDepth-2) + strings.Repeat("]", MaxDepth-2) + "}",
+	"{\"a\":" + strings.Repeat("[", MaxDepth-1) + strings.Repeat("]", MaxDepth-1) + "}",
+	"{\"a\":" + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + "}",
 	"{\"a\":" + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + "}",
 }
 
 // checkParseObject checks ParseObject against encoding/json on data: the
-// same accept/reject decision and the same members.
+// same accept/reject decision and the same members, except that ParseObject
+// also rejects JSON nested deeper than MaxDepth.
 func checkParseObject(t *testing.T, data []byte) {
 	t.Helper()
 	obj, err := ParseObject(data)
 	var ref map[string]json.RawMessage
 	refErr := json.Unmarshal(data, &ref)
+	if refErr == nil && ref != nil && jsonDepth(data) > MaxDepth {
+		if err == nil {
+			t.Fatalf("ParseObject accepted JSON %d levels deep, more than %d: %.80q", jsonDepth(data), MaxDepth, data)
+		}
+		return
+	}
 	if (err == nil) != (refErr == nil && ref != nil) {
 		t.Fatalf("ParseObject err=%v, encoding/json err=%v for %q", err, refErr, data)
 	}
@@ -125,6 +133,25 @@ func checkParseObject(t *testing.T, data []byte) {
 	}
 	if len(obj) != len(ref) {
 		t.Fatalf("%d members, encoding/json found %d", len(obj), len(ref))
+	}
+}
+
+// jsonDepth is how deep valid JSON data nests objects and arrays.
+func jsonDepth(data []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	depth, deepest := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return deepest
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+			deepest = max(deepest, depth)
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package agentproto
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +88,54 @@ func TestQueryLineLimit(t *testing.T) {
 				t.Fatalf("Query with a %d-byte line = %d lines, %v; want ok=%v", len(tc.line), len(lines), err, tc.ok)
 			}
 		})
+	}
+}
+
+// nested returns n arrays nested in each other: n levels.
+func nested(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+
+// Agent JSON nests at most MaxDepth levels, the reply object counting one: a
+// reply nested one level deeper is an invalid response, like a malformed
+// line (docs/decisions.md#D13), and nothing is taken from it.
+func TestReplyDepthLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		levels int // of the whole reply object
+		ok     bool
+	}{{MaxDepth, true}, {MaxDepth + 1, false}} {
+		t.Run(strconv.Itoa(tc.levels), func(t *testing.T) {
+			t.Parallel()
+			port := serve(t, func(p *peer) {
+				p.line(connected)
+				tok := token(p.command())
+				msg := "RELOAD_STATE " + tok + " status paused=true pendingClasses=0 pendingActions=0 buildHold=none"
+				p.line(strings.TrimSuffix(info(msg), "}") + `,"deep":` + nested(tc.levels-1) + "}")
+				p.command()
+			})
+			st, err := dial(t, port).Reload(ctxFor(t, 3*time.Second), ReloadStatus)
+			switch {
+			case tc.ok && (err != nil || !st.Paused):
+				t.Fatalf("Reload with a reply %d levels deep = %+v, %v; want the state", tc.levels, st, err)
+			case !tc.ok && !errors.Is(err, ErrInvalidResponse):
+				t.Fatalf("Reload with a reply %d levels deep = %+v, %v; want ErrInvalidResponse", tc.levels, st, err)
+			}
+		})
+	}
+}
+
+func TestParseObjectDepth(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		json string
+		ok   bool
+	}{
+		{`{"a":` + nested(MaxDepth-1) + `}`, true},
+		{`{"a":` + nested(MaxDepth) + `}`, false},
+		{`{"a":{"b":` + nested(MaxDepth-2) + `}}`, true},
+		{`{"a":{"b":` + nested(MaxDepth-1) + `}}`, false},
+	} {
+		if _, err := ParseObject([]byte(tc.json)); (err == nil) != tc.ok {
+			t.Errorf("ParseObject(%.40s…, %d bytes) = %v, want ok=%v", tc.json, len(tc.json), err, tc.ok)
+		}
 	}
 }

@@ -24,7 +24,8 @@ type Member struct {
 // data; the caller must not modify data afterwards. It validates and splits
 // the object in one pass: encoding/json's Valid alone took longer than all
 // the rest of a VERIFY reply's handling. Like encoding/json it accepts
-// invalid UTF-8 inside strings and nests at most 10000 levels deep.
+// invalid UTF-8 inside strings. Objects and arrays nest at most MaxDepth
+// levels deep; deeper JSON is not valid agent JSON.
 func ParseObject(data []byte) (Object, error) {
 	i := skipSpace(data, 0)
 	if i == len(data) || data[i] != '{' {
@@ -51,8 +52,10 @@ func ParseObject(data []byte) (Object, error) {
 	return obj, nil
 }
 
-// maxDepth is encoding/json's limit on nested objects and arrays.
-const maxDepth = 10000
+// MaxDepth is how deep agent JSON may nest objects and arrays, the outermost
+// object counting one: a line or payload nested deeper is malformed, a
+// protocol error like any other invalid line (docs/decisions.md#D13).
+const MaxDepth = 64
 
 func skipSpace(data []byte, i int) int {
 	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
@@ -123,7 +126,7 @@ func scanArray(data []byte, i, depth int) int {
 // end. element scans the element that starts at j and returns the index
 // just past it, or -1.
 func scanSequence(data []byte, i, depth int, end byte, element func(j int) int) int {
-	if depth > maxDepth {
+	if depth > MaxDepth {
 		return -1
 	}
 	i = skipSpace(data, i+1)
