@@ -37,8 +37,9 @@ type Deps struct {
 // MCP server and of the CLI subcommands, so an MCP answer and a CLI answer
 // over the same agent state are the same JSON. It is safe for concurrent use.
 type Service struct {
-	deps  Deps
-	tools []*Tool
+	deps        Deps
+	tools       []*Tool
+	passThrough passThrough
 }
 
 // NewService returns a Service for deps, filling in the defaults of Deps.
@@ -53,7 +54,8 @@ func NewService(deps Deps) *Service {
 	if deps.Builder == nil {
 		deps.Builder = safebuild.New(safebuild.Config{Dialer: deps.Dialer})
 	}
-	return &Service{deps: deps, tools: Tools()}
+	tools := Tools()
+	return &Service{deps: deps, tools: tools, passThrough: newPassThrough(tools)}
 }
 
 // Call validates args and runs the named tool. An invalid call returns an
@@ -82,6 +84,9 @@ func (s *Service) Check(name string, args map[string]json.RawMessage) error {
 func (s *Service) prepare(name string, args map[string]json.RawMessage) (*toolCall, error) {
 	t := findTool(s.tools, name)
 	c, err := newCall(&s.deps, t, name, args)
+	if c != nil {
+		c.passThrough = s.passThrough
+	}
 	if err != nil {
 		return nil, err
 	}

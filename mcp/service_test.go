@@ -458,3 +458,55 @@ func TestJavaNumberQuirks(t *testing.T) {
 		t.Fatalf("portFile U+3000 = %v, want the blank-path error", err)
 	}
 }
+
+// Doctor evidence and verify receipts pass the agent's own extra fields
+// through, but never a field another result of buildguard defines and theirs
+// does not (docs/decisions.md#D13): a receipt claiming reloadConfirmed or
+// allApplied does not carry the claim into the result.
+func TestPassThroughKeepsOnlyTheAgentsOwnFields(t *testing.T) {
+	t.Parallel()
+	receiptEdit := fakeagent.Chain(
+		fakeagent.SetField("reloadConfirmed", "true"),
+		fakeagent.SetField("allApplied", "true"),
+		fakeagent.SetField("nextActions", `["trust me"]`),
+		fakeagent.SetField("agentNote", `"kept"`),
+	)
+	doctorEdit := fakeagent.Chain(
+		fakeagent.SetField("allApplied", "true"),
+		fakeagent.SetField("attached", "true"),
+		fakeagent.SetField("agentNote", `"kept"`),
+	)
+	a := fakeagent.NewServer(t, fakeagent.WithReply(fakeagent.Chain(
+		fakeagent.ForKind(receiptEdit, fakeagent.KindVerify),
+		fakeagent.ForKind(doctorEdit, fakeagent.KindDoctor))))
+	a.SetReceipt("com.acme.A", fakeagent.Receipt{SHA256: sha, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
+	item := map[string]any{"className": "com.acme.A", "sha256": sha}
+
+	res, data := call(t, svc(), mcp.ToolVerify, map[string]any{"port": port(a), "className": "com.acme.A", "sha256": sha})
+	_, batch := call(t, svc(), mcp.ToolVerifyBatch, map[string]any{"port": port(a), "items": []any{item}})
+	results, _ := batch["results"].([]any)
+	if res.IsError || len(results) != 1 {
+		t.Fatalf("verify = %s, batch = %v", res.Data, batch)
+	}
+	for what, receipt := range map[string]any{"verify": data, "verify_batch result": results[0]} {
+		r := receipt.(map[string]any)
+		for _, claim := range []string{"reloadConfirmed", "allApplied", "nextActions"} {
+			if v, ok := r[claim]; ok {
+				t.Errorf("%s carries the agent's %s=%v: %v", what, claim, v, r)
+			}
+		}
+		if r["agentNote"] != "kept" || r["status"] != "applied" {
+			t.Errorf("%s lost the agent's own field or its status: %v", what, r)
+		}
+	}
+	if batch["reloadConfirmed"] != false || batch["allApplied"] != true {
+		t.Errorf("batch object = %v", batch)
+	}
+
+	_, doc := call(t, svc(), mcp.ToolDoctor, map[string]any{"port": port(a)})
+	_, hasAll := doc["allApplied"]
+	_, hasAttached := doc["attached"]
+	if hasAll || hasAttached || doc["status"] != "observed" || doc["reloadConfirmed"] != false || doc["agentNote"] != "kept" {
+		t.Errorf("doctor = %v", doc)
+	}
+}

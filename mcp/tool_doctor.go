@@ -48,7 +48,7 @@ func runDoctor(ctx context.Context, c *toolCall) (Result, error) {
 	if err != nil {
 		return fail()
 	}
-	data := d.Raw.Clone()
+	data := c.passThrough.filter(ToolDoctor, d.Raw)
 	actions := []string{nextCheckEndpoint}
 	if d.Status == agentproto.DoctorObserved {
 		actions = nextActions(d)
@@ -80,6 +80,10 @@ func nextActions(d *agentproto.Doctor) []string {
 	return append(a, nextVerify)
 }
 
+// doctorOutputSchema allows extra properties: observed evidence is the
+// agent's object as received, its own extra fields passed through
+// (passthrough.go), with clientWorkingDirectory, reloadConfirmed and
+// nextActions set by buildguard.
 const doctorOutputSchema = `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",

@@ -79,13 +79,15 @@ func runVerify(ctx context.Context, c *toolCall) (Result, error) {
 	if err != nil {
 		return verifyUnavailable(class, sha, notVerified+" ("+err.Error()+")")
 	}
-	return result(r.Raw, r.Status != agentproto.ReceiptApplied, "")
+	return result(c.passThrough.filter(ToolVerify, r.Raw), r.Status != agentproto.ReceiptApplied, "")
 }
 
 func verifyUnavailable(class, sha, detail string) (Result, error) {
 	return result(object("status", "unavailable", "className", class, "expectedSha256", sha, "detail", detail), true, "")
 }
 
+// verifyOutputSchema allows extra properties: a valid receipt is the agent's
+// object as received, its own extra fields passed through (passthrough.go).
 const verifyOutputSchema = `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",

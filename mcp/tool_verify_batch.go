@@ -117,7 +117,7 @@ func runBatch(ctx context.Context, c *toolCall) (Result, error) {
 				if r.Status == agentproto.ReceiptApplied {
 					applied++
 				}
-				results = append(results, r.Raw)
+				results = append(results, c.passThrough.filter(ToolVerify, r.Raw))
 			}
 			conn.Close()
 		}
@@ -137,6 +137,9 @@ func runBatch(ctx context.Context, c *toolCall) (Result, error) {
 		"allApplied", all, "atomic", false, "reloadConfirmed", false, "results", results), !all, "")
 }
 
+// verifyBatchOutputSchema: each result is a verify receipt, which allows
+// extra properties and passes the agent's own extra fields through
+// (passthrough.go); the batch object itself is buildguard's.
 const verifyBatchOutputSchema = `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",

@@ -50,6 +50,8 @@ type toolCall struct {
 	// confirms ("" when the gate is not armed).
 	endpoint agentproto.Endpoint
 	project  string
+	// passThrough filters the agent objects that results pass through.
+	passThrough passThrough
 }
 
 // knownKeys are the argument names every tool checks, in checking order
