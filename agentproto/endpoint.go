@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"unicode"
 )
 
 // The port-file locations, relative to a project or hybris home directory,
@@ -85,53 +83,6 @@ func ParsePort(raw string) (int, error) {
 		return n, fmt.Errorf("%w: %d", ErrInvalidPort, n)
 	}
 	return n, nil
-}
-
-// ParseJavaInt parses s like Java's Integer.parseInt: an optional sign and
-// decimal digits, no spaces, within the int32 range. A digit is any decimal
-// digit of the Basic Multilingual Plane, as Character.digit takes it, so
-// "٥٠٠٠" (Arabic-Indic) is 5000; a digit outside the BMP is two surrogate
-// chars to Java and no digit.
-func ParseJavaInt(s string) (int, bool) {
-	var ascii strings.Builder
-	for i, r := range s {
-		if i == 0 && (r == '+' || r == '-') {
-			ascii.WriteRune(r)
-			continue
-		}
-		d := javaDigit(r)
-		if d < 0 {
-			return 0, false
-		}
-		ascii.WriteByte(byte('0' + d))
-	}
-	digits := strings.TrimLeft(ascii.String(), "+-")
-	if digits == "" || len(ascii.String())-len(digits) > 1 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(ascii.String(), 10, 32)
-	if err != nil {
-		return 0, false
-	}
-	return int(n), true
-}
-
-// javaDigit is Character.digit(ch, 10) for a rune: its value when it is a
-// decimal digit (Nd) of the BMP, else -1. Unicode keeps every run of Nd
-// digits contiguous and ordered 0 to 9, so the value is the distance from
-// the start of the run, modulo 10.
-func javaDigit(r rune) int {
-	if r >= '0' && r <= '9' {
-		return int(r - '0')
-	}
-	if r > 0xFFFF || !unicode.Is(unicode.Nd, r) {
-		return -1
-	}
-	zero := r
-	for unicode.Is(unicode.Nd, zero-1) {
-		zero--
-	}
-	return int(r-zero) % 10
 }
 
 // JavaTrim is Java's String.trim(): it strips every char up to U+0020 (space

@@ -32,21 +32,6 @@ const (
 	MaxTokenChars = 64
 )
 
-// UTF16Len returns the length of s in UTF-16 code units, which is how the
-// agent (a Java program) counts characters. Invalid UTF-8 bytes count as one
-// unit each, as they decode to U+FFFD.
-func UTF16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if r >= 0x10000 && r <= utf8.MaxRune {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
-}
-
 // ValidToken reports whether s matches ^[A-Za-z0-9_-]{1,64}$, the alphabet of
 // request, owner, DOCTOR and VERIFY tokens.
 func ValidToken(s string) bool {
@@ -118,36 +103,6 @@ func javaIdentifierPart(r rune) bool {
 // controls that are not whitespace, and the format characters (Cf).
 func identifierIgnorable(r rune) bool {
 	return r <= 0x08 || r >= 0x0E && r <= 0x1B || r >= 0x7F && r <= 0x9F || unicode.Is(unicode.Cf, r)
-}
-
-// HasControl reports whether s contains an ISO control character (C0, DEL or
-// C1), which Java's Character.isISOControl rejects.
-func HasControl(s string) bool {
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// IsBlank is Java's String.isBlank: s is empty or holds only Java white
-// space (Character.isWhitespace) — the Unicode space, line and paragraph
-// separators except the no-break ones (U+00A0, U+2007, U+202F), and TAB, LF,
-// VT, FF, CR and U+001C..U+001F. Unlike Go's unicode.IsSpace it does not
-// count a no-break space or U+0085 as blank.
-func IsBlank(s string) bool {
-	for _, r := range s {
-		switch {
-		case r >= '\t' && r <= '\r', r >= 0x1C && r <= 0x1F:
-		case r == 0xA0 || r == 0x2007 || r == 0x202F:
-			return false
-		case unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp):
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // CheckCommand returns ErrInvalidCommand unless line is safe to send as one

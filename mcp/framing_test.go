@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
 
 // serveAll runs a whole session over in and returns stdout.
@@ -29,7 +31,7 @@ func pingWithPadding(t *testing.T, id string, n int, unit string) string {
 	prefix := `{"jsonrpc":"2.0","id":` + id + `,"method":"ping","params":{"p":"`
 	suffix := `"}}`
 	free := n - len(prefix) - len(suffix)
-	width := utf16Len([]byte(unit))
+	width := agentproto.UTF16Len(unit)
 	if free%width != 0 {
 		t.Fatalf("cannot pad to %d units with %q", n, unit)
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
 
 // Frame and wait limits of the stdio contract (docs/mcp-server.md#2.1, docs/mcp-server.md#5).
@@ -389,25 +391,10 @@ func readFrame(br *bufio.Reader) (line []byte, tooLong bool, err error) {
 		return nil, true, err
 	}
 	buf = bytes.TrimSuffix(buf, []byte("\n"))
-	if utf16Len(bytes.TrimSuffix(buf, []byte("\r"))) > MaxFrameUnits {
+	if agentproto.UTF16LenBytes(bytes.TrimSuffix(buf, []byte("\r"))) > MaxFrameUnits {
 		return nil, true, err
 	}
 	return buf, false, err
-}
-
-// utf16Len counts b in UTF-16 code units, as Java's String.length() would.
-func utf16Len(b []byte) int {
-	n := 0
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-		b = b[size:]
-	}
-	return n
 }
 
 // validUTF8 decodes b as UTF-8 text the way the contract's reader does:

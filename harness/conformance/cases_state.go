@@ -29,7 +29,7 @@ func testReceipts(t *testing.T, s *suite) {
 
 	cls := s.agent.Output().Write(t, ClassB, s.next())
 	applied := s.pollApplied(t, c, cls)
-	if want := cutUTF16(cls.Path, 200); applied.Source != want {
+	if want, _ := agentproto.CutUTF16(cls.Path, 200); applied.Source != want {
 		t.Errorf("applied receipt source = %q, want the class file path %q", applied.Source, want)
 	}
 	if strings.TrimSpace(applied.Detail) == "" {
@@ -66,22 +66,6 @@ func testReceipts(t *testing.T, s *suite) {
 			t.Errorf("receipt sessionId %q differs from DOCTOR sessionId %q", r.SessionID, d.SessionID)
 		}
 	}
-}
-
-// cutUTF16 keeps the first n UTF-16 units of s (the agent cuts by Java chars).
-func cutUTF16(s string, n int) string {
-	units := 0
-	for i, r := range s {
-		w := 1
-		if r >= 0x10000 {
-			w = 2
-		}
-		if units+w > n {
-			return s[:i]
-		}
-		units += w
-	}
-	return s
 }
 
 // doctorKeys are the DOCTOR fields of docs/agent-protocol.md#7 in their order.

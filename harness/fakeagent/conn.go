@@ -223,10 +223,7 @@ func (c *conn) readLoop(stopReading bool) {
 			c.s.handle(c, l)
 			continue
 		}
-		u := 1
-		if r >= 0x10000 {
-			u = 2
-		}
+		u := agentproto.UTF16RuneLen(r)
 		if units+u > agentproto.MaxCommandChars {
 			c.close(false)
 			return

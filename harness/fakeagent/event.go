@@ -31,21 +31,13 @@ func Truncate(s string) string {
 	if agentproto.UTF16Len(s) <= maxMessageChars {
 		return s
 	}
+	prefix, splitPair := agentproto.CutUTF16(s, maxMessageChars)
 	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		u := 1
-		if r >= 0x10000 {
-			u = 2
-		}
-		if n+u > maxMessageChars {
-			if n < maxMessageChars {
-				b.WriteByte('?')
-			}
-			break
-		}
-		b.WriteRune(r)
-		n += u
+	for _, r := range prefix {
+		b.WriteRune(r) // invalid UTF-8 becomes U+FFFD, byte by byte, as Java decodes it
+	}
+	if splitPair {
+		b.WriteByte('?')
 	}
 	b.WriteString(truncatedMarker)
 	return b.String()

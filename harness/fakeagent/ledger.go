@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
 
 // Receipt statuses of VERIFY (docs/agent-protocol.md#8).
@@ -201,10 +203,13 @@ func (s *Server) verifyJSONLocked(token, class, sha string) string {
 			status, detail = r.Status, r.Detail
 		}
 	}
+	// The agent cuts source and detail by Java chars.
+	source, _ = agentproto.CutUTF16(source, maxReceiptField)
+	detail, _ = agentproto.CutUTF16(detail, maxReceiptField)
 	fields := [][2]string{
 		{"requestId", token}, {"sessionId", s.session}, {"className", class}, {"expectedSha256", sha},
-		{"observedSha256", observed}, {"status", status}, {"source", cutChars(source, maxReceiptField)},
-		{"detail", cutChars(detail, maxReceiptField)}, {"completedAt", completed},
+		{"observedSha256", observed}, {"status", status}, {"source", source},
+		{"detail", detail}, {"completedAt", completed},
 	}
 	var b strings.Builder
 	b.WriteByte('{')
@@ -216,20 +221,4 @@ func (s *Server) verifyJSONLocked(token, class, sha string) string {
 	}
 	b.WriteByte('}')
 	return b.String()
-}
-
-// cutChars keeps the first n UTF-16 units of s.
-func cutChars(s string, n int) string {
-	units := 0
-	for i, r := range s {
-		u := 1
-		if r >= 0x10000 {
-			u = 2
-		}
-		if units+u > n {
-			return s[:i]
-		}
-		units += u
-	}
-	return s
 }
