@@ -9,8 +9,10 @@ import (
 )
 
 // Object is a JSON object that keeps its members in the order they were
-// received. The agent's DOCTOR and VERIFY payloads are passed through to tool
-// results as received (extra fields included), so they are held in this form.
+// received or set: the one ordered JSON object of buildguard. The agent's
+// DOCTOR and VERIFY payloads are passed through to tool results as received
+// (extra fields included), so they are held in this form; tool results, input
+// schemas and the fake agent's payload edits are built with it too.
 type Object []Member
 
 // Member is one name/value pair of an Object.

@@ -32,7 +32,8 @@ func result(data agentproto.Object, isError bool, legacy string) (Result, error)
 	return Result{Data: raw, IsError: isError, LegacyText: legacy}, nil
 }
 
-// object builds an ordered result object from key/value pairs.
+// object builds an ordered JSON object from key/value pairs: a result
+// object, or a piece of an input schema, whose keys keep the order written.
 func object(kv ...any) agentproto.Object {
 	o := agentproto.Object{}
 	for i := 0; i+1 < len(kv); i += 2 {

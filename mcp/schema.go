@@ -1,44 +1,11 @@
 package mcp
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
-
-// obj is a JSON object that keeps its keys in the order written, so input
-// schemas list their properties in the documented order.
-type obj []member
-
-type member struct {
-	key string
-	val any
-}
-
-// MarshalJSON encodes o with its keys in order.
-func (o obj) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, err := json.Marshal(m.key)
-		if err != nil {
-			return nil, err
-		}
-		v, err := json.Marshal(m.val)
-		if err != nil {
-			return nil, fmt.Errorf("encoding %q: %w", m.key, err)
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
 
 // Patterns and limits shared by input and output schemas.
 const (
@@ -48,20 +15,20 @@ const (
 )
 
 // stringProp is {"type":"string","maxLength":max,"description":…}.
-func stringProp(max int, description string) obj {
-	return obj{{"type", "string"}, {"maxLength", max}, {"description", description}}
+func stringProp(max int, description string) agentproto.Object {
+	return object("type", "string", "maxLength", max, "description", description)
 }
 
 // commonProps are the endpoint properties every tool accepts, in order:
 // projectDir, portFile, port, hybrisHome, timeoutMs.
-func commonProps(timeoutDescription string) obj {
-	return obj{
-		{"projectDir", stringProp(maxArgLength, "Project directory, relative to the server's base. Selects the project: its .reclazz/agent.port is discovered and the agent's working directory must lie inside it.")},
-		{"portFile", stringProp(maxArgLength, "Agent port file, relative to the effective project. No fallback to discovery when it is missing.")},
-		{"port", stringProp(maxArgLength, "Agent status port on 127.0.0.1 (1-65535). Wins over portFile, hybrisHome and discovery.")},
-		{"hybrisHome", stringProp(maxArgLength, "Hybris home directory; only <hybrisHome>/.reclazz/agent.port is tried.")},
-		{"timeoutMs", stringProp(maxArgLength, timeoutDescription)},
-	}
+func commonProps(timeoutDescription string) agentproto.Object {
+	return object(
+		"projectDir", stringProp(maxArgLength, "Project directory, relative to the server's base. Selects the project: its .reclazz/agent.port is discovered and the agent's working directory must lie inside it."),
+		"portFile", stringProp(maxArgLength, "Agent port file, relative to the effective project. No fallback to discovery when it is missing."),
+		"port", stringProp(maxArgLength, "Agent status port on 127.0.0.1 (1-65535). Wins over portFile, hybrisHome and discovery."),
+		"hybrisHome", stringProp(maxArgLength, "Hybris home directory; only <hybrisHome>/.reclazz/agent.port is tried."),
+		"timeoutMs", stringProp(maxArgLength, timeoutDescription),
+	)
 }
 
 // timeoutDescription states a tool's default timeout (docs/decisions.md#D7).
@@ -70,13 +37,13 @@ func timeoutDescription(def time.Duration) string {
 }
 
 // inputSchema is {"type":"object","properties":{common…, extra…},"required":[…]}.
-func inputSchema(timeout string, extra obj, required ...string) obj {
+func inputSchema(timeout string, extra agentproto.Object, required ...string) agentproto.Object {
 	if required == nil {
 		required = []string{}
 	}
-	return obj{
-		{"type", "object"},
-		{"properties", append(commonProps(timeout), extra...)},
-		{"required", required},
-	}
+	return object(
+		"type", "object",
+		"properties", append(commonProps(timeout), extra...),
+		"required", required,
+	)
 }

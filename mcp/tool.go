@@ -8,6 +8,8 @@ import (
 	"time"
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
 
 // Tool is everything about one reclazz_* tool: its tools/list definition
@@ -22,7 +24,7 @@ type Tool struct {
 	CLI CLIForm
 
 	description  string
-	inputSchema  obj
+	inputSchema  agentproto.Object
 	outputSchema string // JSON Schema 2020-12 (docs/mcp-server.md#4.11), any layout
 	annotations  *sdkmcp.ToolAnnotations
 	// timeout is the default timeoutMs (docs/decisions.md#D7).

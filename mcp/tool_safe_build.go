@@ -21,9 +21,9 @@ func safeBuildTool() *Tool {
 			"and then verifies every changed class against the running JVM: only changedClasses.allApplied true proves the new bytes are live. " +
 			"On any other outcome (failed, cancelled, timeout, refused) the JVM keeps serving its old classes: read detail and output.tail, fix the code, call again. " +
 			"One build at a time; send a progressToken for progress; cancellable through notifications/cancelled. Use reclazz_build only for a build you must run yourself.",
-		inputSchema: inputSchema("Time limit of the whole build in milliseconds, as an integer string, 1-60000. Default 600000 (10 minutes), or the build's timeoutSeconds from .buildguard.json.", obj{
-			{"build", obj{{"type", "string"}, {"maxLength", 64}, {"pattern", safeBuildNamePattern}, {"description", "Name of a build configured in .buildguard.json (or gradle/maven when detected). Default: its defaultBuild."}}},
-		}),
+		inputSchema: inputSchema("Time limit of the whole build in milliseconds, as an integer string, 1-60000. Default 600000 (10 minutes), or the build's timeoutSeconds from .buildguard.json.", object(
+			"build", object("type", "string", "maxLength", 64, "pattern", safeBuildNamePattern, "description", "Name of a build configured in .buildguard.json (or gradle/maven when detected). Default: its defaultBuild."),
+		)),
 		outputSchema: safeBuildOutputSchema,
 		annotations:  mutating(),
 		check:        checkSafeBuild,

@@ -1,6 +1,8 @@
 package fakeagent
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -364,25 +366,40 @@ func EditPayload(f func(payload string) string) ReplyFunc {
 }
 
 // SetField rewrites one member of the DOCTOR/VERIFY payload object to the raw
-// JSON value (added at the end when absent). See [Object].
+// JSON value, which must be one valid JSON value (added at the end when
+// absent; the other members keep their order).
 func SetField(key, rawJSON string) ReplyFunc {
-	return EditPayload(func(p string) string {
-		o, err := ParseObject(p)
-		if err != nil {
-			return p
-		}
-		return o.Set(key, rawJSON).String()
+	return editObject(func(o agentproto.Object) agentproto.Object {
+		return o.Set(key, json.RawMessage(rawJSON))
 	})
 }
 
 // DeleteField removes one member of the DOCTOR/VERIFY payload object.
 func DeleteField(key string) ReplyFunc {
+	return editObject(func(o agentproto.Object) agentproto.Object {
+		out := agentproto.Object{}
+		for _, m := range o {
+			if m.Key != key {
+				out = append(out, m)
+			}
+		}
+		return out
+	})
+}
+
+// editObject rewrites the DOCTOR/VERIFY payload as an ordered object; a
+// payload that is no object is left as it is.
+func editObject(f func(agentproto.Object) agentproto.Object) ReplyFunc {
 	return EditPayload(func(p string) string {
-		o, err := ParseObject(p)
+		o, err := agentproto.ParseObject([]byte(p))
 		if err != nil {
 			return p
 		}
-		return o.Delete(key).String()
+		b, err := f(o.Clone()).MarshalJSON()
+		if err != nil {
+			panic(fmt.Sprintf("fakeagent: editing the payload: %v", err)) // a test passed invalid JSON
+		}
+		return string(b)
 	})
 }
 
