@@ -19,7 +19,7 @@ import (
 const activeEnv = "BUILDGUARD_SAFE_BUILD_ACTIVE"
 
 // installHint is the command that provides everything these tests run for real.
-const installHint = "apt-get install -y gradle libmaven-compiler-plugin-java libmaven-resources-plugin-java libmaven-jar-plugin-java"
+const installHint = "apt-get install -y gradle libmaven-compiler-plugin-java libmaven-resources-plugin-java libmaven-jar-plugin-java junit5"
 
 // commandTimeout bounds every process a test starts; Gradle 4.4.1 on two cores
 // needs a few seconds per invocation, a nested build about twice that.
