@@ -5,6 +5,7 @@ package buildguard
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -501,4 +502,30 @@ func TestPipeModeBuildReadingFromTheBackgroundWaitsForFg(t *testing.T) {
 	}
 	j.typeIn(t, "fg\r") // the line the shell reads, then fg
 	j.finish(t)
+}
+
+// Under a pty too, exit 0 is ok only with an empty process group
+// (docs/decisions.md#D12): a process that survives the terminal's hangup
+// is killed after the grace period and reported.
+func TestPTYRunnerStragglerFailsTheBuild(t *testing.T) {
+	t.Parallel()
+	ptmx, tty := openPTY(t)
+	go io.Copy(io.Discard, ptmx)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	script := `trap '' HUP; sleep 300 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"`
+	r := NewPTYRunner(Command{Argv: []string{"sh", "-c", script, "sh", pidFile}, Stdin: strings.NewReader(""), Stdout: tty, Grace: 100 * time.Millisecond})
+	defer r.Close()
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	code, err := r.Wait()
+	var se *StragglersError
+	if code != 0 || !errors.As(err, &se) || se.N != 1 {
+		t.Fatalf("Wait = %d, %v; want 0 and 1 straggler", code, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, pidFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
 }

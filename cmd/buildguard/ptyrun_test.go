@@ -27,7 +27,7 @@ const ptyrunTimeout = 30 * time.Second
 // (stdin, stdout and stderr on it), as a user's shell runs a command typed
 // at its prompt, and requires exit code CODE. Each -when/-type pair waits
 // until the terminal has shown TEXT (after what the previous pair waited for)
-// and then types the -type text (\r and \n are understood). What the
+// and then types the -type text (\r, \n and \x03, Ctrl-C, are understood). What the
 // terminal showed is written to the file `screen`. It fails when the
 // terminal's modes after the run differ from those before, or when the run
 // takes longer than 30 s (the program is then killed).
@@ -38,7 +38,7 @@ func cmdPtyrun(ts *testscript.TestScript, neg bool, args []string) {
 	type step struct{ when, typ string }
 	var steps []step
 	for len(args) >= 4 && args[0] == "-when" && args[2] == "-type" {
-		typ := strings.NewReplacer(`\r`, "\r", `\n`, "\n").Replace(args[3])
+		typ := strings.NewReplacer(`\r`, "\r", `\n`, "\n", `\x03`, "\x03").Replace(args[3])
 		steps = append(steps, step{args[1], typ})
 		args = args[4:]
 	}
