@@ -167,6 +167,25 @@ type jobShell struct {
 // until the build runs with the terminal raw.
 func startJobShell(t *testing.T, script string) *jobShell {
 	t.Helper()
+	argv, env := childCmd(t, "terminal-guard")
+	j := startShell(t, script, argv, env)
+	waitOutput(t, j.screen, "ready size=", nil)
+	m := regexp.MustCompile(`pid=(\d+)`).FindStringSubmatch(j.screen.String())
+	if m == nil {
+		t.Fatalf("the build printed no pid: %q", j.screen.String())
+	}
+	j.child, _ = strconv.Atoi(m[1])
+	if !j.raw(t) {
+		t.Fatalf("the terminal is not raw while the build runs: %+v", *termios(t, j.tty))
+	}
+	return j
+}
+
+// startShell runs script in bash -m, a job-control shell leading a new
+// session on a fresh pty, with args as "$@" and the environment env; the
+// shell is killed when the test ends (its terminal's hangup ends the rest).
+func startShell(t *testing.T, script string, args, env []string) *jobShell {
+	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Fatal("bash is needed to play a job-control shell")
@@ -174,8 +193,7 @@ func startJobShell(t *testing.T, script string) *jobShell {
 	ptmx, tty := openPTY(t)
 	j := &jobShell{ptmx: ptmx, tty: tty, screen: &lockedbuf.Buffer{}, before: termios(t, tty)}
 	go io.Copy(j.screen, ptmx)
-	argv, env := childCmd(t, "terminal-guard")
-	sh := exec.Command(bash, append([]string{"--norc", "--noprofile", "-m", "-c", script, "bash"}, argv...)...)
+	sh := exec.Command(bash, append([]string{"--norc", "--noprofile", "-m", "-c", script, "bash"}, args...)...)
 	sh.Env = env
 	sh.Stdin, sh.Stdout, sh.Stderr = tty, tty, tty
 	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
@@ -188,15 +206,6 @@ func startJobShell(t *testing.T, script string) *jobShell {
 		sh.Process.Kill()
 		<-shDone
 	})
-	waitOutput(t, j.screen, "ready size=", nil)
-	m := regexp.MustCompile(`pid=(\d+)`).FindStringSubmatch(j.screen.String())
-	if m == nil {
-		t.Fatalf("the build printed no pid: %q", j.screen.String())
-	}
-	j.child, _ = strconv.Atoi(m[1])
-	if !j.raw(t) {
-		t.Fatalf("the terminal is not raw while the build runs: %+v", *termios(t, tty))
-	}
 	return j
 }
 
@@ -401,31 +410,9 @@ type pipeJob struct {
 // rest of "$@" the wrapper, and waits until the build reports its pid.
 func startPipeJob(t *testing.T, script string) *pipeJob {
 	t.Helper()
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Fatal("bash is needed to play a job-control shell")
-	}
-	ptmx, tty := openPTY(t)
-	j := &pipeJob{jobShell: &jobShell{ptmx: ptmx, tty: tty, screen: &lockedbuf.Buffer{}, before: termios(t, tty)},
-		out: filepath.Join(t.TempDir(), "build.log")}
-	go io.Copy(j.screen, ptmx)
+	out := filepath.Join(t.TempDir(), "build.log")
 	argv, env := childCmd(t, "terminal-guard", "job")
-	sh := exec.Command(bash, append([]string{"--norc", "--noprofile", "-m", "-c", script, "bash", j.out}, argv...)...)
-	sh.Env = env
-	sh.Stdin, sh.Stdout, sh.Stderr = tty, tty, tty
-	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := sh.Start(); err != nil {
-		t.Fatal(err)
-	}
-	shDone := make(chan error, 1)
-	go func() { shDone <- sh.Wait() }()
-	t.Cleanup(func() {
-		sh.Process.Kill()
-		<-shDone
-		if j.child != 0 {
-			unix.Kill(j.child, unix.SIGKILL)
-		}
-	})
+	j := &pipeJob{jobShell: startShell(t, script, append([]string{out}, argv...), env), out: out}
 	waitOutput(t, j.screen, " ready", nil)
 	m := regexp.MustCompile(`pid=(\d+) ready`).FindStringSubmatch(j.screen.String())
 	if m == nil {

@@ -240,6 +240,22 @@ func requireTool(t *testing.T, names ...string) {
 	}
 }
 
+// writeFiles writes each set of files (path relative to dir: content).
+func writeFiles(t *testing.T, dir string, sets ...map[string]string) {
+	t.Helper()
+	for _, files := range sets {
+		for name, body := range files {
+			p := filepath.Join(dir, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 // realDir resolves symlinks so paths compare with what `pwd -P` reports.
 func realDir(t *testing.T, dir string) string {
 	t.Helper()

@@ -61,15 +61,7 @@ func newGradleFixture(t *testing.T, daemon bool) *gradleFixture {
 		"sub/build.gradle":           "",
 		"sub/src/main/java/q/B.java": "package q;\npublic class B {}\n",
 	}
-	for name, body := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, root, files)
 	// No spaces here: the gradle start script splits GRADLE_OPTS on whitespace,
 	// and org.gradle.jvmargs is split the same way.
 	tmp := filepath.Join(base, "gradle-jvm-tmp")

@@ -59,15 +59,7 @@ func TestShimsWithRealBuildguard(t *testing.T) {
 	} {
 		t.Run(tc.shim, func(t *testing.T) {
 			dir := filepath.Join(base, tc.shim+" project")
-			for name, body := range tc.files {
-				p := filepath.Join(dir, name)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeFiles(t, dir, tc.files)
 			agent := fakeagent.NewServer(t)
 			env := baseEnv("BUILDGUARD="+exe, "GRADLE_USER_HOME="+filepath.Join(base, "gradle-home"))
 			argv := append([]string{shimPath(t, tc.shim), "--port-file", agent.PortFile(), "--owner", "real-owner", "--"}, tc.args...)

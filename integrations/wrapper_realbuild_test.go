@@ -66,22 +66,6 @@ func TestWrapperRealBuildsAreOK(t *testing.T) {
 	})
 }
 
-// writeFiles writes each set of files (path relative to dir: content).
-func writeFiles(t *testing.T, dir string, sets ...map[string]string) {
-	t.Helper()
-	for _, files := range sets {
-		for name, body := range files {
-			p := filepath.Join(dir, name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-}
-
 // checkOK requires a confirmed ok build that compiled class.
 func checkOK(t *testing.T, res result, agent *fakeagent.Server, class string) {
 	t.Helper()
