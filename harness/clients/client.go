@@ -26,6 +26,7 @@ const (
 	Version20250326 = "2025-03-26"
 	Version20250618 = "2025-06-18"
 	Version20251125 = "2025-11-25"
+	Version20260728 = "2026-07-28"
 	VersionDefault  = ""
 )
 

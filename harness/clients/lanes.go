@@ -11,17 +11,47 @@ import (
 // GoSDKModule is the Go SDK module the Go lanes use.
 const GoSDKModule = "github.com/modelcontextprotocol/go-sdk"
 
-// GoSDKVersions are the protocol versions the Go SDK lanes ask for, one lane
-// each; VersionDefault is the SDK's own default.
-var GoSDKVersions = []string{Version20241105, Version20250326, Version20250618, Version20251125, VersionDefault}
+// GoSDKVersions are the protocol versions the Go SDK stdio lanes ask for,
+// one lane each; VersionDefault is the SDK's own default (2026-07-28 since
+// buildguard answers server/discover).
+var GoSDKVersions = []string{Version20241105, Version20250326, Version20250618, Version20251125, VersionDefault, Version20260728}
 
-// GoSDKLaneName names the Go SDK lane for a requested version.
-func GoSDKLaneName(version string) string {
-	if version == VersionDefault {
-		return "go-sdk-default"
-	}
-	return "go-sdk-" + version
+// GoLane is one Go SDK lane: the version it asks for and how it reaches
+// buildguard mcp.
+type GoLane struct {
+	Version string
+	// HTTP makes the lane start `buildguard mcp --http 127.0.0.1:0` and
+	// connect with go-sdk's StreamableClientTransport; else stdio.
+	HTTP bool
 }
+
+// GoSDKLanes are the Go SDK lanes in run order: every stdio version, then
+// the HTTP lanes (2025-11-25 through initialize, the default sessionless
+// 2026-07-28). A new lane is one more entry.
+var GoSDKLanes = append(goStdioLanes(), GoLane{Version: Version20251125, HTTP: true}, GoLane{Version: VersionDefault, HTTP: true})
+
+func goStdioLanes() []GoLane {
+	var l []GoLane
+	for _, v := range GoSDKVersions {
+		l = append(l, GoLane{Version: v})
+	}
+	return l
+}
+
+// Name is the lane's name: go-sdk[-http]-VERSION, or -default.
+func (l GoLane) Name() string {
+	n := "go-sdk-"
+	if l.HTTP {
+		n = "go-sdk-http-"
+	}
+	if l.Version == VersionDefault {
+		return n + "default"
+	}
+	return n + l.Version
+}
+
+// GoSDKLaneName names the Go SDK stdio lane for a requested version.
+func GoSDKLaneName(version string) string { return GoLane{Version: version}.Name() }
 
 // GoSDKVersion is the linked go-sdk module version, or "unknown".
 func GoSDKVersion() string {
@@ -38,10 +68,13 @@ func GoSDKVersion() string {
 	return "unknown"
 }
 
-// GoSDKDial returns a LaneConfig.Dial for the go-sdk client asking for version.
-func GoSDKDial(lane, version string) func(context.Context, ServerCommand) (Client, error) {
+// GoSDKDial returns a LaneConfig.Dial for the go-sdk client of lane l.
+func GoSDKDial(l GoLane) func(context.Context, ServerCommand) (Client, error) {
 	return func(ctx context.Context, s ServerCommand) (Client, error) {
-		return DialGoSDK(ctx, lane, s, version)
+		if l.HTTP {
+			return DialGoSDKHTTP(ctx, l.Name(), s, l.Version)
+		}
+		return DialGoSDK(ctx, l.Name(), s, l.Version)
 	}
 }
 
@@ -64,13 +97,30 @@ func GoSDKReferenceSchemas(ctx context.Context, s ServerCommand) (*Schemas, erro
 	return CompileSchemas(tools)
 }
 
-// GoSDKLane returns the LaneConfig of the Go SDK lane for version; the caller
-// fills in WorkDir, Binary, AgentJar and Metadata.
-func GoSDKLane(version string) LaneConfig {
-	name := GoSDKLaneName(version)
+// GoSDKLane returns the LaneConfig of Go SDK lane l; the caller fills in
+// WorkDir, Binary, AgentJar and Metadata.
+func GoSDKLane(l GoLane) LaneConfig {
 	return LaneConfig{
-		Name:             name,
-		Dial:             GoSDKDial(name, version),
+		Name:             l.Name(),
+		Dial:             GoSDKDial(l),
 		ReferenceSchemas: GoSDKReferenceSchemas,
 	}
+}
+
+// TSLane is one TypeScript SDK lane (the SDK's default version).
+type TSLane struct {
+	// HTTP makes the lane connect with StreamableHTTPClientTransport to
+	// `buildguard mcp --http 127.0.0.1:0`; else StdioClientTransport.
+	HTTP bool
+}
+
+// TSLanes are the TypeScript SDK lanes in run order.
+var TSLanes = []TSLane{{}, {HTTP: true}}
+
+// Name is ts-sdk or ts-sdk-http.
+func (l TSLane) Name() string {
+	if l.HTTP {
+		return TSLaneName + "-http"
+	}
+	return TSLaneName
 }

@@ -63,10 +63,23 @@ type MatrixResult struct {
 // LaneNames lists every lane in run order.
 func LaneNames() []string {
 	var n []string
-	for _, v := range GoSDKVersions {
-		n = append(n, GoSDKLaneName(v))
+	for _, l := range GoSDKLanes {
+		n = append(n, l.Name())
 	}
-	return append(n, TSLaneName)
+	for _, l := range TSLanes {
+		n = append(n, l.Name())
+	}
+	return n
+}
+
+// tsLane returns the TypeScript lane named name.
+func tsLane(name string) (TSLane, bool) {
+	for _, l := range TSLanes {
+		if l.Name() == name {
+			return l, true
+		}
+	}
+	return TSLane{}, false
 }
 
 // RunMatrix runs the selected lanes one after another (one JVM each) and
@@ -89,7 +102,8 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig) (MatrixResult, error) {
 		if cfg.Only != nil && !cfg.Only[name] {
 			continue
 		}
-		if name == TSLaneName && cfg.TSDir == "" {
+		ts, isTS := tsLane(name)
+		if isTS && cfg.TSDir == "" {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -98,8 +112,8 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig) (MatrixResult, error) {
 		fmt.Fprintf(log, "clients: lane %s\n", name)
 		t0 := time.Now()
 		var out LaneOutcome
-		if name == TSLaneName {
-			out = RunTSLane(ctx, TSConfig{Install: true, Dir: cfg.TSDir, WorkDir: filepath.Join(cfg.WorkDir, name), Binary: cfg.Binary, AgentJar: cfg.AgentJar, Log: log})
+		if isTS {
+			out = RunTSLane(ctx, TSConfig{Lane: ts, Install: true, Dir: cfg.TSDir, WorkDir: filepath.Join(cfg.WorkDir, name), Binary: cfg.Binary, AgentJar: cfg.AgentJar, Log: log})
 		} else {
 			out = runGoLane(ctx, cfg, name, res.Host)
 		}
@@ -122,10 +136,14 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig) (MatrixResult, error) {
 
 func runGoLane(ctx context.Context, cfg MatrixConfig, name string, host map[string]any) LaneOutcome {
 	var lane LaneConfig
-	for _, v := range GoSDKVersions {
-		if GoSDKLaneName(v) == name {
-			lane = GoSDKLane(v)
-			lane.Metadata = map[string]any{"client": "go-sdk CommandTransport", "sdk": GoSDKModule + " " + GoSDKVersion(), "requestedVersion": v}
+	for _, l := range GoSDKLanes {
+		if l.Name() == name {
+			lane = GoSDKLane(l)
+			client := "go-sdk CommandTransport"
+			if l.HTTP {
+				client = "go-sdk StreamableClientTransport (mcp --http)"
+			}
+			lane.Metadata = map[string]any{"client": client, "sdk": GoSDKModule + " " + GoSDKVersion(), "requestedVersion": l.Version}
 		}
 	}
 	for k, v := range host {
@@ -179,7 +197,10 @@ func LoadMatrix(workDir string) (MatrixResult, error) {
 		}
 		res.Lanes = append(res.Lanes, out)
 		for _, k := range []string{"platform", "arch", "os", "kernel", "go", "jdk"} {
-			if v, ok := out.Evaluation.Metadata[k]; ok && res.Host[k] == nil && name != TSLaneName {
+			if _, isTS := tsLane(name); isTS {
+				continue
+			}
+			if v, ok := out.Evaluation.Metadata[k]; ok && res.Host[k] == nil {
 				res.Host[k] = v
 			}
 		}

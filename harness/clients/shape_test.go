@@ -36,17 +36,22 @@ func shapeServer(t *testing.T, bin string) (ServerCommand, *fakeagent.Server) {
 func TestGoSDKToolShapes(t *testing.T) {
 	t.Parallel()
 	bin := testbin.Build(t, t.TempDir())
-	for _, v := range GoSDKVersions {
-		t.Run(GoSDKLaneName(v), func(t *testing.T) {
+	for _, l := range GoSDKLanes {
+		v := l.Version
+		t.Run(l.Name(), func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			server, agent := shapeServer(t, bin)
-			c, err := DialGoSDK(ctx, GoSDKLaneName(v), server, v)
+			c, err := GoSDKDial(l)(ctx, server)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer c.Close()
+			defer func() {
+				if err := c.Close(); err != nil {
+					t.Errorf("close: %v", err)
+				}
+			}()
 			r := &runner{cfg: LaneConfig{Name: c.Lane()}, rec: NewRecorder(c.Lane()), client: c, version: c.ProtocolVersion(), called: map[string]int{}}
 			if want := v; want != VersionDefault && r.version != want {
 				t.Fatalf("negotiated %s, want %s", r.version, want)
@@ -117,7 +122,7 @@ func TestGoSDKToolShapes(t *testing.T) {
 			if got := agent.Commands(); len(got) == 0 {
 				t.Error("the fake agent saw no command")
 			}
-			if se := c.ServerStderr(); se != "" {
+			if se := c.(interface{ ServerStderr() string }).ServerStderr(); se != "" {
 				t.Errorf("buildguard mcp wrote to stderr: %q", se)
 			}
 		})

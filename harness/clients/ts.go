@@ -33,6 +33,8 @@ var ErrNoNodeModules = errors.New("node_modules missing: run (cd harness/clients
 
 // TSConfig configures RunTSLane.
 type TSConfig struct {
+	// Lane is the TypeScript lane to run (stdio or HTTP).
+	Lane TSLane
 	// Dir is the npm project (harness/clients/ts). Required.
 	Dir string
 	// WorkDir is the lane's fresh directory. Required.
@@ -74,13 +76,14 @@ func EnsureNodeModules(ctx context.Context, dir string, log io.Writer) error {
 // and assertions and writes evaluation.json (and evidence.json on a pass)
 // into the work directory, which RunTSLane reads back.
 func RunTSLane(ctx context.Context, cfg TSConfig) LaneOutcome {
-	out := LaneOutcome{Lane: TSLaneName, EvaluationPath: filepath.Join(cfg.WorkDir, "evaluation.json")}
+	name := cfg.Lane.Name()
+	out := LaneOutcome{Lane: name, EvaluationPath: filepath.Join(cfg.WorkDir, "evaluation.json")}
 	log := cfg.Log
 	if log == nil {
 		log = io.Discard
 	}
 	fail := func(err error) LaneOutcome {
-		out.Error = fmt.Sprintf("lane %s: %v", TSLaneName, err)
+		out.Error = fmt.Sprintf("lane %s: %v", name, err)
 		return out
 	}
 	dir, err := filepath.Abs(cfg.Dir)
@@ -102,7 +105,10 @@ func RunTSLane(ctx context.Context, cfg TSConfig) LaneOutcome {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", test)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BUILDGUARD_BIN="+cfg.Binary, "BUILDGUARD_AGENT_JAR="+cfg.AgentJar, "CLIENT_WORK_DIR="+cfg.WorkDir)
+	cmd.Env = append(os.Environ(), "BUILDGUARD_BIN="+cfg.Binary, "BUILDGUARD_AGENT_JAR="+cfg.AgentJar, "CLIENT_WORK_DIR="+cfg.WorkDir, "CLIENT_LANE="+name)
+	if cfg.Lane.HTTP {
+		cmd.Env = append(cmd.Env, "CLIENT_TRANSPORT=http")
+	}
 	if cfg.SkipHold {
 		cmd.Env = append(cmd.Env, "CLIENT_FAULT=skip-hold")
 	}

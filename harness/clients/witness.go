@@ -31,7 +31,7 @@ type WitnessConfig struct {
 // non-passing evaluation.json and no evidence.json.
 func RunHoldWitness(ctx context.Context, cfg WitnessConfig) ([]LaneOutcome, error) {
 	var outs []LaneOutcome
-	lane := GoSDKLane(Version20250618)
+	lane := GoSDKLane(GoLane{Version: Version20250618})
 	lane.WorkDir, lane.Binary, lane.AgentJar, lane.SkipHold = filepath.Join(cfg.WorkDir, lane.Name), cfg.Binary, cfg.AgentJar, true
 	lane.Metadata = map[string]any{"fault": "skip-hold"}
 	rep, err := RunLane(ctx, lane)

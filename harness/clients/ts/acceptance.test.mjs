@@ -2,12 +2,16 @@
 // (docs/build-safety.md#4, harness/clients). It is independent of the Go lanes:
 // it writes and compiles its own consumer app, starts the JVM with the agent,
 // starts `buildguard mcp --project-dir <project> --port-file agent.port` from
-// an unrelated directory through the official SDK's StdioClientTransport,
-// makes every MCP call and assertion itself, and writes evaluation.json
-// (always) and evidence.json (only on a full pass) into CLIENT_WORK_DIR.
+// an unrelated directory through the official SDK's StdioClientTransport
+// (or, with CLIENT_TRANSPORT=http, adds `--http 127.0.0.1:0 --url-file F` and
+// connects its StreamableHTTPClientTransport to the printed URL,
+// docs/http.md), makes every MCP call and assertion itself, and writes
+// evaluation.json (always) and evidence.json (only on a full pass) into
+// CLIENT_WORK_DIR.
 //
 // Environment: BUILDGUARD_BIN (the binary), BUILDGUARD_AGENT_JAR (the agent
-// jar), CLIENT_WORK_DIR (a fresh directory; it must not exist).
+// jar), CLIENT_WORK_DIR (a fresh directory; it must not exist), CLIENT_LANE
+// (the lane's name, default ts-sdk), CLIENT_TRANSPORT (stdio or http).
 // Run by `go tool mage clients`, or:  node --test acceptance.test.mjs
 
 import { fileURLToPath } from "node:url";
@@ -24,13 +28,61 @@ import os from "node:os";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 import { TOOLS, ToolCaller } from "./checks.mjs";
 import { EXTENSION, Recorder, SCENARIOS } from "./evaluation.mjs";
 
 const run = promisify(execFile);
 
-const LANE = "ts-sdk";
+const LANE = process.env.CLIENT_LANE || "ts-sdk";
+const HTTP = process.env.CLIENT_TRANSPORT === "http";
+const URL_LINE = /^buildguard mcp: serving MCP over streamable HTTP at (http:\/\/127\.0\.0\.1:[0-9]+\/mcp\?token=[A-Za-z0-9_-]+)\n/;
+
+// startHTTPServer starts `buildguard mcp ARGS --http 127.0.0.1:0 --url-file`
+// and waits (at most 15 s) for the URL, which must also be its one stderr
+// line; stop() sends SIGTERM and requires exit 0 within 5 s.
+async function startHTTPServer(bin, args, cwd, urlFile) {
+  const child = spawn(bin, [...args, "--http", "127.0.0.1:0", "--url-file", urlFile], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  let stdout = "";
+  child.stderr.on("data", (b) => (stderr += b));
+  child.stdout.on("data", (b) => (stdout += b));
+  const exited = once(child, "exit");
+  const deadline = Date.now() + 15000;
+  let url;
+  for (;;) {
+    try {
+      const t = fs.readFileSync(urlFile, "utf8");
+      if (t.endsWith("\n")) {
+        url = t.trim();
+        break;
+      }
+    } catch {}
+    if (child.exitCode !== null) throw new Error(`buildguard mcp --http exited before serving: ${stderr}`);
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error("buildguard mcp --http wrote no URL within 15 s");
+    }
+    await sleep(10);
+  }
+  const m = URL_LINE.exec(stderr);
+  assert.ok(m && m[1] === url, `stderr starts with the URL line of --url-file: ${JSON.stringify(stderr)}`);
+  return {
+    url,
+    stderr: () => stdout + stderr.replace(URL_LINE, ""),
+    async stop() {
+      child.kill("SIGTERM");
+      const timer = sleep(5000).then(() => "timeout");
+      const r = await Promise.race([exited, timer]);
+      if (r === "timeout") {
+        child.kill("SIGKILL");
+        throw new Error("buildguard mcp --http still ran 5 s after SIGTERM");
+      }
+      assert.equal(child.exitCode, 0, "buildguard mcp --http exits 0 on SIGTERM");
+    },
+  };
+}
 const OWNER = "sdk-owner";
 const OTHER_OWNER = "other-owner";
 const RECEIPT_POLL_MS = 15000;
@@ -275,7 +327,7 @@ class Lane extends ToolCaller {
   }
 }
 
-test("ts-sdk lane: nine scenarios and pause/resume against a live JVM through buildguard mcp", { timeout: 240000 }, async () => {
+test(`${LANE} lane: nine scenarios and pause/resume against a live JVM through buildguard mcp`, { timeout: 240000 }, async () => {
   const bin = process.env.BUILDGUARD_BIN;
   const jar = process.env.BUILDGUARD_AGENT_JAR;
   const work = process.env.CLIENT_WORK_DIR;
@@ -291,7 +343,7 @@ test("ts-sdk lane: nine scenarios and pause/resume against a live JVM through bu
     if (pretty) osName = pretty[1];
   } catch {}
   const metadata = {
-    client: "TypeScript SDK Client + StdioClientTransport",
+    client: HTTP ? "TypeScript SDK Client + StreamableHTTPClientTransport (mcp --http)" : "TypeScript SDK Client + StdioClientTransport",
     sdk: `@modelcontextprotocol/sdk ${sdkVersion}`,
     node: process.version,
     platform: process.platform,
@@ -300,7 +352,7 @@ test("ts-sdk lane: nine scenarios and pause/resume against a live JVM through bu
     kernel: `${os.type()} ${os.release()}`,
     artifacts: {},
   };
-  let client, app, transport, lane, project, install;
+  let client, app, transport, lane, project, install, httpServer;
   try {
     metadata.jdk = (await run("java", ["-version"])).stderr.trim();
   } catch {
@@ -325,16 +377,22 @@ test("ts-sdk lane: nine scenarios and pause/resume against a live JVM through bu
       app = await App.start(project, jarCopy);
       assert.equal(app.pid, String(app.child.pid), "the app's pid is the java process");
 
-      transport = new StdioClientTransport({ command: binCopy, args: ["mcp", "--project-dir", project.root, "--port-file", "agent.port"], cwd: install, stderr: "pipe" });
+      const serverArgs = ["mcp", "--project-dir", project.root, "--port-file", "agent.port"];
       let stderr = "";
-      transport.stderr?.on("data", (b) => (stderr += b));
+      if (HTTP) {
+        httpServer = await startHTTPServer(binCopy, serverArgs, install, path.join(work, "mcp-url"));
+        transport = new StreamableHTTPClientTransport(new URL(httpServer.url));
+      } else {
+        transport = new StdioClientTransport({ command: binCopy, args: serverArgs, cwd: install, stderr: "pipe" });
+        transport.stderr?.on("data", (b) => (stderr += b));
+      }
       // The SDK hands the negotiated version to transports that accept it.
       let negotiated;
       transport.setProtocolVersion = (v) => (negotiated = v);
       client = new Client({ name: "buildguard-client-matrix", version: "1" });
       await client.connect(transport, { timeout: 10000 });
       lane = new Lane(rec, client, app, project, install);
-      lane.stderr = () => stderr;
+      lane.stderr = HTTP ? () => httpServer.stderr() : () => stderr;
       lane.negotiated = negotiated;
       assert.ok(negotiated, "the SDK reported the negotiated protocol version");
       const info = client.getServerVersion();
@@ -510,10 +568,20 @@ test("ts-sdk lane: nine scenarios and pause/resume against a live JVM through bu
       for (const t of TOOLS) assert.ok(lane.called[t] > 0, `${t} was never called`);
       assert.ok(!app.exited, "the app is still running");
       assert.equal(lane.stderr(), "", "buildguard mcp wrote nothing to stderr");
+      if (HTTP) {
+        await client.close();
+        client = undefined;
+        const s = httpServer;
+        httpServer = undefined;
+        await s.stop();
+      }
     });
   } finally {
     try {
       await client?.close();
+    } catch {}
+    try {
+      await httpServer?.stop();
     } catch {}
     await app?.close();
     const ev = rec.evaluation(metadata);
