@@ -32,7 +32,9 @@ func benchMetric(metrics, unit string) (float64, bool) {
 // reclazz_verify call next to the raw round trip (target within 2×); one
 // reclazz_safe_build call of a 1 s build next to the same build through the
 // wrapper (target ≤ 1.1×), and the latency from a build's output line to
-// the client's progress notification (target median < 50 ms).
+// the client's progress notification (target median < 50 ms); the
+// reclazz_verify call over streamable HTTP next to stdio, and tools/list
+// requests per second from 16 concurrent HTTP clients (docs/http.md#7).
 func Bench() error {
 	results := map[string]string{}
 	for _, run := range []struct{ pattern, benchtime, pkg string }{
@@ -47,6 +49,8 @@ func Bench() error {
 		{"^BenchmarkVerifyCall$", "1000x", "./mcp/"},
 		{"^BenchmarkSafeBuildOverhead$", "7x", "./cmd/buildguard/"},
 		{"^BenchmarkSafeBuildProgressLatency$", "3x", "./cmd/buildguard/"},
+		{"^BenchmarkHTTPCall$", "1000x", "./mcp/"},
+		{"^BenchmarkHTTPConcurrent$", "4000x", "./mcp/"},
 	} {
 		out, err := sh.Output("go", "test", "-run", "^$", "-bench", run.pattern, "-benchtime", run.benchtime, run.pkg)
 		fmt.Println(out)
@@ -125,5 +129,18 @@ func Bench() error {
 		m[i] = v
 	}
 	fmt.Printf("safe build progress: output line to client notification %.2f ms median, %.2f ms worst, over %.0f notifications (target median < 50 ms)\n", m[0], m[1], m[2])
+	for i, unit := range []string{"http-us", "stdio-us", "ratio"} {
+		v, err := get("HTTPCall", unit)
+		if err != nil {
+			return err
+		}
+		m[i] = v
+	}
+	fmt.Printf("MCP reclazz_verify over streamable HTTP: %.0f µs vs over stdio %.0f µs (medians, same server and agent): %.2f×\n", m[0], m[1], m[2])
+	rps, err := get("HTTPConcurrent", "req/s")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("MCP tools/list over streamable HTTP from 16 concurrent clients: %.0f requests/s\n", rps)
 	return nil
 }
