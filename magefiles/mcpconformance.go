@@ -5,7 +5,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,10 +13,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/magefile/mage/sh"
+
+	"github.com/buildguard/buildguard/harness/clients"
 )
 
 // mcpConformanceDir holds the pinned suite (package.json, package-lock.json).
@@ -89,27 +89,17 @@ func MCPConformance(ctx context.Context) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	urlFile := filepath.Join(work, "url")
-	srv := exec.Command(bin, "mcp", "--http", "127.0.0.1:0", "--url-file", urlFile)
-	srv.Dir = work
-	srv.Stdout, srv.Stderr = os.Stdout, os.Stderr
-	if err := srv.Start(); err != nil {
-		return fmt.Errorf("starting buildguard mcp --http: %w", err)
-	}
-	var waitErr error
-	exited := make(chan struct{})
-	go func() { waitErr = srv.Wait(); close(exited) }()
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = srv.Process.Kill()
-			<-exited
-		}
-	}()
-	url, err := waitURLFile(ctx, urlFile, exited)
+	srv, err := clients.StartHTTPServer(ctx, clients.ServerCommand{Binary: bin, Args: []string{"mcp"}, Dir: work})
 	if err != nil {
 		return err
 	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = srv.Stop()
+		}
+	}()
+	url := srv.URL
 
 	var failed []string
 	for _, s := range mcpScenariosRun {
@@ -125,16 +115,11 @@ func MCPConformance(ctx context.Context) error {
 	}
 
 	stopped = true
-	_ = srv.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-		if waitErr != nil {
-			return fmt.Errorf("buildguard mcp --http after SIGTERM: %w", waitErr)
-		}
-	case <-time.After(5 * time.Second):
-		_ = srv.Process.Kill()
-		<-exited
-		return errors.New("buildguard mcp --http did not exit within 5 s of SIGTERM")
+	if err := srv.Stop(); err != nil {
+		return err
+	}
+	if se := srv.Stderr(); se != "" {
+		return fmt.Errorf("buildguard mcp --http wrote more than its URL line to stderr: %q", se)
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("conformance scenarios failed: %s", strings.Join(failed, ", "))
@@ -209,26 +194,4 @@ func mcpServerScenarios(ctx context.Context, node, suite string) ([]string, erro
 		return nil, fmt.Errorf("conformance list named no server scenarios:\n%s", out)
 	}
 	return names, nil
-}
-
-// waitURLFile waits (at most 30 s) for the server to write its URL.
-func waitURLFile(ctx context.Context, file string, exited <-chan struct{}) (string, error) {
-	deadline := time.NewTimer(30 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if b, err := os.ReadFile(file); err == nil && strings.HasSuffix(string(b), "\n") {
-			return strings.TrimSpace(string(b)), nil
-		}
-		select {
-		case <-exited:
-			return "", errors.New("buildguard mcp --http exited before serving")
-		case <-deadline.C:
-			return "", errors.New("buildguard mcp --http wrote no URL within 30 s")
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-tick.C:
-		}
-	}
 }

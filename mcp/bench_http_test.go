@@ -1,7 +1,6 @@
 package mcp_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -32,22 +31,7 @@ func newHTTPBench(b *testing.B) *httpBench {
 	a.SetReceipt("com.acme.A", fakeagent.Receipt{SHA256: benchSHA, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
 	srv := mcp.NewServer(mcp.Config{Caller: mcp.NewService(mcp.Deps{})})
 
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(context.Background(), inR, outW); outW.Close() }()
-	b.Cleanup(func() { inW.Close(); io.Copy(io.Discard, outR); <-done })
-	answers := bufio.NewReader(outR)
-	stdio := func(line string) string {
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			b.Fatal(err)
-		}
-		resp, err := answers.ReadString('\n')
-		if err != nil {
-			b.Fatal(err)
-		}
-		return resp
-	}
+	stdio := stdioSession(b, srv)
 	stdio(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

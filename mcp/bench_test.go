@@ -103,23 +103,8 @@ func BenchmarkVerifyCall(b *testing.B) {
 	a := fakeagent.NewServer(b, fakeagent.WithHeartbeat(-1))
 	a.SetReceipt("com.acme.A", fakeagent.Receipt{SHA256: sha, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
 
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
 	srv := mcp.NewServer(mcp.Config{Caller: mcp.NewService(mcp.Deps{})})
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(context.Background(), inR, outW); outW.Close() }()
-	defer func() { inW.Close(); io.Copy(io.Discard, outR); <-done }()
-	answers := bufio.NewReader(outR)
-	send := func(line string) string {
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			b.Fatal(err)
-		}
-		resp, err := answers.ReadString('\n')
-		if err != nil {
-			b.Fatal(err)
-		}
-		return resp
-	}
+	send := stdioSession(b, srv)
 	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
 
 	raw, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(a.Port()))
@@ -153,4 +138,25 @@ func BenchmarkVerifyCall(b *testing.B) {
 	b.ReportMetric(m, "verify-us")
 	b.ReportMetric(d, "raw-us")
 	b.ReportMetric(m/d, "ratio")
+}
+
+// stdioSession serves srv over pipes until the benchmark ends and returns a
+// function that sends one line and reads one answer.
+func stdioSession(b *testing.B, srv *mcp.Server) func(line string) string {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), inR, outW); outW.Close() }()
+	b.Cleanup(func() { inW.Close(); io.Copy(io.Discard, outR); <-done })
+	answers := bufio.NewReader(outR)
+	return func(line string) string {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		resp, err := answers.ReadString('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return resp
+	}
 }

@@ -200,6 +200,16 @@ func (r *runner) annotated() bool { return r.version >= Version20250326 }
 // errors (2025-11-25 and later, docs/decisions.md#D5) instead of -32602.
 func (r *runner) argErrorsAreToolErrors() bool { return r.version >= Version20251125 }
 
+// alive checks that the server answers: ping, or, from 2026-07-28 on, which
+// has no ping (docs/http.md#4), tools/list.
+func (r *runner) alive(ctx context.Context) error {
+	if r.version < Version20260728 {
+		return r.client.Ping(ctx)
+	}
+	_, err := r.client.ListTools(ctx)
+	return err
+}
+
 func (r *runner) server() ServerCommand {
 	return ServerCommand{
 		Binary: filepath.Join(r.install, "buildguard"),
@@ -251,7 +261,7 @@ func (r *runner) setup(ctx context.Context) error {
 	if v := strings.TrimSpace(string(vout)); v == "" || v != r.client.ServerVersion() {
 		return fmt.Errorf("serverInfo.version %q, but buildguard version prints %q", r.client.ServerVersion(), v)
 	}
-	if err := r.client.Ping(ctx); err != nil {
+	if err := r.alive(ctx); err != nil {
 		return fmt.Errorf("ping: %w", err)
 	}
 	tools, err := r.client.ListTools(ctx)
@@ -503,7 +513,7 @@ func (r *runner) malformedInput(ctx context.Context) error {
 	if d["message"] != MsgBadState {
 		return fmt.Errorf("malformed build: message %q, want %q", d["message"], MsgBadState)
 	}
-	if err := r.client.Ping(ctx); err != nil {
+	if err := r.alive(ctx); err != nil {
 		return fmt.Errorf("ping after the malformed call: %w", err)
 	}
 	_, err = r.probe(ctx, 4)

@@ -388,7 +388,12 @@ test(`${LANE} lane: nine scenarios and pause/resume against a live JVM through b
       }
       // The SDK hands the negotiated version to transports that accept it.
       let negotiated;
-      transport.setProtocolVersion = (v) => (negotiated = v);
+      // (over HTTP the transport sends it as MCP-Protocol-Version, which decides the answers' shape)
+      const setProtocolVersion = transport.setProtocolVersion?.bind(transport);
+      transport.setProtocolVersion = (v) => {
+        negotiated = v;
+        setProtocolVersion?.(v);
+      };
       client = new Client({ name: "buildguard-client-matrix", version: "1" });
       await client.connect(transport, { timeout: 10000 });
       lane = new Lane(rec, client, app, project, install);
