@@ -66,8 +66,12 @@ const (
 // cancelled when its HTTP request ends, when a notifications/cancelled POST
 // names its id (then its answer is suppressed: 204), or when Close is called.
 type HTTPHandler struct {
-	srv   *Server
-	sdk   http.Handler
+	srv *Server
+	sdk http.Handler
+	// sdkStream answers with an event stream: for a tools/call that asked
+	// for progress, so its notifications/progress reach the client before
+	// the answer.
+	sdkStream http.Handler
 	token [sha256.Size]byte
 	log   hclog.Logger
 
@@ -88,12 +92,17 @@ type httpCall struct {
 func (s *Server) HTTPHandler(token string) *HTTPHandler {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &HTTPHandler{srv: s, token: sha256.Sum256([]byte(token)), log: s.log.Named("http"), ctx: ctx, cancel: cancel}
-	h.sdk = sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return s.sdk }, &sdkmcp.StreamableHTTPOptions{
-		Stateless:           true,
-		JSONResponse:        true,
-		MaxRequestBodyBytes: MaxHTTPBody,
-		Logger:              newSlogLogger(h.log.Named("sdk")),
-	})
+	opts := func(json bool) *sdkmcp.StreamableHTTPOptions {
+		return &sdkmcp.StreamableHTTPOptions{
+			Stateless:           true,
+			JSONResponse:        json,
+			MaxRequestBodyBytes: MaxHTTPBody,
+			Logger:              newSlogLogger(h.log.Named("sdk")),
+		}
+	}
+	getServer := func(*http.Request) *sdkmcp.Server { return s.sdk }
+	h.sdk = sdkmcp.NewStreamableHTTPHandler(getServer, opts(true))
+	h.sdkStream = sdkmcp.NewStreamableHTTPHandler(getServer, opts(false))
 	return h
 }
 
@@ -162,12 +171,20 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusOK, rerr)
 		return
 	}
-	h.serveRequest(w, r, m, forward)
+	h.serveRequest(w, r, m, forward, m.method == methodToolsCall && asksProgress(forward))
+}
+
+// asksProgress reports whether forwarded params carry a progressToken.
+func asksProgress(params json.RawMessage) bool {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	return json.Unmarshal(params, &p) == nil && p.Meta["progressToken"] != nil
 }
 
 // serveRequest hands one checked request to the SDK under a token id and
 // relays the answer with the client's id.
-func (h *HTTPHandler) serveRequest(w http.ResponseWriter, r *http.Request, m message, forward json.RawMessage) {
+func (h *HTTPHandler) serveRequest(w http.ResponseWriter, r *http.Request, m message, forward json.RawMessage, stream bool) {
 	token, cl := h.srv.addHTTPCall(h.ctx, r.Context(), m.id)
 	defer h.srv.removeHTTPCall(token)
 
@@ -193,7 +210,17 @@ func (h *HTTPHandler) serveRequest(w http.ResponseWriter, r *http.Request, m mes
 	fwd.Header.Set(callHeader, token)
 
 	rec := &recorder{header: http.Header{}}
-	h.sdk.ServeHTTP(rec, fwd)
+	sdk := h.sdk
+	if stream {
+		sdk = h.sdkStream
+		rec.stream = &eventRelay{w: w, id: m.id.raw, cancelled: func() bool { return h.srv.httpCallCancelled(cl) }}
+	}
+	sdk.ServeHTTP(rec, fwd)
+	if rec.streaming {
+		// The events went out as they came; a cancelled call's answer
+		// was dropped from them.
+		return
+	}
 
 	if h.srv.httpCallCancelled(cl) {
 		// A cancelled request is never answered (docs/mcp-server.md#5).
@@ -310,30 +337,108 @@ func writeHTTPBody(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(append(body, '\n'))
 }
 
-// recorder is the http.ResponseWriter the SDK answers into.
+// recorder is the http.ResponseWriter the SDK answers into. A JSON answer
+// is kept whole and relayed at the end; with stream set, an event stream
+// goes to the client as it comes, through stream.
 type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
+	header    http.Header
+	status    int
+	body      bytes.Buffer
+	stream    *eventRelay
+	streaming bool // the SDK answered with an event stream, relayed live
 }
 
 func (r *recorder) Header() http.Header { return r.header }
 
 func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
+	if r.status != 0 {
+		return
+	}
+	r.status = status
+	mt, _, _ := mime.ParseMediaType(r.header.Get("Content-Type"))
+	if r.stream != nil && status == http.StatusOK && mt == "text/event-stream" {
+		r.streaming = true
+		r.stream.start(r.header)
 	}
 }
 
 func (r *recorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
-		r.status = http.StatusOK
+		r.WriteHeader(http.StatusOK)
+	}
+	if r.streaming {
+		return r.stream.write(b)
 	}
 	return r.body.Write(b)
 }
 
-// Flush implements http.Flusher; the answer is relayed whole at the end.
-func (r *recorder) Flush() {}
+// Flush implements http.Flusher.
+func (r *recorder) Flush() {
+	if r.streaming {
+		r.stream.flush()
+	}
+}
+
+// eventRelay passes the SDK's event stream to the client event by event:
+// a JSON-RPC answer re-encoded with the client's id literal (dropped when
+// the call was cancelled), everything else (notifications/progress) as it
+// is.
+type eventRelay struct {
+	w         http.ResponseWriter
+	id        json.RawMessage
+	cancelled func() bool
+	pending   []byte
+}
+
+func (e *eventRelay) start(h http.Header) {
+	for k, v := range h {
+		if k != "Content-Length" {
+			e.w.Header()[k] = v
+		}
+	}
+	e.w.WriteHeader(http.StatusOK)
+}
+
+func (e *eventRelay) write(b []byte) (int, error) {
+	e.pending = append(e.pending, b...)
+	for {
+		i := bytes.Index(e.pending, []byte("\n\n"))
+		if i < 0 {
+			return len(b), nil
+		}
+		ev := e.pending[:i+2]
+		e.pending = e.pending[i+2:]
+		if out := e.rewrite(ev); out != nil {
+			if _, err := e.w.Write(out); err != nil {
+				return len(b), err
+			}
+		}
+	}
+}
+
+// rewrite returns the event to send for one SDK event, or nil to drop it.
+func (e *eventRelay) rewrite(ev []byte) []byte {
+	var data []byte
+	for _, line := range bytes.Split(bytes.TrimSuffix(ev, []byte("\n\n")), []byte("\n")) {
+		if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			data = d
+		}
+	}
+	if len(data) == 0 {
+		return ev
+	}
+	msg, err := jsonrpc.DecodeMessage(data)
+	resp, ok := msg.(*jsonrpc.Response)
+	if err != nil || !ok {
+		return ev
+	}
+	if e.cancelled() {
+		return nil
+	}
+	return append(append([]byte("event: message\ndata: "), encodeResponse(e.id, resp)...), "\n\n"...)
+}
+
+func (e *eventRelay) flush() { _ = http.NewResponseController(e.w).Flush() }
 
 // addHTTPCall registers a request in flight: its context ends with the
 // HTTP request (req), with the handler (base), or with a cancellation.

@@ -23,6 +23,7 @@ func FuzzHTTPRequest(f *testing.F) {
 		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, "", "", "token=" + testToken},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_status","arguments":{"port":"1"}}}`, "2025-11-25", "", ""},
 		{`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{}}}`, "2025-06-18", "", ""},
+		{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"reclazz_scan","arguments":{},"_meta":{"progressToken":"p"}}}`, "2025-11-25", "", ""},
 		{`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, "2026-07-28", "server/discover", ""},
 		{`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`, "", "", "token=a&token=b"},
 		{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, "", "", ""},
@@ -64,6 +65,17 @@ func FuzzHTTPRequest(f *testing.F) {
 			t.Fatalf("status %d for %q: %s", rec.Code, body, rec.Body.Bytes())
 		}
 		out := bytes.TrimSpace(rec.Body.Bytes())
+		if rec.Header().Get("Content-Type") == "text/event-stream" {
+			// A tools/call with a progressToken: every event's data is
+			// one JSON-RPC message.
+			for _, ev := range bytes.Split(out, []byte("\n\n")) {
+				data, ok := bytes.CutPrefix(ev, []byte("event: message\ndata: "))
+				if !ok || !json.Valid(data) {
+					t.Fatalf("bad event %q", ev)
+				}
+			}
+			return
+		}
 		if len(out) == 0 {
 			if rec.Code == 200 || rec.Code >= 400 {
 				t.Fatalf("status %d without a body", rec.Code)

@@ -98,12 +98,26 @@ func structured(t *testing.T, res *sdkmcp.CallToolResult) map[string]any {
 // and proves the built bytes applied.
 func TestSafeBuildProgressBeforeResult(t *testing.T) {
 	t.Parallel()
+	for transport, connect := range map[string]func(*testing.T, Caller, string, *sdkmcp.ClientOptions) *sdkmcp.ClientSession{
+		"stdio": connectSDKClientWith,
+		// Over HTTP a call with a progressToken is answered as an event
+		// stream: the notifications, then the answer (docs/http.md#3).
+		"http": connectSDKClientHTTP,
+	} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			testSafeBuildProgressBeforeResult(t, connect)
+		})
+	}
+}
+
+func testSafeBuildProgressBeforeResult(t *testing.T, connect func(*testing.T, Caller, string, *sdkmcp.ClientOptions) *sdkmcp.ClientSession) {
 	p := newBuildProject(t, map[string]string{"ok": okBuild})
 	var mu sync.Mutex
 	var progress []*sdkmcp.ProgressNotificationParams
 	done := false
 	late := 0
-	cs := connectSDKClientWith(t, p.svc, Version20251125, &sdkmcp.ClientOptions{
+	cs := connect(t, p.svc, Version20251125, &sdkmcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *sdkmcp.ProgressNotificationClientRequest) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"io"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
@@ -111,4 +112,31 @@ func TestSDKClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// connectSDKClientHTTP serves caller over streamable HTTP on a loopback
+// listener and connects a go-sdk streamable client asking for version.
+func connectSDKClientHTTP(t *testing.T, caller Caller, version string, opts *sdkmcp.ClientOptions) *sdkmcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	logs := &lockedbuf.Buffer{}
+	srv := NewServer(Config{Caller: caller, Version: "test", Logger: testLogger(logs)})
+	h := srv.HTTPHandler(testToken)
+	ts := httptest.NewServer(h)
+	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "test-client", Version: "1"}, opts)
+	cs, err := client.Connect(ctx, &sdkmcp.StreamableClientTransport{Endpoint: ts.URL + HTTPPath + "?token=" + testToken, DisableStandaloneSSE: true}, &sdkmcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		ts.Close()
+		t.Fatalf("HTTP client connect at %q: %v", version, err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		h.Close()
+		ts.Close()
+		if logs.String() != "" {
+			t.Errorf("server logged in a normal session:\n%s", logs.String())
+		}
+	})
+	return cs
 }
