@@ -72,10 +72,12 @@ func (g *group) signalLocked(sig syscall.Signal) error {
 // code is 0, how many processes were still running after linger: -1 when
 // some were but the system cannot count them.
 //
-// On Linux the leader stays a zombie until the group is killed, so neither
-// its id nor its group's can be reused in between. Elsewhere the leader is
-// collected first and the group watched through its id, which POSIX does not
-// reuse while the group has members.
+// On Linux the leader stays a zombie until its exit code is known, so its
+// id cannot be reused meanwhile; a failed build's group is killed before it
+// is collected. After exit 0 the leader is collected first, so that kill(2)
+// on the group's id answers for the rest of the group alone; POSIX does not
+// reuse that id while the group has members, and the group is signalled
+// only while a look found members.
 func (g *group) wait(linger time.Duration) (code, left int, err error) {
 	g.mu.Lock()
 	cmd, pid, onStop := g.cmd, g.pid, g.onStop
@@ -96,8 +98,9 @@ func (g *group) wait(linger time.Duration) (code, left int, err error) {
 		code, held = ev.code, true
 		break
 	}
-	if !held {
+	if !held || code == 0 {
 		werr := cmd.Wait()
+		held = false
 		if cmd.ProcessState == nil {
 			g.finish(true)
 			return 0, 0, fmt.Errorf("waiting for the build: %w", werr)
@@ -105,9 +108,9 @@ func (g *group) wait(linger time.Duration) (code, left int, err error) {
 		code = exitCode(cmd.ProcessState)
 	}
 	if code == 0 {
-		left = g.linger(pid, held, linger)
+		left = g.linger(pid, linger)
 	}
-	// Collected first (not held), an empty group's id may be someone else's.
+	// A collected leader's empty group has an id that may be someone else's.
 	g.finish(held || left != 0)
 	if held {
 		_ = cmd.Wait()
@@ -130,15 +133,14 @@ func (g *group) finish(kill bool) {
 // members: the kernel tells nobody when a process that is not our child ends.
 const lingerPoll = 50 * time.Millisecond
 
-// linger waits up to d (one look when d < 0) until process group pgid has
-// no running member other than its exited leader, and returns how many are
-// left (-1: some, not counted). held says the leader is an uncollected
-// zombie, which counts as a member for kill(2) but runs no more.
-func (g *group) linger(pgid int, held bool, d time.Duration) int {
+// linger waits up to d (one look when d < 0) until process group pgid,
+// whose leader was collected, has no running member, and returns how many
+// are left (-1: some, not counted).
+func (g *group) linger(pgid int, d time.Duration) int {
 	deadline := time.Now().Add(d)
 	pause := time.Millisecond
 	for {
-		n := runningMembers(pgid, held)
+		n := runningMembers(pgid)
 		if n == 0 || !time.Now().Before(deadline) {
 			return n
 		}
@@ -147,20 +149,16 @@ func (g *group) linger(pgid int, held bool, d time.Duration) int {
 	}
 }
 
-// runningMembers returns how many processes of group pgid run: counted
-// where the system can count them (zombies do not run), else -1 while
-// kill(2) still finds the group. With the leader held as a zombie and no
-// way to count, it reports 0: the group is killed right after, as it
-// always is.
-func runningMembers(pgid int, held bool) int {
-	if n, ok := groupMembers(pgid); ok {
-		return n
-	}
-	if held {
-		return 0
-	}
+// runningMembers returns how many processes of group pgid run: 0 at once
+// when kill(2) finds no member (one system call, the common case), else
+// the members counted where the system can count them (a zombie member,
+// not collected by a parent that left the group, runs no more), else -1.
+func runningMembers(pgid int) int {
 	if err := unix.Kill(-pgid, 0); errors.Is(err, unix.ESRCH) {
 		return 0
+	}
+	if n, ok := groupMembers(pgid); ok {
+		return n
 	}
 	return -1
 }

@@ -38,7 +38,7 @@ func sigchldStatus(info *unix.Siginfo) int {
 // waitEvent blocks until process pid has exited, or has stopped when
 // stops is set, without collecting it: an exited child stays a zombie, so
 // its id (and the id of its process group) cannot be handed to another
-// process meanwhile. A stop is consumed (the next call waits for the next
+// process until the caller collects it. A stop is consumed (the next call waits for the next
 // event). It reports false when it cannot wait that way.
 func waitEvent(pid int, stops bool) (childEvent, bool) {
 	opts := unix.WEXITED | unix.WNOWAIT

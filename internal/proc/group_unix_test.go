@@ -101,3 +101,17 @@ func TestGroupMembers(t *testing.T) {
 		t.Errorf("GroupMembers(%d) = %v, want %v (leader and member; not the zombie %d, not the setsid'ed %d)", pgid, got, want, zombie, pidOf("left"))
 	}
 }
+
+// BenchmarkGroupMembers measures one look at a process group's members, the
+// cost a build pays once after its command exited when nothing of it is
+// left, and per look while the wrapper waits for what is.
+func BenchmarkGroupMembers(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("no /proc here")
+	}
+	for b.Loop() {
+		if _, err := GroupMembers(os.Getpid()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

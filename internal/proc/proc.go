@@ -28,8 +28,9 @@ type stat struct {
 // readStat parses /proc/<pid>/stat, reporting false when there is no such
 // process (or no /proc to tell).
 func readStat(pid string) (stat, bool) {
-	b, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
+	var buf [statSize]byte
+	b, ok := readSmall("/proc/"+pid+"/stat", buf[:])
+	if !ok {
 		return stat{}, false
 	}
 	// The fields after the command name, which is in parentheses and may
