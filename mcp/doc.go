@@ -1,4 +1,4 @@
-// Package mcp is buildguard's MCP server (`buildguard mcp`) and its nine
+// Package mcp is buildguard's MCP server (`buildguard mcp`) and its ten
 // reclazz_* tools: the per-session protocol version policy and a strict
 // newline-delimited stdio transport around
 // github.com/modelcontextprotocol/go-sdk (imported as sdkmcp), and the tools

@@ -17,7 +17,7 @@ var (
 	schemasErr  error
 )
 
-// outputSchemas compiles the nine output schemas once (Draft 2020-12).
+// outputSchemas compiles the output schemas once (Draft 2020-12).
 func outputSchemas() (map[string]*jsonschema.Schema, error) {
 	schemasOnce.Do(func() {
 		schemas = map[string]*jsonschema.Schema{}

@@ -49,7 +49,7 @@ type Config struct {
 	DrainTimeout time.Duration
 }
 
-// Server is buildguard's MCP server: a go-sdk server with the nine tools,
+// Server is buildguard's MCP server: a go-sdk server with the ten tools,
 // the version policy and output shaping as receiving middleware.
 type Server struct {
 	caller  Caller
@@ -65,7 +65,7 @@ type Server struct {
 	httpCalls map[string]*httpCall // HTTP requests in flight, by the token id the SDK sees
 }
 
-// NewServer builds the server and registers the nine tools.
+// NewServer builds the server and registers the ten tools.
 func NewServer(cfg Config) *Server {
 	s := &Server{
 		caller:    cfg.Caller,

@@ -29,7 +29,7 @@ func TestMCPScripts(t *testing.T) {
 
 // sdkclient VERSION|default [ARG...]: starts `buildguard mcp ARG...` through
 // the go-sdk CommandTransport, asking for VERSION, and checks the negotiated
-// version, ping, the nine tools in order and their shape; it prints the
+// version, ping, the ten tools in order and their shape; it prints the
 // negotiated version on stdout.
 func cmdSDKClient(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 {

@@ -66,12 +66,17 @@ func (l *progressLog) add(progress float64, message string) {
 	l.msgs = append(l.msgs, message)
 }
 
-// finish marks the result as received and checks what came before it.
-func (l *progressLog) finish() error {
+// finish marks the result as received and checks what came before it: at
+// least one notification (none when the lane's transport delivers none),
+// growing.
+func (l *progressLog) finish(none bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.done = true
-	if len(l.steps) == 0 {
+	if none && len(l.steps) > 0 {
+		return fmt.Errorf("%d notifications/progress on a lane whose transport delivers none", len(l.steps))
+	}
+	if !none && len(l.steps) == 0 {
 		return errors.New("no notifications/progress before the result")
 	}
 	for i := 1; i < len(l.steps); i++ {
@@ -98,7 +103,7 @@ func (r *runner) safeBuild(ctx context.Context, build string, want expect, log *
 	if err != nil {
 		return nil, fail("%v", err)
 	}
-	if err := log.finish(); err != nil {
+	if err := log.finish(r.cfg.NoProgress); err != nil {
 		return nil, fail("%v", err)
 	}
 	return r.check(tool, full, res, want, fail)
@@ -148,14 +153,14 @@ func (r *runner) safeBuildProgress(ctx context.Context) error {
 	if sha != built || status != "applied" || !all {
 		return fmt.Errorf("changedClasses: Service %s %s (allApplied %v), want the built bytes %s applied", sha, status, all, built)
 	}
-	if !strings.HasPrefix(log.msgs[0], "compiling Service") {
+	if !r.cfg.NoProgress && !strings.HasPrefix(log.msgs[0], "compiling Service") {
 		return fmt.Errorf("first progress message %q, want the build's first line", log.msgs[0])
 	}
 	return r.proveReload(ctx, built, value)
 }
 
 // 9. safe-build-cancel: a build cancelled after its compile (the client
-// cancels on the "waiting" progress line) is stopped with its process, the
+// cancels once the build recorded its pid) is stopped with its process, the
 // output stays held (the application keeps the old value although the new
 // class file is on disk), and the next build of the project releases a
 // fixed version.
@@ -172,18 +177,22 @@ func (r *runner) safeBuildCancel(ctx context.Context) error {
 	r.calls++
 	r.rec.Call("reclazz_safe_build")
 	r.called["reclazz_safe_build"]++
-	_, err := r.client.CallProgress(cctx, "reclazz_safe_build", map[string]any{"build": SafeBuildSlow, "timeoutMs": "60000"}, func(p float64, m string) {
-		log.add(p, m)
-		if m == "waiting" {
-			cancel()
-		}
-	})
+	var pids []int
+	var pidErr error
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		pids, pidErr = proc.WaitPIDFile(pidFile, CallTimeout)
+		cancel()
+	}()
+	_, err := r.client.CallProgress(cctx, "reclazz_safe_build", map[string]any{"build": SafeBuildSlow, "timeoutMs": "60000"}, log.add)
+	cancel()
+	<-watched
+	if pidErr != nil {
+		return fmt.Errorf("the slow build never recorded its pid: %w", pidErr)
+	}
 	if !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("cancelled safe build returned %v, want the cancellation", err)
-	}
-	pids, err := proc.WaitPIDFile(pidFile, 0)
-	if err != nil {
-		return fmt.Errorf("the slow build never recorded its pid: %w", err)
 	}
 	if left := proc.WaitGone(goneTimeout, pids...); len(left) > 0 {
 		return fmt.Errorf("the cancelled build (pid %v) still runs %s after the cancellation", left, goneTimeout)

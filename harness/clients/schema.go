@@ -38,7 +38,7 @@ var (
 	ErrShape = errors.New("wrong result shape")
 )
 
-// Schemas are the compiled output schemas of the nine tools plus their
+// Schemas are the compiled output schemas of the ten tools plus their
 // required lists (for the negative witnesses).
 type Schemas struct {
 	compiled map[string]*jsonschema.Schema

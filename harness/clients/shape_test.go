@@ -29,7 +29,7 @@ func shapeServer(t *testing.T, bin string) (ServerCommand, *fakeagent.Server) {
 
 // TestGoSDKToolShapes runs the Go SDK lane's tool-shape checks against the
 // real `buildguard mcp` subprocess and the fake agent, once per protocol
-// version: nine tools; outputSchema and annotations exactly from 2025-06-18
+// version: ten tools; outputSchema and annotations exactly from 2025-06-18
 // on; every result (errors included) equal to its text and valid against its
 // schema, with a required-field deletion rejected; argument errors as -32602
 // or, from 2025-11-25 on, as tool errors.

@@ -523,14 +523,18 @@ test(`${LANE} lane: nine scenarios and pause/resume against a live JVM through b
       const abort = new AbortController();
       lane.rec.call("reclazz_safe_build");
       lane.called.reclazz_safe_build = (lane.called.reclazz_safe_build ?? 0) + 1;
+      // Cancel once the build recorded its pid: it compiled and now runs on.
+      const started = (async () => {
+        const until = Date.now() + 15000;
+        while (!fs.existsSync(pidFile) && Date.now() < until) await sleep(20);
+        abort.abort("cancelled by the client matrix");
+      })();
       await assert.rejects(
-        client.callTool({ name: "reclazz_safe_build", arguments: { build: "slow", timeoutMs: "60000" } }, undefined, {
-          timeout: 60000,
-          signal: abort.signal,
-          onprogress: (p) => p.message === "waiting" && abort.abort("cancelled by the client matrix"),
-        }),
+        client.callTool({ name: "reclazz_safe_build", arguments: { build: "slow", timeoutMs: "60000" } }, undefined, { timeout: 60000, signal: abort.signal }),
         "the cancelled call rejects",
       );
+      await started;
+      assert.ok(fs.existsSync(pidFile), "the slow build recorded its pid before the cancellation");
       const pid = Number(fs.readFileSync(pidFile, "utf8").trim());
       const deadline = Date.now() + 10000;
       while (!processGone(pid) && Date.now() < deadline) await sleep(20);
