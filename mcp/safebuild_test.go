@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -363,4 +365,25 @@ func slicesHasPrefix(lines []string, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// TestSafeBuildOverHTTP: over mcp --http a safe build with a progress
+// token runs and answers with one JSON body; the progress it cannot deliver
+// there never holds the build up (docs/safe-build.md#5).
+func TestSafeBuildOverHTTP(t *testing.T) {
+	t.Parallel()
+	p := newBuildProject(t, map[string]string{"ok": okBuild})
+	srv := NewServer(Config{Caller: p.svc, Version: "test", Logger: testLogger(&strings.Builder{})})
+	h := srv.HTTPHandler(testToken)
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	defer h.Close()
+	f := &httpFixture{t: t, ts: ts, client: &http.Client{Timeout: 30 * time.Second}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code, body := f.post(ctx, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{},"_meta":{"progressToken":"h1"}}}`,
+		"MCP-Protocol-Version", Version20251125)
+	if code != http.StatusOK || !strings.Contains(body, `\"outcome\":\"ok\"`) || strings.Contains(body, "notifications/progress") {
+		t.Fatalf("status %d body %s", code, body)
+	}
 }
