@@ -368,8 +368,8 @@ func slicesHasPrefix(lines []string, prefix string) bool {
 }
 
 // TestSafeBuildOverHTTP: over mcp --http a safe build with a progress
-// token runs and answers with one JSON body; the progress it cannot deliver
-// there never holds the build up (docs/safe-build.md#5).
+// token answers as an event stream whose progress notifications come before
+// the answer (docs/safe-build.md#5).
 func TestSafeBuildOverHTTP(t *testing.T) {
 	t.Parallel()
 	p := newBuildProject(t, map[string]string{"ok": okBuild})
@@ -383,7 +383,9 @@ func TestSafeBuildOverHTTP(t *testing.T) {
 	defer cancel()
 	code, body := f.post(ctx, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{},"_meta":{"progressToken":"h1"}}}`,
 		"MCP-Protocol-Version", Version20251125)
-	if code != http.StatusOK || !strings.Contains(body, `\"outcome\":\"ok\"`) || strings.Contains(body, "notifications/progress") {
-		t.Fatalf("status %d body %s", code, body)
+	progress := strings.Index(body, `"method":"notifications/progress","params":{"progressToken":"h1","message":"compiling step 1"`)
+	answer := strings.Index(body, `"id":1,"result":`)
+	if code != http.StatusOK || progress < 0 || answer < progress || !strings.Contains(body, `"outcome":"ok"`) {
+		t.Fatalf("status %d, progress at %d, answer at %d:\n%s", code, progress, answer, body)
 	}
 }

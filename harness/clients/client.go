@@ -75,9 +75,8 @@ type Client interface {
 	Call(ctx context.Context, name string, args map[string]any) (CallResult, error)
 	// CallProgress runs tools/call with a fresh progress token and hands
 	// every notifications/progress for it to onProgress, in order, as it
-	// arrives (a transport that delivers none never calls it; its lane sets
-	// LaneConfig.NoProgress). Cancelling ctx cancels the call
-	// (notifications/cancelled) and returns ctx's error.
+	// arrives. Cancelling ctx cancels the call (notifications/cancelled)
+	// and returns ctx's error.
 	CallProgress(ctx context.Context, name string, args map[string]any, onProgress func(progress float64, message string)) (CallResult, error)
 	// Close ends the session and the server process.
 	Close() error

@@ -65,11 +65,6 @@ type LaneConfig struct {
 	// Metadata is copied into evaluation.json and evidence.json (client,
 	// SDK, JDK, OS versions …). Nil means none.
 	Metadata map[string]any
-	// NoProgress marks a lane whose transport delivers no
-	// notifications/progress (`mcp --http` answers every request with one
-	// JSON body, docs/safe-build.md#5): safe-build-progress then requires
-	// that none arrive. Default false: progress must come before the result.
-	NoProgress bool
 	// SkipHold is fault injection for the witness run only: failed-build-hold
 	// compiles v3 without taking the hold (no build started, no build
 	// failed), so its held check must fail. Default false.
