@@ -26,7 +26,9 @@ var (
 	// ErrUnsafe means the command ran but its finish was not confirmed: the
 	// agent did not acknowledge (or rejected) `BUILD ok` or `BUILD failed`.
 	// The agent may still hold the output for this owner; rerun the build
-	// with the same --owner to recover.
+	// with the same --owner to recover. It also wraps the ends of a build
+	// that the wrapper failed itself after `BUILD failed` was acknowledged:
+	// a *StragglersError or a *TerminalStopError.
 	ErrUnsafe = errors.New("build did not complete safely")
 )
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/buildguard"
 )
 
 // The argument limits of every tool (docs/mcp-server.md#4.0).
@@ -14,8 +15,9 @@ const (
 	maxArgLength = 4096
 	// maxBatchItems bounds reclazz_verify_batch.
 	maxBatchItems = 32
-	// maxTimeoutMs bounds timeoutMs.
-	maxTimeoutMs = 60000
+	// maxTimeoutMs bounds timeoutMs: the core's bound of a guarded build's
+	// agent timeout, the same for the wrapper's --timeout-ms.
+	maxTimeoutMs = int(buildguard.MaxTimeout / time.Millisecond)
 )
 
 // ArgError is an invalid call: the cases MCP answers with -32602 and the CLI
