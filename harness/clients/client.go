@@ -111,9 +111,10 @@ type GoSDKClient struct {
 	progress map[string]func(float64, string) // by progress token
 }
 
-// DialGoSDK starts the server with go-sdk's CommandTransport and initializes
-// a session asking for version (VersionDefault: the SDK's default).
-func DialGoSDK(ctx context.Context, lane string, server ServerCommand, version string) (*GoSDKClient, error) {
+// newGoSDKClient returns a GoSDKClient for lane, without a session yet, and
+// the go-sdk client to connect it with: its progress notifications go to
+// the CallProgress call whose token they carry.
+func newGoSDKClient(lane string) (*GoSDKClient, *sdkmcp.Client) {
 	c := &GoSDKClient{lane: lane, progress: map[string]func(float64, string){}}
 	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "buildguard-client-matrix", Version: "1"}, &sdkmcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *sdkmcp.ProgressNotificationClientRequest) {
@@ -126,6 +127,13 @@ func DialGoSDK(ctx context.Context, lane string, server ServerCommand, version s
 			}
 		},
 	})
+	return c, client
+}
+
+// DialGoSDK starts the server with go-sdk's CommandTransport and initializes
+// a session asking for version (VersionDefault: the SDK's default).
+func DialGoSDK(ctx context.Context, lane string, server ServerCommand, version string) (*GoSDKClient, error) {
+	c, client := newGoSDKClient(lane)
 	stderr := &lockedbuf.Buffer{}
 	transport := &sdkmcp.CommandTransport{Command: server.cmd(stderr), TerminateDuration: 2 * time.Second}
 	ctx, cancel := context.WithTimeout(ctx, CallTimeout)

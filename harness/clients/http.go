@@ -125,7 +125,7 @@ func DialGoSDKHTTP(ctx context.Context, lane string, s ServerCommand, version st
 	if err != nil {
 		return nil, err
 	}
-	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "buildguard-client-matrix", Version: "1"}, nil)
+	c, client := newGoSDKClient(lane)
 	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
 	defer cancel()
 	var opts *sdkmcp.ClientSessionOptions
@@ -137,7 +137,8 @@ func DialGoSDKHTTP(ctx context.Context, lane string, s ServerCommand, version st
 		srv.kill()
 		return nil, fmt.Errorf("connecting go-sdk streamable HTTP client (%s): %w", lane, err)
 	}
-	return &goSDKHTTPClient{GoSDKClient: &GoSDKClient{lane: lane, session: session, stderr: srv.stderr}, server: srv}, nil
+	c.session, c.stderr = session, srv.stderr
+	return &goSDKHTTPClient{GoSDKClient: c, server: srv}, nil
 }
 
 // ServerStderr implements the runner's stderr check: the URL line is the
