@@ -72,8 +72,8 @@ type HTTPHandler struct {
 	// for progress, so its notifications/progress reach the client before
 	// the answer.
 	sdkStream http.Handler
-	token [sha256.Size]byte
-	log   hclog.Logger
+	token     [sha256.Size]byte
+	log       hclog.Logger
 
 	ctx    context.Context // done once Close is called
 	cancel context.CancelFunc
