@@ -50,6 +50,14 @@ type OSInfo struct {
 	PrettyName string `json:"prettyName"`
 }
 
+// OneCallResult is what a one-call scenario recorded in evidence.json: the
+// tool's whole result and the progress notifications that came before it.
+type OneCallResult struct {
+	Scenario string          `json:"scenario"`
+	Result   json.RawMessage `json:"result"`
+	Progress int             `json:"progressNotifications"`
+}
+
 // LaneEvidence is the content of a lane's evidence.json: Reclazz's fields
 // (tool, passed, pid, sessionId, scenarios, receipts) plus the versions and
 // artifact hashes Reclazz's evidence lacks.

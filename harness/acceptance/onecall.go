@@ -19,14 +19,6 @@ import (
 // oneCallBuild is the name of the lane's build in its .buildguard.json.
 const oneCallBuild = "compile"
 
-// OneCallResult is what a one-call scenario recorded in evidence.json: the
-// tool's whole result and the progress notifications that came before it.
-type OneCallResult struct {
-	Scenario string          `json:"scenario"`
-	Result   json.RawMessage `json:"result"`
-	Progress int             `json:"progressNotifications"`
-}
-
 // writeBuildConfig names the lane's ordinary build in the project's
 // .buildguard.json (docs/safe-build.md#2): the command an agent may run.
 func writeBuildConfig(p project, t tools) error {
