@@ -52,7 +52,8 @@ const (
 )
 
 // HTTPHandler serves a Server over streamable HTTP at HTTPPath: go-sdk's
-// StreamableHTTPHandler (stateless, JSON responses) behind the checks of
+// StreamableHTTPHandler (stateless; JSON responses, or an event stream for
+// a tools/call that asked for progress) behind the checks of
 // docs/decisions.md#D14. In order: the path, Origin and Host (403 unless they name this
 // server on a loopback address: no DNS rebinding), the token (401, compared
 // in constant time), POST, the body (413 over MaxHTTPBody), then the same
