@@ -89,7 +89,8 @@ func (j *jobTerminal) prepare(a *syscall.SysProcAttr) {
 	j.given = true
 }
 
-// started records the build's group; failed says Start failed.
+// started records the build's group; failed says Start failed, after the
+// child may already have taken the foreground: it is taken back.
 func (j *jobTerminal) started(pgid int, failed bool) {
 	if j == nil {
 		return
@@ -97,7 +98,7 @@ func (j *jobTerminal) started(pgid int, failed bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if failed {
-		j.given = false // the child that would have taken it never ran
+		j.takeLocked()
 		return
 	}
 	j.child = pgid
@@ -135,6 +136,11 @@ func (j *jobTerminal) setModes(t *unix.Termios) error {
 func (j *jobTerminal) giveLocked() {
 	if j.child == 0 {
 		return
+	}
+	if j.modes == nil { // started in the background: ours are the modes now
+		if t, err := unix.IoctlGetTermios(j.fd, unix.TCGETS); err == nil {
+			j.modes = t
+		}
 	}
 	if j.jobModes != nil {
 		if err := j.setModes(j.jobModes); err != nil {
