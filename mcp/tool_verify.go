@@ -90,7 +90,12 @@ func verifyUnavailable(class, sha, detail string) (Result, error) {
 // object as received, its own extra fields passed through (passthrough.go).
 const verifyOutputSchema = `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
+  ` + receiptSchemaMembers + `
+}`
+
+// receiptSchemaMembers are the members of the schema of one receipt, the
+// result of reclazz_verify and each result of reclazz_verify_batch.
+const receiptSchemaMembers = `"type": "object",
   "properties": {
     "requestId": {"type": "string"},
     "sessionId": {"type": "string"},
@@ -107,5 +112,4 @@ const verifyOutputSchema = `{
     {"properties": {"status": {"enum": ["unavailable"]}}},
     {"properties": {"status": {"enum": ["applied", "failed", "unverified", "running", "mismatch", "not_observed"]}},
      "required": ["requestId", "sessionId", "className", "expectedSha256", "observedSha256", "status", "source", "detail", "completedAt"]}
-  ]
-}`
+  ]`

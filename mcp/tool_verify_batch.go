@@ -152,24 +152,7 @@ const verifyBatchOutputSchema = `{
     "atomic": {"type": "boolean", "const": false},
     "reloadConfirmed": {"type": "boolean", "const": false},
     "results": {"type": "array", "minItems": 1, "maxItems": 32, "items": {
-  "type": "object",
-  "properties": {
-    "requestId": {"type": "string"},
-    "sessionId": {"type": "string"},
-    "className": {"type": "string"},
-    "expectedSha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-    "observedSha256": {"type": "string"},
-    "status": {"type": "string", "enum": ["applied", "failed", "unverified", "running", "mismatch", "not_observed", "unavailable"]},
-    "source": {"type": "string"},
-    "detail": {"type": "string"},
-    "completedAt": {"type": "string"}
-  },
-  "required": ["status", "className", "expectedSha256", "detail"],
-  "anyOf": [
-    {"properties": {"status": {"enum": ["unavailable"]}}},
-    {"properties": {"status": {"enum": ["applied", "failed", "unverified", "running", "mismatch", "not_observed"]}},
-     "required": ["requestId", "sessionId", "className", "expectedSha256", "observedSha256", "status", "source", "detail", "completedAt"]}
-  ]
+  ` + receiptSchemaMembers + `
     }}
   },
   "required": ["status", "detail", "sessionId", "requestedCount", "allApplied", "atomic", "reloadConfirmed", "results"],
