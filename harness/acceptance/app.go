@@ -9,11 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/buildguard/buildguard/harness/jvm"
 )
 
 const (
@@ -21,8 +21,6 @@ const (
 	readyTimeout = 30 * time.Second
 	// pollInterval is how often a log or the agent is polled.
 	pollInterval = 50 * time.Millisecond
-	// stopTimeout bounds the wait for a killed JVM to be reaped.
-	stopTimeout = 10 * time.Second
 )
 
 // ErrAppExited: the live application ended while the proof needed it.
@@ -30,11 +28,8 @@ var ErrAppExited = errors.New("the live application exited")
 
 // liveApp is the JVM running App with the agent attached.
 type liveApp struct {
-	cmd    *exec.Cmd
-	log    string
-	logF   *os.File
-	exited chan struct{} // closed once Wait returned
-	err    error         // Wait's result, valid after exited is closed
+	proc *jvm.Process
+	log  string
 }
 
 // appArgs is the JVM command line of docs/build-safety.md#3.
@@ -48,58 +43,29 @@ func appArgs(java, agentJar string, p project) []string {
 // startApp launches the application in its own process group with cwd =
 // the project root and stdout+stderr to app.log. The caller must Stop it.
 func startApp(java, agentJar string, p project) (*liveApp, error) {
+	args := appArgs(java, agentJar, p)
 	logPath := p.log("app.log")
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	proc, err := jvm.Start(jvm.Config{Java: args[0], Args: args[1:], Dir: p.root, LogFile: logPath})
 	if err != nil {
-		return nil, fmt.Errorf("creating app.log: %w", err)
-	}
-	cmd := exec.Command(java)
-	cmd.Args = appArgs(java, agentJar, p)
-	cmd.Dir = p.root
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		f.Close()
 		return nil, fmt.Errorf("starting the application: %w", err)
 	}
-	a := &liveApp{cmd: cmd, log: logPath, logF: f, exited: make(chan struct{})}
-	go func() {
-		a.err = cmd.Wait()
-		close(a.exited)
-	}()
-	return a, nil
+	return &liveApp{proc: proc, log: logPath}, nil
 }
 
 // PID is the application's process id.
-func (a *liveApp) PID() int { return a.cmd.Process.Pid }
+func (a *liveApp) PID() int { return a.proc.PID() }
 
 // Running reports whether the application has not exited.
-func (a *liveApp) Running() bool {
-	select {
-	case <-a.exited:
-		return false
-	default:
-		return true
-	}
-}
+func (a *liveApp) Running() bool { return a.proc.Running() }
 
 // Stop kills the application's process group and waits (bounded) until it
 // is reaped. It is idempotent.
-func (a *liveApp) Stop() error {
-	_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
-	defer a.logF.Close()
-	select {
-	case <-a.exited:
-		return nil
-	case <-time.After(stopTimeout):
-		return fmt.Errorf("the application (pid %d) was not reaped within %s after SIGKILL", a.PID(), stopTimeout)
-	}
-}
+func (a *liveApp) Stop() error { return a.proc.Kill() }
 
 // waitFor polls app.log until it contains text, the application exits,
 // readyTimeout passes or ctx ends.
 func (a *liveApp) waitFor(ctx context.Context, text string) error {
-	return waitForLog(ctx, a.log, text, readyTimeout, a.exited)
+	return waitForLog(ctx, a.log, text, readyTimeout, a.proc.Exited())
 }
 
 // hasLinePrefix reports whether app.log has a line starting with prefix.

@@ -3,19 +3,16 @@
 package clients
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
+
+	"github.com/buildguard/buildguard/harness/jvm"
 )
 
 // Readiness and probe bounds.
@@ -24,8 +21,6 @@ const (
 	ReadyTimeout = 30 * time.Second
 	// ProbeTimeout bounds the wait for one PROBE answer.
 	ProbeTimeout = 5 * time.Second
-	// killTimeout bounds the wait for the JVM after SIGKILL.
-	killTimeout = 10 * time.Second
 )
 
 // WatchingMarker is what the reference agent prints once its watcher runs.
@@ -71,13 +66,7 @@ type App struct {
 	// Log is app.log: everything the JVM printed.
 	Log string
 
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	probes  chan Probe
-	done    chan struct{} // closed when the JVM has exited and stdout is drained
-	mu      sync.Mutex
-	waitErr error
-	once    sync.Once
+	proc *jvm.Process
 }
 
 // StartApp launches `java -javaagent:<jar>=watchDirs=<classes>,startupDelaySec=1,
@@ -85,12 +74,6 @@ type App struct {
 // waits for READY and the agent's watching line. On any failure the JVM is
 // killed before StartApp returns.
 func StartApp(ctx context.Context, p *Project, cfg AppConfig) (_ *App, err error) {
-	java := cfg.Java
-	if java == "" {
-		if java, err = exec.LookPath("java"); err != nil {
-			return nil, fmt.Errorf("finding java: %w (install a JDK 17: apt-get install -y openjdk-17-jdk-headless)", err)
-		}
-	}
 	if cfg.AgentJar == "" {
 		return nil, errors.New("starting app: no agent jar")
 	}
@@ -99,90 +82,46 @@ func StartApp(ctx context.Context, p *Project, cfg AppConfig) (_ *App, err error
 		portFile = filepath.Join(p.Root, "agent.port")
 	}
 	logPath := filepath.Join(p.Root, "app.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("creating app.log: %w", err)
-	}
 	agentArgs := fmt.Sprintf("watchDirs=%s,startupDelaySec=1,debounceMs=100,portFile=%s", p.Classes, portFile)
-	cmd := exec.Command(java, "-javaagent:"+cfg.AgentJar+"="+agentArgs, "-cp", p.Classes, "App")
-	cmd.Dir = p.Root
-	cmd.Stderr = logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
+	proc, err := jvm.Start(jvm.Config{
+		Java:    cfg.Java,
+		Args:    []string{"-javaagent:" + cfg.AgentJar + "=" + agentArgs, "-cp", p.Classes, "App"},
+		Dir:     p.Root,
+		LogFile: logPath,
+		Stdin:   true,
+	})
 	if err != nil {
-		logFile.Close()
 		return nil, fmt.Errorf("starting app: %w", err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("starting app: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("starting app: %w", err)
-	}
-	a := &App{PortFile: portFile, Log: logPath, cmd: cmd, stdin: stdin, probes: make(chan Probe, 16), done: make(chan struct{})}
+	a := &App{PortFile: portFile, Log: logPath, proc: proc}
 	defer func() {
 		if err != nil {
 			a.Close()
 		}
 	}()
 
-	ready := make(chan [2]string, 1)
-	watching := make(chan struct{})
-	go func() {
-		defer close(a.done)
-		defer logFile.Close()
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 64*1024), 1024*1024)
-		var watchOnce sync.Once
-		for sc.Scan() {
-			line := strings.TrimRight(sc.Text(), "\r")
-			fmt.Fprintln(logFile, line)
-			switch {
-			case strings.HasPrefix(line, "READY "):
-				f := strings.Fields(line)
-				if len(f) == 3 {
-					select {
-					case ready <- [2]string{f[1], f[2]}:
-					default:
-					}
-				}
-			case strings.HasPrefix(line, "PROBE "):
-				if pr, ok := parseProbe(line); ok {
-					select {
-					case a.probes <- pr:
-					default: // nobody asked; drop
-					}
-				}
-			case strings.Contains(line, WatchingMarker):
-				watchOnce.Do(func() { close(watching) })
-			}
+	deadline := time.Now().Add(ReadyTimeout)
+	notReady := func(err error, what string) error {
+		switch {
+		case errors.Is(err, jvm.ErrExited):
+			return fmt.Errorf("%w before it was ready; see %s", ErrAppExited, logPath)
+		case errors.Is(err, jvm.ErrNoLine):
+			return fmt.Errorf("%w within %s (no %s); see %s", ErrAppNotReady, ReadyTimeout, what, logPath)
 		}
-		io.Copy(io.Discard, stdout)
-		werr := cmd.Wait()
-		a.mu.Lock()
-		a.waitErr = werr
-		a.mu.Unlock()
-	}()
-
-	timer := time.NewTimer(ReadyTimeout)
-	defer timer.Stop()
-	gotReady, gotWatching := false, false
-	for !gotReady || !gotWatching {
-		select {
-		case id := <-ready:
-			a.PID, a.Nonce, gotReady = id[0], id[1], true
-		case <-watching:
-			gotWatching, watching = true, nil
-		case <-a.done:
-			return nil, fmt.Errorf("%w before it was ready; see %s", ErrAppExited, logPath)
-		case <-timer.C:
-			return nil, fmt.Errorf("%w within %s (READY %v, watching %v); see %s", ErrAppNotReady, ReadyTimeout, gotReady, gotWatching, logPath)
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		return err
+	}
+	var id []string
+	i, err := proc.WaitLine(ctx, 0, time.Until(deadline), func(l string) bool {
+		f := strings.Fields(l)
+		return strings.HasPrefix(l, "READY ") && len(f) == 3
+	})
+	if err != nil {
+		return nil, notReady(err, "READY")
+	}
+	id = strings.Fields(proc.Lines().Since(i)[0])
+	a.PID, a.Nonce = id[1], id[2]
+	if _, err := proc.WaitLine(ctx, 0, time.Until(deadline), func(l string) bool { return strings.Contains(l, WatchingMarker) }); err != nil {
+		return nil, notReady(err, "watching line")
 	}
 	if err := waitFile(ctx, portFile, ReadyTimeout); err != nil {
 		return nil, fmt.Errorf("%w: no port file %s: %w", ErrAppNotReady, portFile, err)
@@ -206,52 +145,33 @@ func parseProbe(line string) (Probe, bool) {
 
 // Probe writes one line to the app's stdin and returns its PROBE answer.
 func (a *App) Probe(ctx context.Context) (Probe, error) {
-	// Drop a stale answer, if any.
-	select {
-	case <-a.probes:
-	default:
-	}
-	if _, err := io.WriteString(a.stdin, "probe\n"); err != nil {
+	from := a.proc.Lines().Mark()
+	if err := a.proc.WriteLine("probe"); err != nil {
 		return Probe{}, fmt.Errorf("%w: writing probe: %w", ErrAppExited, err)
 	}
-	t := time.NewTimer(ProbeTimeout)
-	defer t.Stop()
-	select {
-	case pr := <-a.probes:
-		return pr, nil
-	case <-a.done:
+	i, err := a.proc.WaitLine(ctx, from, ProbeTimeout, func(l string) bool {
+		_, ok := parseProbe(l)
+		return ok
+	})
+	switch {
+	case errors.Is(err, jvm.ErrExited):
 		return Probe{}, fmt.Errorf("%w; see %s", ErrAppExited, a.Log)
-	case <-t.C:
+	case errors.Is(err, jvm.ErrNoLine):
 		return Probe{}, fmt.Errorf("no PROBE answer within %s; see %s", ProbeTimeout, a.Log)
-	case <-ctx.Done():
-		return Probe{}, ctx.Err()
+	case err != nil:
+		return Probe{}, err
 	}
+	pr, _ := parseProbe(a.proc.Lines().Since(i)[0])
+	return pr, nil
 }
 
 // Alive reports whether the JVM is still running.
-func (a *App) Alive() bool {
-	select {
-	case <-a.done:
-		return false
-	default:
-		return true
-	}
-}
+func (a *App) Alive() bool { return a.proc.Running() }
 
 // Close kills the JVM's process group and waits (bounded) for it. It is
 // idempotent.
 func (a *App) Close() error {
-	a.once.Do(func() {
-		a.stdin.Close()
-		if a.cmd.Process != nil {
-			syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
-			a.cmd.Process.Kill()
-		}
-		select {
-		case <-a.done:
-		case <-time.After(killTimeout):
-		}
-	})
+	a.proc.Kill()
 	return nil
 }
 

@@ -334,8 +334,8 @@ func (r *runner) checkIdentity(doc map[string]any) error {
 			return fmt.Errorf("doctor %s = %v, want %v", k, doc[k], v)
 		}
 	}
-	if strconv.Itoa(r.app.cmd.Process.Pid) != r.app.PID {
-		return fmt.Errorf("the app reports pid %s, but java was started as %d", r.app.PID, r.app.cmd.Process.Pid)
+	if strconv.Itoa(r.app.proc.PID()) != r.app.PID {
+		return fmt.Errorf("the app reports pid %s, but java was started as %d", r.app.PID, r.app.proc.PID())
 	}
 	if err := sameDir(doc["workingDirectory"], r.proj.Root, "workingDirectory"); err != nil {
 		return err

@@ -3,11 +3,9 @@ package conformance
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +15,7 @@ import (
 
 // InstallJDK is the command that installs the JDK the JVM cases need. A
 // missing java or javac fails the test with it; the cases are never skipped.
-const InstallJDK = "apt-get install -y openjdk-17-jdk-headless"
+const InstallJDK = jvm.InstallJDK
 
 // JVMConfig describes the live JVM of [StartJVM].
 type JVMConfig struct {
@@ -36,9 +34,7 @@ type jvmAgent struct {
 	portFile string
 	app      *App
 	out      *jvmOutput
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	once     sync.Once
+	proc     *jvm.Process
 }
 
 func (j *jvmAgent) Port() int        { return j.port }
@@ -46,16 +42,8 @@ func (j *jvmAgent) PortFile() string { return j.portFile }
 func (j *jvmAgent) Output() Output   { return j.out }
 func (j *jvmAgent) App() *App        { return j.app }
 
-// Close kills the JVM and waits for it to exit.
-func (j *jvmAgent) Close() {
-	j.once.Do(func() {
-		j.cmd.Process.Kill()
-		select {
-		case <-j.exited:
-		case <-time.After(30 * time.Second):
-		}
-	})
-}
+// Close kills the JVM and waits (bounded) for it to exit.
+func (j *jvmAgent) Close() { j.proc.Kill() }
 
 // StartJVM compiles App (printing VALUES=<a>:<b> every 25 ms from ClassA and
 // ClassB, both starting at 1) with the JDK's javac into a temporary project
@@ -103,19 +91,12 @@ func StartJVM(t *testing.T, cfg JVMConfig) Agent {
 		t.Fatalf("building the -javaagent flag: %v", err)
 	}
 	cp := strings.Join([]string{dirs[0], dirs[1], appDir}, string(os.PathListSeparator))
-	log := NewLineLog()
-	cmd := exec.Command(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", agentFlag, "-cp", cp, "App")
-	cmd.Dir = root
-	cmd.Stdout = log
-	cmd.Stderr = log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting java: %v", err)
+	proc, err := jvm.Start(jvm.Config{Java: java, Args: []string{"-Xshare:auto", "-XX:TieredStopAtLevel=1", agentFlag, "-cp", cp, "App"}, Dir: root})
+	if err != nil {
+		t.Fatal(err)
 	}
-	j := &jvmAgent{portFile: portFile, app: &App{log: log, pid: cmd.Process.Pid, dir: root, outDirs: dirs}, out: out, cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		cmd.Wait()
-		close(j.exited)
-	}()
+	log := proc.Lines()
+	j := &jvmAgent{portFile: portFile, app: &App{log: log, pid: proc.PID(), dir: root, outDirs: dirs}, out: out, proc: proc}
 	t.Cleanup(j.Close)
 
 	deadline := time.Now().Add(start)
@@ -125,7 +106,7 @@ func StartJVM(t *testing.T, cfg JVMConfig) Agent {
 			break
 		}
 		select {
-		case <-j.exited:
+		case <-proc.Exited():
 			t.Fatalf("the JVM exited before writing its port file %s:\n%s", portFile, log.Tail(30))
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -169,9 +150,9 @@ func longDir(base string) string {
 // requireTool fails (never skips) when a JDK tool is missing.
 func requireTool(t testing.TB, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
+	p, err := jvm.Tool(name)
 	if err != nil {
-		t.Fatalf("%s not found on PATH: the JVM conformance cases need a JDK 17 (%s)", name, InstallJDK)
+		t.Fatalf("the JVM conformance cases: %v", err)
 	}
 	return p
 }
@@ -214,7 +195,7 @@ func fileSHA256(t testing.TB, path string) string {
 // App is the live JVM application: it prints VALUES=<a>:<b> every 25 ms,
 // where a and b are what ClassA and ClassB currently return.
 type App struct {
-	log     *LineLog
+	log     *jvm.LineLog
 	pid     int
 	dir     string
 	outDirs []string

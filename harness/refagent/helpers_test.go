@@ -20,13 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/harness/conformance"
 	"github.com/buildguard/buildguard/harness/jvm"
 	"github.com/buildguard/buildguard/harness/refagent"
 )
-
-// installHint is what a developer without a JDK has to run.
-const installHint = "apt-get install -y openjdk-17-jdk-headless"
 
 // wait bounds every single wait in these tests; none of them is a timing assertion.
 const wait = 15 * time.Second
@@ -67,9 +63,9 @@ func agentJar(t *testing.T) string {
 // requireTool fails (never skips) when a JDK tool is missing.
 func requireTool(t *testing.T, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
+	p, err := jvm.Tool(name)
 	if err != nil {
-		t.Fatalf("%s not found on PATH: install a JDK 17 (%s)", name, installHint)
+		t.Fatal(err)
 	}
 	return p
 }
@@ -114,11 +110,9 @@ func sha(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// lineLog is the application's output (conformance.LineLog) with waits that
-// fail the test.
-type lineLog struct{ *conformance.LineLog }
-
-func newLineLog() lineLog { return lineLog{conformance.NewLineLog()} }
+// lineLog is the application's output (jvm.LineLog) with waits that fail
+// the test.
+type lineLog struct{ *jvm.LineLog }
 
 func (l lineLog) mark() int               { return l.Mark() }
 func (l lineLog) since(from int) []string { return l.Since(from) }
@@ -137,8 +131,7 @@ func (l lineLog) waitFor(t *testing.T, from int, what string, match func(string)
 type fixture struct {
 	root, outA, outB, appDir, portFile string
 	log                                lineLog
-	cmd                                *exec.Cmd
-	exited                             chan struct{}
+	proc                               *jvm.Process
 }
 
 // startApp compiles A=1, B=1 and App, launches the JVM the way the acceptance
@@ -171,8 +164,6 @@ func startAppWith(t *testing.T, cfg appConfig) *fixture {
 		outB:     filepath.Join(root, "b", "out dir"),
 		appDir:   filepath.Join(root, "app"),
 		portFile: filepath.Join(root, "agent.port"),
-		log:      newLineLog(),
-		exited:   make(chan struct{}),
 	}
 	for _, d := range []string{f.outA, f.outB, f.appDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -197,26 +188,18 @@ func startAppWith(t *testing.T, cfg appConfig) *fixture {
 		t.Fatal(err)
 	}
 	cp := strings.Join([]string{f.outA, f.outB, f.appDir}, string(os.PathListSeparator))
-	f.cmd = exec.Command(java, flag, "-cp", cp, "App")
-	f.cmd.Dir = root
+	dir := root
 	if cfg.workDir != "" {
-		f.cmd.Dir = cfg.workDir
+		dir = cfg.workDir
 	}
-	f.cmd.Stdout = f.log
-	f.cmd.Stderr = f.log
-	if err := f.cmd.Start(); err != nil {
-		t.Fatalf("starting java: %v", err)
+	f.proc, err = jvm.Start(jvm.Config{Java: java, Args: []string{flag, "-cp", cp, "App"}, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
 	}
-	go func() {
-		f.cmd.Wait()
-		close(f.exited)
-	}()
+	f.log = lineLog{f.proc.Lines()}
 	t.Cleanup(func() {
-		f.cmd.Process.Kill()
-		select {
-		case <-f.exited:
-		case <-time.After(wait):
-			t.Errorf("java (pid %d) did not exit after SIGKILL", f.cmd.Process.Pid)
+		if err := f.proc.Kill(); err != nil {
+			t.Error(err)
 		}
 	})
 	f.log.waitFor(t, 0, "VALUES=1:1", func(s string) bool { return s == "VALUES=1:1" })
@@ -256,11 +239,11 @@ func (f *fixture) port(t *testing.T) string {
 // terminate sends SIGTERM (running the agent's shutdown hook) and waits for exit.
 func (f *fixture) terminate(t *testing.T) {
 	t.Helper()
-	if err := f.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := f.proc.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-f.exited:
+	case <-f.proc.Exited():
 	case <-time.After(wait):
 		t.Fatalf("java did not exit within %v of SIGTERM", wait)
 	}

@@ -227,7 +227,7 @@ func checkDoctor(t *testing.T, f *fixture, body string) {
 		{"requestId", d.RequestID, "d1"},
 		{"status", d.Status, "observed"},
 		{"agentVersion", d.AgentVersion, refagent.Release},
-		{"pid", d.Pid, strconv.Itoa(f.cmd.Process.Pid)},
+		{"pid", d.Pid, strconv.Itoa(f.proc.PID())},
 		{"workingDirectory", d.WorkingDirectory, realRoot},
 		{"watcherState", d.WatcherState, "watching"},
 		{"buildHold", d.BuildHold, "none"},

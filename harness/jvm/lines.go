@@ -1,7 +1,8 @@
-package conformance
+package jvm
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -54,6 +55,16 @@ func (l *LineLog) Mark() int {
 // WaitFor returns the index of the first line at or after from that match
 // accepts, waiting at most wait for it (then the error wraps ErrNoLine).
 func (l *LineLog) WaitFor(from int, wait time.Duration, match func(string) bool) (int, error) {
+	return l.waitFor(context.Background(), from, wait, match, nil)
+}
+
+// errAborted is waitFor's error when abort closed first.
+var errAborted = errors.New("wait aborted")
+
+// waitFor is WaitFor that also ends when ctx does (with its error) or when
+// abort (may be nil) closes (with errAborted). A line already there is
+// found first.
+func (l *LineLog) waitFor(ctx context.Context, from int, wait time.Duration, match func(string) bool, abort <-chan struct{}) (int, error) {
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
@@ -69,6 +80,10 @@ func (l *LineLog) WaitFor(from int, wait time.Duration, match func(string) bool)
 		l.mu.Unlock()
 		select {
 		case <-ch:
+		case <-abort:
+			return 0, errAborted
+		case <-ctx.Done():
+			return 0, ctx.Err()
 		case <-deadline.C:
 			return 0, fmt.Errorf("%w within %v", ErrNoLine, wait)
 		}
