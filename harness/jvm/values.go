@@ -1,7 +1,17 @@
-// Package jvm holds the Java sources of the live application that the
-// agent conformance suite, the acceptance proof and the reference agent's
-// tests run under an agent: App prints VALUES=<a>:<b> every 25 ms, the values
-// of one A and one B, so a reload is seen in its output.
+// Package jvm is the one JVM fixture of the harness: [Start] launches a live
+// JVM in its own process group and keeps its output line by line
+// ([LineLog]); [Process.WaitLine] waits for a line, bounded and ending early
+// when the JVM exits; [Process.Kill] ends it and its group. The agent
+// conformance suite, the reference agent's tests, the acceptance proof and
+// the client matrix all start their JVMs with it.
+//
+// It also holds the Java sources of the live application most of them run
+// under an agent: App prints VALUES=<a>:<b> every 25 ms, the values of one A
+// and one B, so a reload is seen in its output.
+//
+// It owns starting, watching and stopping a JVM; it does not own what the
+// JVM runs (the agents, the Gradle and Maven projects, the client matrix's
+// PROBE application).
 package jvm
 
 import (
