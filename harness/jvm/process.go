@@ -90,9 +90,8 @@ func Start(cfg Config) (*Process, error) {
 	// A child of the JVM that keeps its output open must not keep the JVM
 	// from counting as exited.
 	p.cmd.WaitDelay = outputDrainTimeout
-	// One writer for both streams: exec copies them with one goroutine
-	// each, and a line must not interleave with another in the log.
-	out = &lockedWriter{w: out}
+	// The same writer for both streams: exec then copies them through one
+	// pipe, one write at a time, so lines do not interleave.
 	p.cmd.Stdout, p.cmd.Stderr = out, out
 	setGroup(p.cmd)
 	if cfg.Stdin {
@@ -186,16 +185,4 @@ func (p *Process) Kill() error {
 		}
 	})
 	return p.kill
-}
-
-// lockedWriter serialises writes from the stdout and stderr copiers.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
