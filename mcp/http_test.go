@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/buildguard/buildguard/internal/lockedbuf"
@@ -354,5 +355,44 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("waited 10 s for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestHTTPTokenNeverLogged: at trace level, with the SDK's own logging, a
+// session over HTTP (token in the header, in the query, and a wrong one)
+// logs something but never the token.
+func TestHTTPTokenNeverLogged(t *testing.T) {
+	t.Parallel()
+	logs := &lockedbuf.Buffer{}
+	srv := NewServer(Config{Caller: &fakeCaller{}, Version: "test", Logger: hclog.New(&hclog.LoggerOptions{Name: "mcp", Level: hclog.Trace, Output: logs, Color: hclog.ColorOff})})
+	h := srv.HTTPHandler(testToken)
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	defer h.Close()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 20 * time.Second}
+	for _, c := range []struct{ query, auth, body string }{
+		{"", "Bearer " + testToken, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`},
+		{"?token=" + testToken, "", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"reclazz_scan","arguments":{"mode":"broken"}}}`},
+		{"?token=" + testToken + "x", "Bearer " + testToken + "x", `{"jsonrpc":"2.0","id":3,"method":"ping"}`},
+		{"?token=" + testToken, "", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"reclazz_scan","arguments":{"mode":"panic"}}}`},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+HTTPPath+c.query, strings.NewReader(c.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	got := logs.String()
+	if got == "" {
+		t.Fatal("nothing logged at trace level: the check proves nothing")
+	}
+	if strings.Contains(got, testToken) {
+		t.Errorf("the token appeared in the log:\n%s", got)
 	}
 }
