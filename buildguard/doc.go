@@ -1,21 +1,29 @@
 // Package buildguard is the core of the build wrapper: it takes an owned hold
 // on the Reclazz agent, runs one build as a supervised child, and releases the
-// held class output only after the child exited 0 (docs/decisions.md#D8,
+// held class output only after the child exited 0 and nothing of its process
+// group still runs (docs/decisions.md#D8,
 // docs/decisions.md#D9, docs/decisions.md#D12, docs/mcp-server.md#6 and
 // docs/agent-protocol.md#10.4).
 //
 // It owns:
 //   - owner tokens (NewOwner, OwnerLine): a build's identity at the agent, the
 //     only thing a user needs to recover a failed or abandoned build;
+//   - every refusal rule of the wrapper's options (Options.Config,
+//     ParseTimeoutMs): the fronts translate flags into Options and print
+//     what comes back, and each refusal says what to do next;
 //   - the hold session (Guard.Run): one connection for the whole run,
 //     `BUILD started` acknowledged before the child starts, `BUILD ok` or
 //     `BUILD failed` acknowledged after it exits, and the error that says
 //     which promise could not be kept (ErrRefused, ErrCannotRun, ErrUnsafe,
-//     *InterruptedError);
+//     *StragglersError, *TerminalStopError, *InterruptedError);
 //   - child supervision behind a Runner: ExecRunner (own process group,
-//     inherited or copied stdio) and PTYRunner (own session on a
-//     pseudo-terminal, raw stdin, window size), both ending every process of
-//     the child's group on every path;
+//     inherited or copied stdio, a terminal on stdin run like a shell job:
+//     foreground handed over and taken back, Ctrl-Z and fg, never a wait on
+//     a build stopped for the terminal) and PTYRunner (own session on a
+//     pseudo-terminal, raw stdin, window size); Runner.Wait reports exit 0
+//     as ok only once the child's process group is empty, waiting up to the
+//     grace period for it, and both end every process of the group on
+//     every path;
 //   - signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to the child's
 //     process group, which is killed after a grace period (a SIGHUP ignored
 //     at start, as under nohup, stays ignored for the wrapper and the child);
