@@ -73,7 +73,7 @@ func childMain(mode string, args []string) int {
 			mode = args[0]
 		}
 		return guardOnTerminal(mode)
-	case "pty-panic": // pty-panic output|wait: one Run on a pty whose output copy or whose wait panics
+	case "pty-panic": // pty-panic output|wait|pipe: one Run on a pty whose output copy or whose wait panics, or in pipe mode whose output copy panics
 		return guardThenPanic(args[0])
 	case "tty": // reports its terminal and pid, then echoes input lines with the terminal size until "quit"
 		fmt.Printf("stdin-tty=%v stdout-tty=%v pid=%d\n", term.IsTerminal(0), term.IsTerminal(1), os.Getpid())
@@ -190,7 +190,13 @@ func guardThenPanic(where string) int {
 			return newFakeAgent(), nil
 		},
 	}
+	argv := []string{exe, "out", "err"}
 	switch where {
+	case "pipe": // pipe mode: the copy of the output of a build that has the terminal panics
+		cfg.NewRunner = func(c Command) Runner { return NewExecRunner(c) }
+		cfg.Env = nil
+		cfg.Stdout = panicWriter{}
+		argv = []string{"sh", "-c", "echo out; exec sleep 30"}
 	case "output":
 		cfg.Stdout = panicWriter{}
 	case "wait":
@@ -200,7 +206,7 @@ func guardThenPanic(where string) int {
 	if err != nil {
 		return 6
 	}
-	_, _ = g.Run(context.Background(), []string{exe, "out", "err"})
+	_, _ = g.Run(context.Background(), argv)
 	return 7 // not reached: the panic ends the process
 }
 

@@ -322,6 +322,40 @@ func TestPanicRestoresTerminal(t *testing.T) {
 	}
 }
 
+// A panic in pipe mode while the build has the terminal's foreground gives
+// the terminal back before the panic ends the wrapper (docs/decisions.md#D12):
+// the shell that ran the wrapper, in the same process group as a script
+// runs it, is in the foreground again.
+func TestPanicInPipeModeGivesTheTerminalBack(t *testing.T) {
+	t.Parallel()
+	ptmx, tty := openPTY(t)
+	var screen lockedbuf.Buffer
+	go io.Copy(&screen, ptmx)
+	argv, env := childCmd(t, "pty-panic", "pipe")
+	script := `"$@"; awk '{ print ($5 == $8 ? "shell-foreground" : "shell-background") }' /proc/$$/stat`
+	sh := exec.Command("sh", append([]string{"-c", script, "sh"}, argv...)...)
+	sh.Env = env
+	sh.Stdin, sh.Stdout, sh.Stderr = tty, tty, tty
+	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- sh.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		sh.Process.Kill()
+		<-done
+		t.Fatalf("the shell did not finish; terminal:\n%q", screen.String())
+	}
+	waitOutput(t, &screen, "-foreground", func() {})
+	out := screen.String()
+	if !strings.Contains(out, "panic: test panic") || !strings.Contains(out, "shell-foreground") {
+		t.Errorf("terminal shows %q, want the test panic and the shell in the foreground", out)
+	}
+}
+
 // A terminal on stdin is inherited by the child, as under a shell
 // (docs/decisions.md#D12), never replaced by /dev/null.
 func TestExecRunnerInheritsTerminalStdin(t *testing.T) {
