@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/internal/safebuild"
 	"github.com/buildguard/buildguard/mcp"
 )
 
@@ -75,15 +78,38 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 		defer func() { os.Stdout = f }()
 	}
 	log := wrapLogger(stderr).Named("mcp")
+	builder := safebuild.New(safebuild.Config{Dialer: cfg.Dialer, Logger: log.Named("safebuild")})
+	cfg.Builder = builder
 	srv := mcp.NewServer(mcp.Config{Caller: mcp.NewService(cfg), Version: Version, Logger: log})
 	if httpOpts.addr != "" {
 		return serveMCPHTTP(srv, httpOpts, token, stderr, log)
 	}
-	if err := srv.Serve(context.Background(), stdin, stdout); err != nil {
-		log.Error("MCP session failed", "error", err)
+	// A signal ends the server as it always did, but not before a running
+	// safe build was stopped and its BUILD failed confirmed: the build's
+	// processes would otherwise outlive the server (docs/safe-build.md#6).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	if !signal.Ignored(syscall.SIGHUP) { // under nohup it stays ignored
+		signal.Notify(sigs, syscall.SIGHUP)
+	}
+	defer signal.Stop(sigs)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background(), stdin, stdout) }()
+	select {
+	case err := <-served:
+		if err != nil {
+			log.Error("MCP session failed", "error", err)
+			return ExitFailure
+		}
+		return ExitOK
+	case s := <-sigs:
+		log.Info("stopping on a signal; a running safe build is cancelled first", "signal", s)
+		builder.Stop()
+		if n, ok := s.(syscall.Signal); ok {
+			return ExitCode(128 + int(n))
+		}
 		return ExitFailure
 	}
-	return ExitOK
 }
 
 // parseMCPArgs parses the startup options and resolves the paths against the

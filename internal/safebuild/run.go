@@ -58,6 +58,7 @@ type Builder struct {
 
 	mu      sync.Mutex
 	running *running
+	stopped bool // Stop was called: no build starts any more
 }
 
 // running is the build a Builder runs now.
@@ -66,7 +67,12 @@ type running struct {
 	command []string
 	dir     string
 	since   time.Time
+	cancel  context.CancelCauseFunc // cancels the build, with errStopping from Stop
+	done    chan struct{}           // closed when Run released the build
 }
+
+// errStopping is the cause of a build Stop cancelled.
+var errStopping = errors.New("the server is stopping")
 
 // New returns a Builder with cfg's defaults filled in.
 func New(cfg Config) *Builder {
@@ -124,7 +130,15 @@ func (b *Builder) Run(ctx context.Context, req Request) *Result {
 		res.Detail = "refused: this is already inside a safe build (" + ActiveEnv + " is set); a nested build would share the outer build's hold. Run the build command directly instead"
 		return res
 	}
-	if other := b.claim(req); other != nil {
+	sctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	other, stopped := b.claim(req, stop)
+	switch {
+	case stopped:
+		res.Outcome = OutcomeRefused
+		res.Detail = "refused: the server is stopping; nothing ran"
+		return res
+	case other != nil:
 		res.Outcome = OutcomeRefused
 		res.Detail = fmt.Sprintf("refused: the build %q (%s) has been running on this server for %s; one build runs at a time. Wait for its result, or cancel that call, then call again",
 			other.name, strings.Join(other.command, " "), time.Since(other.since).Round(time.Second))
@@ -147,7 +161,7 @@ func (b *Builder) Run(ctx context.Context, req Request) *Result {
 	if timeout == 0 {
 		timeout = DefaultBuildTimeout
 	}
-	bctx, cancel := context.WithTimeoutCause(ctx, timeout, errBuildTimeout)
+	bctx, cancel := context.WithTimeoutCause(sctx, timeout, errBuildTimeout)
 	defer cancel()
 
 	run := &attempt{b: b, req: req}
@@ -177,7 +191,7 @@ func (b *Builder) Run(ctx context.Context, req Request) *Result {
 	switch {
 	case errors.Is(context.Cause(bctx), errBuildTimeout):
 		res.Outcome = OutcomeTimeout
-	case ctx.Err() != nil:
+	case ctx.Err() != nil || errors.Is(context.Cause(bctx), errStopping):
 		res.Outcome = OutcomeCancelled
 	case err == nil && code == 0:
 		res.Outcome = OutcomeOK
@@ -192,7 +206,7 @@ func (b *Builder) Run(ctx context.Context, req Request) *Result {
 	case errors.Is(err, buildguard.ErrCannotRun):
 		res.ExitCode = &code // 127, as a shell reports it
 	}
-	res.Detail = describe(res, err, timeout)
+	res.Detail = describe(res, err, timeout, errors.Is(context.Cause(bctx), errStopping))
 	if res.Outcome == OutcomeOK {
 		b.prove(ctx, run, res)
 	}
@@ -206,26 +220,47 @@ func (b *Builder) env() []string {
 	return os.Environ()
 }
 
-// claim makes req the running build, or returns the build that runs.
-func (b *Builder) claim(req Request) *running {
+// claim makes req the running build, cancelled by cancel when the Builder
+// stops; it returns the build that runs instead, or stopped.
+func (b *Builder) claim(req Request, cancel context.CancelCauseFunc) (other *running, stopped bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.stopped {
+		return nil, true
+	}
 	if b.running != nil {
 		r := *b.running
-		return &r
+		return &r, false
 	}
-	b.running = &running{name: req.Build.Name, command: req.Build.Command, dir: req.Dir, since: time.Now()}
-	return nil
+	b.running = &running{name: req.Build.Name, command: req.Build.Command, dir: req.Dir, since: time.Now(),
+		cancel: cancel, done: make(chan struct{})}
+	return nil, false
 }
 
 func (b *Builder) release() {
 	b.mu.Lock()
+	close(b.running.done)
 	b.running = nil
 	b.mu.Unlock()
 }
 
+// Stop cancels the running build, as the cancellation of its call would (its
+// process group is stopped and BUILD failed confirmed), waits until it has
+// ended, and refuses every later build: for a server that is about to exit.
+func (b *Builder) Stop() {
+	b.mu.Lock()
+	b.stopped = true
+	r := b.running
+	b.mu.Unlock()
+	if r == nil {
+		return
+	}
+	r.cancel(errStopping)
+	<-r.done
+}
+
 // describe is the result's detail: what happened and what to do next.
-func describe(res *Result, err error, timeout time.Duration) string {
+func describe(res *Result, err error, timeout time.Duration, stopping bool) string {
 	held := "BUILD failed was acknowledged: the agent keeps serving the classes it had and holds the new output until this project's next successful safe build"
 	var left *buildguard.StragglersError
 	if errors.As(err, &left) {
@@ -245,10 +280,14 @@ func describe(res *Result, err error, timeout time.Duration) string {
 		}
 		return fmt.Sprintf("the build ran out of time (%s): its process group was terminated and %s. Raise timeoutSeconds in %s or pass a larger timeoutMs", timeout, held, ConfigFile)
 	case OutcomeCancelled:
-		if !interrupted || !ie.Ran {
-			return "the build was cancelled before its command started; nothing ran"
+		what := "the build was cancelled"
+		if stopping {
+			what = "the build was cancelled because the server is stopping"
 		}
-		return "the build was cancelled: its process group was terminated and " + held
+		if !interrupted || !ie.Ran {
+			return what + " before its command started; nothing ran"
+		}
+		return what + ": its process group was terminated and " + held
 	case OutcomeRefused:
 		return err.Error()
 	}

@@ -307,3 +307,32 @@ func TestRunStragglerFails(t *testing.T) {
 		t.Errorf("the agent got %q, want BUILD failed and no BUILD ok", f.agent.Commands())
 	}
 }
+
+// TestStopCancelsTheRunningBuild: Stop ends the running build as a
+// cancellation would (group gone, BUILD failed), waits for it, and refuses
+// later builds.
+func TestStopCancelsTheRunningBuild(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	done := make(chan *Result, 1)
+	go func() { done <- f.builder.Run(context.Background(), f.request(t, "hang", pidFile)) }()
+	pids := waitPIDs(t, pidFile)
+	f.builder.Stop()
+	// Stop waited for the build: its BUILD failed was already acknowledged.
+	if !slicesHasPrefix(f.agent.Commands(), "BUILD failed request=") {
+		t.Errorf("Stop returned before BUILD failed was sent: %q", f.agent.Commands())
+	}
+	res := <-done
+	if res.Outcome != OutcomeCancelled || !strings.Contains(res.Detail, "because the server is stopping") {
+		t.Fatalf("outcome %s: %s", res.Outcome, res.Detail)
+	}
+	waitGone(t, pids)
+	marker := filepath.Join(t.TempDir(), "later")
+	if later := f.builder.Run(context.Background(), f.request(t, "compile", marker, "X=1")); later.Outcome != OutcomeRefused {
+		t.Errorf("a build after Stop: %s", later.Outcome)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a build after Stop ran")
+	}
+}

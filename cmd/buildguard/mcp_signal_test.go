@@ -1,0 +1,81 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/internal/proc"
+	"github.com/buildguard/buildguard/internal/testbin"
+)
+
+// TestMCPSignalStopsTheRunningBuild: SIGTERM to `buildguard mcp` while a
+// safe build runs stops the build's process group and has BUILD failed
+// acknowledged before the server exits 143 (docs/safe-build.md#6).
+func TestMCPSignalStopsTheRunningBuild(t *testing.T) {
+	t.Parallel()
+	bin := testbin.Build(t, t.TempDir())
+	agent := fakeagent.NewServer(t, fakeagent.WithHeartbeat(-1))
+	dir := t.TempDir()
+	script := `sleep 300 & echo "$$ $!" > pids.tmp; mv pids.tmp pids; echo compiling; wait`
+	if err := os.WriteFile(filepath.Join(dir, ".buildguard.json"), []byte(fmt.Sprintf(`{"builds":{"hang":{"command":["sh","-c",%q]}}}`, script)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "mcp", "--port-file", agent.PortFile())
+	cmd.Dir = dir
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	go io.Copy(io.Discard, bufio.NewReader(out))
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{}}}`)
+	pids, err := proc.WaitPIDFile(filepath.Join(dir, "pids"), 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err = <-exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("buildguard mcp did not exit within 30 s of SIGTERM")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit %v, want 143", err)
+	}
+	if left := proc.WaitGone(10*time.Second, pids...); len(left) > 0 {
+		t.Errorf("processes %v of the build outlived the server", left)
+	}
+	var failed bool
+	for _, c := range agent.Commands() {
+		failed = failed || strings.HasPrefix(c, "BUILD failed request=")
+	}
+	if !failed {
+		t.Errorf("the agent got %q, want BUILD failed", agent.Commands())
+	}
+	in.Close()
+}
