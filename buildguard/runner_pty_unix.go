@@ -88,29 +88,11 @@ func (r *PTYRunner) Start() error {
 	if cmd.Err != nil {
 		return fmt.Errorf("%w: %w", ErrCannotRun, cmd.Err)
 	}
-	// pty adds Setsid and Setctty; the kernel kills the child if we die.
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	dieWithParent(cmd.SysProcAttr)
-	ptmx, err := pty.StartWithSize(cmd, r.size())
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrCannotRun, err)
-	}
-	r.group.started(cmd)
-	r.c.Logger.Debug("build started", "pid", cmd.Process.Pid, "mode", "pty")
-
-	// ptmx was put in blocking mode by the ioctls of Start; a non-blocking
-	// duplicate is served by the runtime poller, so Close ends its reads.
-	pt, err := nonBlockingDup(ptmx)
-	ptmx.Close()
-	if err != nil {
-		_ = r.group.signal(syscall.SIGKILL)
-		_, _, _ = r.group.wait(-1)
-		return fmt.Errorf("%w: %w", ErrCannotRun, err)
-	}
-	r.pt = pt
-
-	// In raw mode our terminal no longer turns its interrupt and suspend
-	// characters into signals: the input copy acts on them instead.
+	// Our terminal is raw before the child exists, so that the build never
+	// runs under a terminal that still processes its output or turns a key
+	// into a signal for the wrapper. In raw mode our terminal no longer turns
+	// its interrupt and suspend characters into signals: the input copy acts
+	// on them instead. When the start fails, Close restores the terminal.
 	var keys map[byte]func()
 	raw := false
 	if f, ok := terminalFile(r.c.Stdin); ok {
@@ -134,6 +116,27 @@ func (r *PTYRunner) Start() error {
 		}
 		r.termMu.Unlock()
 	}
+
+	// pty adds Setsid and Setctty; the kernel kills the child if we die.
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	dieWithParent(cmd.SysProcAttr)
+	ptmx, err := pty.StartWithSize(cmd, r.size())
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrCannotRun, err)
+	}
+	r.group.started(cmd)
+	r.c.Logger.Debug("build started", "pid", cmd.Process.Pid, "mode", "pty")
+
+	// ptmx was put in blocking mode by the ioctls of Start; a non-blocking
+	// duplicate is served by the runtime poller, so Close ends its reads.
+	pt, err := nonBlockingDup(ptmx)
+	ptmx.Close()
+	if err != nil {
+		_ = r.group.signal(syscall.SIGKILL)
+		_, _, _ = r.group.wait(-1)
+		return fmt.Errorf("%w: %w", ErrCannotRun, err)
+	}
+	r.pt = pt
 
 	var w io.Writer = r.c.Stdout
 	if r.c.Transcript != nil {
