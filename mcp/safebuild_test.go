@@ -343,7 +343,7 @@ func TestSafeBuildOnStdio(t *testing.T) {
 	if rest := s.closeAndRest(); len(rest) != 0 {
 		t.Errorf("answered after EOF: %q", rest)
 	}
-	if !slicesHasPrefix(p.agent.Commands(), "BUILD failed request=") {
+	if !p.agent.Received("BUILD failed request=") {
 		t.Errorf("BUILD failed not sent before the server stopped: %q", p.agent.Commands())
 	}
 	waitGone(t, pids)
@@ -356,15 +356,6 @@ func waitGone(t *testing.T, pids []int) {
 	if left := proc.WaitGone(10*time.Second, pids...); len(left) > 0 {
 		t.Errorf("processes %v of the build still run", left)
 	}
-}
-
-func slicesHasPrefix(lines []string, prefix string) bool {
-	for _, l := range lines {
-		if strings.HasPrefix(l, prefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestSafeBuildOverHTTP: over mcp --http a safe build with a progress

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -70,11 +69,7 @@ func TestMCPSignalStopsTheRunningBuild(t *testing.T) {
 	if left := proc.WaitGone(10*time.Second, pids...); len(left) > 0 {
 		t.Errorf("processes %v of the build outlived the server", left)
 	}
-	var failed bool
-	for _, c := range agent.Commands() {
-		failed = failed || strings.HasPrefix(c, "BUILD failed request=")
-	}
-	if !failed {
+	if !agent.Received("BUILD failed request=") {
 		t.Errorf("the agent got %q, want BUILD failed", agent.Commands())
 	}
 	in.Close()

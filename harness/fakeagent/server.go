@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -589,6 +590,12 @@ func (s *Server) Commands() []string {
 		out[i] = c.Line
 	}
 	return out
+}
+
+// Received reports whether any connection sent a command line starting
+// with prefix, e.g. "BUILD failed request=".
+func (s *Server) Received(prefix string) bool {
+	return slices.ContainsFunc(s.Commands(), func(l string) bool { return strings.HasPrefix(l, prefix) })
 }
 
 // CommandLog returns every command line received with its connection id.

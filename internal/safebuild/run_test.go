@@ -129,7 +129,7 @@ func TestRunCancelledTerminatesGroupAndSendsFailed(t *testing.T) {
 	if h, _ := f.agent.Hold(); !h {
 		t.Error("no hold after a cancelled build")
 	}
-	if !slicesHasPrefix(f.agent.Commands(), "BUILD failed request=") {
+	if !f.agent.Received("BUILD failed request=") {
 		t.Errorf("BUILD failed not sent: %q", f.agent.Commands())
 	}
 	if !strings.Contains(res.Detail, "BUILD failed was acknowledged") {
@@ -144,15 +144,6 @@ func exitText(code *int) string {
 	return fmt.Sprint(*code)
 }
 
-func slicesHasPrefix(lines []string, prefix string) bool {
-	for _, l := range lines {
-		if strings.HasPrefix(l, prefix) {
-			return true
-		}
-	}
-	return false
-}
-
 func TestRunTimeoutKillsAnIgnoringBuild(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -164,7 +155,7 @@ func TestRunTimeoutKillsAnIgnoringBuild(t *testing.T) {
 		t.Fatalf("outcome %s exit %s: %s", res.Outcome, exitText(res.ExitCode), res.Detail)
 	}
 	waitGone(t, waitPIDs(t, pidFile))
-	if !slicesHasPrefix(f.agent.Commands(), "BUILD failed request=") {
+	if !f.agent.Received("BUILD failed request=") {
 		t.Errorf("BUILD failed not sent: %q", f.agent.Commands())
 	}
 }
@@ -303,7 +294,7 @@ func TestRunStragglerFails(t *testing.T) {
 	if h, _ := f.agent.Hold(); !h {
 		t.Error("the hold is gone after a build that left a process behind")
 	}
-	if slicesHasPrefix(f.agent.Commands(), "BUILD ok request=") || !slicesHasPrefix(f.agent.Commands(), "BUILD failed request=") {
+	if f.agent.Received("BUILD ok request=") || !f.agent.Received("BUILD failed request=") {
 		t.Errorf("the agent got %q, want BUILD failed and no BUILD ok", f.agent.Commands())
 	}
 }
@@ -320,7 +311,7 @@ func TestStopCancelsTheRunningBuild(t *testing.T) {
 	pids := waitPIDs(t, pidFile)
 	f.builder.Stop()
 	// Stop waited for the build: its BUILD failed was already acknowledged.
-	if !slicesHasPrefix(f.agent.Commands(), "BUILD failed request=") {
+	if !f.agent.Received("BUILD failed request=") {
 		t.Errorf("Stop returned before BUILD failed was sent: %q", f.agent.Commands())
 	}
 	res := <-done
