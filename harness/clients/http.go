@@ -41,7 +41,8 @@ type HTTPServer struct {
 }
 
 // StartHTTPServer starts s with --http 127.0.0.1:0 and --url-file, and waits
-// (at most 15 s) for the URL, which must also be the one stderr line.
+// (at most 15 s) for the URL in the file and a first stderr line, which must
+// be the URL line with the same URL.
 func StartHTTPServer(ctx context.Context, s ServerCommand) (*HTTPServer, error) {
 	dir, err := os.MkdirTemp("", "buildguard-http-")
 	if err != nil {
@@ -60,8 +61,11 @@ func StartHTTPServer(ctx context.Context, s ServerCommand) (*HTTPServer, error) 
 	defer deadline.Stop()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
+	// The server writes --url-file first and its stderr line after it, and
+	// that line reaches h.stderr through a pipe and exec's copying
+	// goroutine: the start is complete once both are there.
 	for {
-		if b, err := os.ReadFile(urlFile); err == nil && strings.HasSuffix(string(b), "\n") {
+		if b, err := os.ReadFile(urlFile); err == nil && strings.HasSuffix(string(b), "\n") && strings.Contains(h.stderr.String(), "\n") {
 			h.URL = strings.TrimSpace(string(b))
 			break
 		}
@@ -70,7 +74,7 @@ func StartHTTPServer(ctx context.Context, s ServerCommand) (*HTTPServer, error) 
 			return nil, fmt.Errorf("buildguard mcp --http exited before serving (%v): %s", h.err, h.stderr.String())
 		case <-deadline.C:
 			h.kill()
-			return nil, fmt.Errorf("buildguard mcp --http wrote no URL within %s", httpStartTimeout)
+			return nil, fmt.Errorf("buildguard mcp --http wrote no URL file and URL line within %s: %q", httpStartTimeout, h.stderr.String())
 		case <-ctx.Done():
 			h.kill()
 			return nil, ctx.Err()
