@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -130,12 +131,27 @@ func cmdHold(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("agent hold is %s, want %s", last, args[1])
 }
 
+// readPid reads a pid file, waiting (up to 30 s) for it to appear: expectcode
+// writes its file only once PROG has started, so PROG (and what it starts) may
+// show itself before the file is there. Pid files are written whole (renamed
+// into place).
 func readPid(ts *testscript.TestScript, file string) int {
-	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(file)))
-	if err != nil {
-		ts.Fatalf("%s: %v", file, err)
+	path := ts.MkAbs(file)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				ts.Fatalf("%s: %v", file, err)
+			}
+			return pid
+		}
+		if !errors.Is(err, fs.ErrNotExist) || time.Now().After(deadline) {
+			ts.Fatalf("%s: %v", file, err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	return pid
 }
 
 // signal INT|TERM|HUP|QUIT|KILL PIDFILE: sends the signal to the process in PIDFILE.
@@ -197,6 +213,11 @@ func expectCodeMain() {
 	// The signals of the test go to PROG through its pid file; this process
 	// must survive testscript's end-of-test interrupt until PROG is done.
 	signal.Ignore(syscall.SIGINT)
+	// A pid file left by an earlier run of the script goes before PROG
+	// starts, so that the script never signals or waits for that old pid.
+	if pidFile != "" {
+		os.Remove(pidFile)
+	}
 	cmd := exec.Command(args[1], args[2:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	err := cmd.Start()
