@@ -31,19 +31,19 @@ func TestRepository(t *testing.T) {
 func TestRepositoryHasTheContract(t *testing.T) {
 	t.Parallel()
 	for page, want := range map[string][]string{
-		"agent-protocol.md": {"1", "1.4", "4.10", "13.2"},
-		"mcp-server.md":     {"1.1", "2.2", "4.0", "4.11", "6", "7"},
-		"build-safety.md":   {"1", "3", "4", "7"},
-		"decisions.md":      {"D1", "D8", "D16"},
+		"docs/agent-protocol.md": {"1", "1.4", "4.10", "13.2"},
+		"docs/mcp-server.md":     {"1.1", "2.2", "4.0", "4.11", "6", "7"},
+		"docs/build-safety.md":   {"1", "3", "4", "7"},
+		"docs/decisions.md":      {"D1", "D8", "D16"},
 	} {
-		b, err := os.ReadFile("../../docs/" + page)
+		b, err := os.ReadFile("../../" + page)
 		if err != nil {
 			t.Fatal(err)
 		}
 		secs := Sections(b)
 		for _, s := range want {
 			if !secs[s] {
-				t.Errorf("docs/%s: no section %s among %v", page, s, secs)
+				t.Errorf("%s: no section %s among %v", page, s, secs)
 			}
 		}
 	}
