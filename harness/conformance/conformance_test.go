@@ -61,9 +61,20 @@ func (o *fakeOutput) Write(t testing.TB, class string, value int) conformance.Cl
 
 var (
 	refJarOnce sync.Once
+	refJarDir  string // removed by TestMain after the tests
 	refJar     string
 	refJarErr  error
 )
+
+// TestMain removes the reference agent's build directory, which the tests
+// of the whole binary share, once they are all done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if refJarDir != "" {
+		os.RemoveAll(refJarDir)
+	}
+	os.Exit(code)
+}
 
 // referenceJar builds the reference agent once per test binary.
 func referenceJar(t *testing.T) string {
@@ -74,6 +85,7 @@ func referenceJar(t *testing.T) string {
 			refJarErr = err
 			return
 		}
+		refJarDir = dir
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		refJar, refJarErr = refagent.Build(ctx, dir)
