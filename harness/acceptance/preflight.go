@@ -185,61 +185,36 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// mavenProbePOM is a one-module project with one class, compiled offline
-// against the mirror before any scenario runs, so a repository that cannot
-// build at all fails here, naming the install command, instead of as the
-// first scenario's compile error.
-func mavenProbePOM() string {
-	return `<?xml version="1.0" encoding="UTF-8"?>
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>safety</groupId>
-  <artifactId>probe</artifactId>
-  <version>1</version>
-  <properties>
-    <maven.compiler.release>17</maven.compiler.release>
-    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
-  </properties>
-  <build>
-    <plugins>
-      <plugin>
-        <groupId>org.apache.maven.plugins</groupId>
-        <artifactId>maven-compiler-plugin</artifactId>
-        <version>` + mavenCompilerVersion + `</version>
-      </plugin>
-      <plugin>
-        <groupId>org.apache.maven.plugins</groupId>
-        <artifactId>maven-resources-plugin</artifactId>
-        <version>` + mavenResourcesVersion + `</version>
-      </plugin>
-    </plugins>
-  </build>
-</project>
-`
-}
-
-// proveMavenRepository compiles a one-class project in dir with mvn offline
-// against repo, the way every Maven scenario builds. It fails with
-// ErrPrerequisite, Maven's last lines and the install command when the
-// compile fails or leaves no class file.
+// proveMavenRepository compiles, in dir, a two-module project of the
+// scenarios' own POMs with one class in each module, offline against repo
+// and the way every Maven scenario builds, before any scenario runs: a
+// repository that cannot build at all fails here, with ErrPrerequisite,
+// Maven's last lines and the install command, instead of as the first
+// scenario's compile error.
 func proveMavenRepository(ctx context.Context, mvn, repo, dir string) error {
-	src := filepath.Join(dir, "src", "main", "java")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		return fmt.Errorf("creating the Maven probe: %w", err)
+	files := map[string]string{"pom.xml": mavenRootPOM()}
+	for _, m := range []string{"a", "b"} {
+		files[filepath.Join(m, "pom.xml")] = mavenModulePOM(m)
+		files[filepath.Join(m, "src", "main", "java", "Probe"+strings.ToUpper(m)+".java")] = "public class Probe" + strings.ToUpper(m) + " {}\n"
 	}
-	if err := os.WriteFile(filepath.Join(dir, "pom.xml"), []byte(mavenProbePOM()), 0o644); err != nil {
-		return fmt.Errorf("creating the Maven probe: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(src, "Probe.java"), []byte("public class Probe {}\n"), 0o644); err != nil {
-		return fmt.Errorf("creating the Maven probe: %w", err)
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("creating the Maven probe: %w", err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			return fmt.Errorf("creating the Maven probe: %w", err)
+		}
 	}
 	fix := "install with: " + installCommand(offlineBuildPackages)
 	out, err := output(ctx, mvn, "--offline", "--batch-mode", "-Dmaven.repo.local="+repo, "-f", filepath.Join(dir, "pom.xml"), "compile")
 	if err != nil {
-		return fmt.Errorf("%w: the offline Maven repository cannot compile a one-class project (%v); %s\n%s", ErrPrerequisite, err, fix, tail(out, 20))
+		return fmt.Errorf("%w: the offline Maven repository cannot compile a two-class project (%v); %s\n%s", ErrPrerequisite, err, fix, tail(out, 20))
 	}
-	if _, err := os.Stat(filepath.Join(dir, "target", "classes", "Probe.class")); err != nil {
-		return fmt.Errorf("%w: the offline Maven probe compiled no class file; %s\n%s", ErrPrerequisite, fix, tail(out, 20))
+	for _, class := range []string{filepath.Join("a", "target", "classes", "ProbeA.class"), filepath.Join("b", "target", "classes", "ProbeB.class")} {
+		if _, err := os.Stat(filepath.Join(dir, class)); err != nil {
+			return fmt.Errorf("%w: the offline Maven probe compiled no %s; %s\n%s", ErrPrerequisite, class, fix, tail(out, 20))
+		}
 	}
 	return nil
 }

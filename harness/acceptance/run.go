@@ -155,7 +155,7 @@ func prepare(ctx context.Context, c *Config, t tools) (machine, error) {
 		if err := proveMavenRepository(ctx, t.maven, t.mavenRepo, filepath.Join(c.WorkDir, "maven-probe")); err != nil {
 			return m, err
 		}
-		fmt.Fprintf(c.Out, "acceptance: the offline Maven repository compiles a one-class project\n")
+		fmt.Fprintf(c.Out, "acceptance: the offline Maven repository compiles a two-module probe\n")
 	}
 	v, err := output(ctx, c.Buildguard, "version")
 	if err != nil {

@@ -141,7 +141,39 @@ func TestProveMavenRepositoryFailsOnAnEmptyRepository(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "pom.xml")); err != nil {
 		t.Errorf("probe project missing: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "target", "classes", "Probe.class")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, "a", "target", "classes", "ProbeA.class")); err == nil {
 		t.Error("an empty repository compiled the probe")
+	}
+}
+
+// The probe passes on Debian's repository, and fails, naming junit5 in the
+// install command, on the same repository without junit5's
+// org.junit:junit-bom:debian, which Debian's plugin POMs import.
+func TestProveMavenRepositoryNeedsJUnitBOM(t *testing.T) {
+	t.Parallel()
+	mvn, err := exec.LookPath("mvn")
+	if err != nil {
+		t.Fatalf("mvn not found: install with: %s", installCommand([]string{pkgMaven}))
+	}
+	repo := filepath.Join(t.TempDir(), "repo")
+	if _, err := mirrorRepository("/usr/share/maven-repo", repo); err != nil {
+		t.Fatalf("mirroring Debian's Maven repository: %v; install with: %s", err, installCommand(offlineBuildPackages))
+	}
+	if err := proveMavenRepository(context.Background(), mvn, repo, filepath.Join(t.TempDir(), "probe")); err != nil {
+		t.Fatal(err)
+	}
+	bom := filepath.Join(repo, "org", "junit", "junit-bom")
+	if _, err := os.Stat(bom); err != nil {
+		t.Fatalf("Debian's repository has no junit-bom (%v); install with: %s", err, installCommand(offlineBuildPackages))
+	}
+	if err := os.RemoveAll(bom); err != nil {
+		t.Fatal(err)
+	}
+	err = proveMavenRepository(context.Background(), mvn, repo, filepath.Join(t.TempDir(), "probe"))
+	if !errors.Is(err, ErrPrerequisite) || !strings.Contains(err.Error(), " junit5") {
+		t.Fatalf("without junit-bom: err = %v, want ErrPrerequisite naming junit5", err)
+	}
+	if !strings.Contains(err.Error(), "junit-bom") {
+		t.Errorf("the error does not show Maven's reason:\n%v", err)
 	}
 }
