@@ -44,6 +44,16 @@ func (s *Server) handle(c *conn, raw string) {
 	}
 }
 
+// answers reports whether the command line l of kind gets its reply: the
+// component that answers it is wired (off reads its Unwired switch) and no
+// fault of f fails it.
+func (s *Server) answers(off func(Unwired) bool, f Faults, kind Kind, l string) bool {
+	s.mu.Lock()
+	wired := !off(s.unwired)
+	s.mu.Unlock()
+	return wired && !s.failed(f, kind, l)
+}
+
 // failed applies the Fail fault: a handler that "throws" broadcasts
 // WARN "Could not answer <command>: <reason>" and sends no reply.
 func (s *Server) failed(f Faults, kind Kind, l string) bool {
@@ -138,10 +148,7 @@ func (s *Server) handleReload(c *conn, l string, f Faults) {
 	if action != "pause" && action != "resume" && action != "status" || !agentproto.ValidToken(token) {
 		return
 	}
-	s.mu.Lock()
-	wired := !s.unwired.ReloadControl
-	s.mu.Unlock()
-	if !wired || s.failed(f, KindReload, l) {
+	if !s.answers(func(u Unwired) bool { return u.ReloadControl }, f, KindReload, l) {
 		return
 	}
 	s.mu.Lock()
@@ -182,10 +189,7 @@ func (s *Server) handleVerify(c *conn, l string, f Faults) {
 	if len(parts) != 4 || !agentproto.ValidToken(parts[1]) || !agentproto.ValidClassName(parts[2]) || !agentproto.ValidSHA256(parts[3]) {
 		return
 	}
-	s.mu.Lock()
-	wired := !s.unwired.Verifier
-	s.mu.Unlock()
-	if !wired || s.failed(f, KindVerify, l) {
+	if !s.answers(func(u Unwired) bool { return u.Verifier }, f, KindVerify, l) {
 		return
 	}
 	s.mu.Lock()
@@ -216,10 +220,7 @@ func (s *Server) handlePending(c *conn, l string, f Faults) {
 // handleScan implements docs/agent-protocol.md#4.3: no reply; pending files are admitted unless a
 // hold or a pause gates them.
 func (s *Server) handleScan(c *conn, l string, f Faults) {
-	s.mu.Lock()
-	wired := !s.unwired.Scanner
-	s.mu.Unlock()
-	if !wired || s.failed(f, KindScan, l) {
+	if !s.answers(func(u Unwired) bool { return u.Scanner }, f, KindScan, l) {
 		return
 	}
 	s.submit(s.scanNow)
@@ -271,10 +272,7 @@ func (s *Server) handleHealth(c *conn, l string, f Faults) {
 // handleDiagnose implements docs/agent-protocol.md#4.6: the argument is the rest after the eight
 // keyword chars, stripped.
 func (s *Server) handleDiagnose(c *conn, l string, f Faults) {
-	s.mu.Lock()
-	wired := !s.unwired.Diagnoser
-	s.mu.Unlock()
-	if !wired || s.failed(f, KindDiagnose, l) {
+	if !s.answers(func(u Unwired) bool { return u.Diagnoser }, f, KindDiagnose, l) {
 		return
 	}
 	name := javaStrip(string([]rune(l)[len("DIAGNOSE"):]))
