@@ -19,7 +19,7 @@ import (
 
 	"github.com/buildguard/buildguard/internal/proc"
 
-	"github.com/buildguard/buildguard/internal/lockedbuf"
+	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
-	"github.com/buildguard/buildguard/internal/testbin"
+	"github.com/buildguard/buildguard/internal/testsupport/testbin"
 )
 
 // TestShimsWithRealBuildguard runs both shims with the real buildguard binary

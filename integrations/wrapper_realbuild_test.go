@@ -13,7 +13,7 @@ import (
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/internal/proc"
-	"github.com/buildguard/buildguard/internal/testbin"
+	"github.com/buildguard/buildguard/internal/testsupport/testbin"
 )
 
 // TestWrapperRealBuildsAreOK runs the real buildguard around real Gradle

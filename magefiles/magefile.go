@@ -66,7 +66,7 @@ func Fuzz() error {
 	return sc.Err()
 }
 
-// Lint checks formatting, vet and staticcheck (also for windows and darwin), that go.mod/go.sum are tidy, and that no import points upward (internal/importcheck).
+// Lint checks formatting, vet and staticcheck (also for windows and darwin), that go.mod/go.sum are tidy, and that no import points upward (internal/repocheck/importcheck).
 func Lint() error {
 	out, err := sh.Output("gofmt", "-l", ".")
 	if err != nil {
@@ -84,7 +84,7 @@ func Lint() error {
 	if err := sh.RunV("go", "mod", "tidy", "-diff"); err != nil {
 		return err
 	}
-	return sh.RunV("go", "test", "-count=1", "-run", "^TestRepository$", "./internal/importcheck")
+	return sh.RunV("go", "test", "-count=1", "-run", "^TestRepository$", "./internal/repocheck/importcheck")
 }
 
 // staticcheck runs the staticcheck tool of go.mod for this machine with every

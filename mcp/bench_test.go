@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
-	"github.com/buildguard/buildguard/internal/testbin"
+	"github.com/buildguard/buildguard/internal/testsupport/testbin"
 	"github.com/buildguard/buildguard/mcp"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/internal/lockedbuf"
+	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 )
 
 // FuzzHTTPRequest drives the HTTP front with arbitrary bodies, header values

@@ -21,7 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/buildguard/buildguard/internal/lockedbuf"
+	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 )
 
 const testToken = "test-token-0123456789abcdef"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/internal/lockedbuf"
+	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 )

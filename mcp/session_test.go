@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/internal/lockedbuf"
+	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 )
 
 // pipeSession is a live server on pipes: the test writes request lines and

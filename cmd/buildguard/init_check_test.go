@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildguard/buildguard/internal/testbin"
+	"github.com/buildguard/buildguard/internal/testsupport/testbin"
 	"github.com/buildguard/buildguard/mcp"
 )
 

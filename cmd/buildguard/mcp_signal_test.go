@@ -16,7 +16,7 @@ import (
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/internal/proc"
-	"github.com/buildguard/buildguard/internal/testbin"
+	"github.com/buildguard/buildguard/internal/testsupport/testbin"
 )
 
 // TestMCPSignalStopsTheRunningBuild: SIGTERM to `buildguard mcp` while a

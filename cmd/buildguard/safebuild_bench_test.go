@@ -19,7 +19,7 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
-	"github.com/buildguard/buildguard/internal/testbin"
+	"github.com/buildguard/buildguard/internal/testsupport/testbin"
 )
 
 // safeBuildSession starts the real binary's MCP server in a project whose

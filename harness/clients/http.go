@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/buildguard/buildguard/internal/lockedbuf"
+	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 )

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
-	"github.com/buildguard/buildguard/internal/testbin"
+	"github.com/buildguard/buildguard/internal/testsupport/testbin"
 )
 
 // shapeServer starts the fake agent and returns the `buildguard mcp` command

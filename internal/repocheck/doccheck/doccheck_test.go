@@ -17,7 +17,7 @@ func TestRepository(t *testing.T) {
 	// work/ and dist/ hold run outputs (acceptance, client matrix, release),
 	// never tracked files.
 	// This file is skipped: its fixtures are bad references on purpose.
-	problems, err := Check(os.DirFS("../.."), "work", "dist", "internal/doccheck/doccheck_test.go")
+	problems, err := Check(os.DirFS("../../.."), "work", "dist", "internal/repocheck/doccheck/doccheck_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestRepositoryHasTheContract(t *testing.T) {
 		"docs/build-safety.md":   {"1", "3", "4", "7"},
 		"docs/decisions.md":      {"D1", "D8", "D16"},
 	} {
-		b, err := os.ReadFile("../../" + page)
+		b, err := os.ReadFile("../../../" + page)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,7 +22,7 @@ func list(t *testing.T, goos string, args ...string) []Package {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", append([]string{"list", "-json"}, args...)...)
-	cmd.Dir = "../.."
+	cmd.Dir = "../../.."
 	cmd.Env = append(cmd.Environ(), "GOOS="+goos, "CGO_ENABLED=0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -88,7 +88,7 @@ func TestCheck(t *testing.T) {
 		"internal/safebuild imports internal/cli: internal/... may import only agentproto, buildguard, internal/...",
 		"mcp imports harness/fakeagent: mcp may import only agentproto, buildguard, internal/...",
 		"mcp imports internal/cli: mcp may import only agentproto, buildguard, internal/...",
-		"tools: no layering rule covers it; add one to internal/importcheck",
+		"tools: no layering rule covers it; add one to internal/repocheck/importcheck",
 	}
 	if diff := cmp.Diff(want, Check(module, pkgs)); diff != "" {
 		t.Errorf("Check (-want +got):\n%s", diff)

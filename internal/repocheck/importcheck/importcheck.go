@@ -92,7 +92,7 @@ func Check(module string, pkgs []Package) []string {
 		}
 		r, ok := ruleFor(from)
 		if !ok {
-			problems = append(problems, fmt.Sprintf("%s: no layering rule covers it; add one to internal/importcheck", from))
+			problems = append(problems, fmt.Sprintf("%s: no layering rule covers it; add one to internal/repocheck/importcheck", from))
 			continue
 		}
 		for _, imp := range p.Imports {
