@@ -1,22 +1,32 @@
 // Package importcheck holds the module's import layering and checks a set of
-// packages against it, so no import arrow points upward:
+// packages against it, so no import arrow points upward.
 //
-//   - agentproto (the wire) and integrations import no package of ours;
-//   - buildguard (the core) imports only agentproto and internal packages;
-//   - internal packages import agentproto, the core and each other, never a
-//     front (internal/cli, cmd);
-//   - mcp imports agentproto, the core and internal packages;
-//   - internal/cli (the CLI front) imports those and mcp;
-//   - cmd/buildguard imports internal/cli only;
-//   - harness (everything that exists to prove) imports product packages and
-//     itself, never a front; magefiles imports the harness and the product;
-//   - nothing imports harness from product code, and nothing imports
-//     magefiles or cmd.
+// Every package of the module has a place in one tier (the table in places),
+// and the tiers' allowed arrows are written down once (the table in arrows).
+// The five tiers of the product, top to bottom:
+//
+//   - fronts: the command (cmd/), the CLI (internal/cli), the MCP server and
+//     its transports (mcp) — they parse, word messages for their users and
+//     call services;
+//   - services: the safe build, host-config editing, the tool service both
+//     fronts present;
+//   - core: the hold session and supervision (buildguard);
+//   - wire: the agent's status socket (agentproto);
+//   - leaves: bounded file reads, process-group inspection, the integration
+//     scripts — they import nothing of ours.
+//
+// Beside them stand the test-only helpers (internal/testsupport), the
+// repository's own checks (internal/repocheck), the proof (harness) and the
+// build (magefiles): product code never imports any of them. A command
+// (cmd/...) is imported by nobody and imports only the CLI, and the CLI is
+// imported only by the command, so no other front reaches it through its
+// tier.
 //
 // The rules cover the packages' own imports; their tests may import the
-// harness, which is what it is for. The package owns the rules and the check;
-// its test applies them to the module for every GOOS the release targets, so
-// `go test ./...` and `go tool mage lint` fail on an upward import.
+// harness and the test helpers, which is what those are for. The package
+// owns the tables and the check; its test applies them to the module for
+// every GOOS the release targets, so `go test ./...` and `go tool mage lint`
+// fail on an upward import and on a package that has no place yet.
 package importcheck
 
 import (
@@ -32,32 +42,78 @@ type Package struct {
 	Imports    []string
 }
 
-// rule says which of the module's packages the packages matching from may
-// import. A pattern is a path relative to the module ("mcp") or a tree
-// ("internal/..." is internal/ and everything below it).
-type rule struct {
-	from string
-	may  []string
+// Tier is a named layer of the module.
+type Tier string
+
+// The tiers of the product, top to bottom, and the groups beside them.
+const (
+	Fronts   Tier = "fronts"
+	Services Tier = "services"
+	Core     Tier = "core"
+	Wire     Tier = "wire"
+	Leaves   Tier = "leaves"
+
+	TestHelpers Tier = "test helpers"
+	RepoChecks  Tier = "repository checks"
+	Proof       Tier = "proof"
+	Build       Tier = "build"
+)
+
+// arrows says which tiers a package of each tier may import. An arrow
+// inside a tier is allowed where the tier lists itself: fronts compose
+// fronts, services compose services; leaves import nothing of ours.
+var arrows = map[Tier][]Tier{
+	Fronts:   {Fronts, Services, Core, Wire, Leaves},
+	Services: {Services, Core, Wire, Leaves},
+	Core:     {Core, Wire, Leaves},
+	Wire:     {Wire},
+	Leaves:   nil,
+
+	TestHelpers: {TestHelpers, Core, Wire, Leaves},
+	RepoChecks:  nil,
+	Proof:       {Proof, TestHelpers, Fronts, Services, Core, Wire, Leaves},
+	Build:       {Proof, TestHelpers, Fronts, Services, Core, Wire, Leaves},
 }
 
-// layering is the module's rule table, first match wins.
-func layering() []rule {
-	return []rule{
-		{"agentproto", nil},
-		{"integrations", nil},
-		{"buildguard", []string{"agentproto", "internal/..."}},
-		{"cmd/buildguard", []string{"internal/cli"}},
-		{"internal/cli", []string{"agentproto", "buildguard", "mcp", "internal/..."}},
-		{"internal/...", []string{"agentproto", "buildguard", "internal/..."}},
-		{"mcp", []string{"agentproto", "buildguard", "internal/..."}},
-		{"harness/...", []string{"agentproto", "buildguard", "mcp", "internal/...", "harness/..."}},
-		{"magefiles", []string{"agentproto", "buildguard", "mcp", "internal/...", "harness/..."}},
-	}
+// place puts the packages matching pattern (a module-relative path, or a
+// tree: "harness/..." is harness and everything below it) in a tier.
+type place struct {
+	pattern string
+	tier    Tier
+	// sealed places are importable only by the places whose pattern is
+	// listed here, whatever their tier allows: the command line is reached
+	// through the command, never through the fronts' tier.
+	sealed []string
+	// only, when not nil, narrows what the place may import to the
+	// packages matching these patterns: the command is one line of main.
+	only []string
 }
 
-// fronts are importable only where a rule names them exactly, never through
-// a tree pattern: "internal/..." does not let a package import internal/cli.
-func fronts() []string { return []string{"internal/cli", "cmd/..."} }
+// places is where each package of the module stands; the first match wins.
+// A new package goes here, in the tier its imports and its job give it.
+var places = []place{
+	{pattern: "cmd/...", tier: Fronts, sealed: []string{}, only: []string{"internal/cli"}},
+	{pattern: "internal/cli", tier: Fronts, sealed: []string{"cmd/..."}},
+	{pattern: "mcp/tools", tier: Services},
+	{pattern: "mcp", tier: Fronts},
+	{pattern: "mcp/...", tier: Fronts},
+
+	{pattern: "internal/safebuild", tier: Services},
+	{pattern: "internal/hostconfig", tier: Services},
+
+	{pattern: "buildguard", tier: Core},
+
+	{pattern: "agentproto", tier: Wire},
+
+	{pattern: "internal/boundedfile", tier: Leaves},
+	{pattern: "internal/proc", tier: Leaves},
+	{pattern: "integrations", tier: Leaves},
+
+	{pattern: "internal/testsupport/...", tier: TestHelpers},
+	{pattern: "internal/repocheck/...", tier: RepoChecks},
+	{pattern: "harness/...", tier: Proof},
+	{pattern: "magefiles", tier: Build},
+}
 
 // match reports whether rel (a module-relative path) matches pattern.
 func match(pattern, rel string) bool {
@@ -67,70 +123,101 @@ func match(pattern, rel string) bool {
 	return rel == pattern
 }
 
-func isFront(rel string) bool {
-	for _, f := range fronts() {
-		if match(f, rel) {
-			return true
+// placeOf returns the place of a module-relative package path.
+func placeOf(rel string) (place, bool) {
+	for _, p := range places {
+		if match(p.pattern, rel) {
+			return p, true
 		}
 	}
-	return false
+	return place{}, false
+}
+
+// noPlace is the problem of a package that has no tier yet.
+func noPlace(rel string) string {
+	return fmt.Sprintf("%s has no tier: add it to places in internal/repocheck/importcheck/importcheck.go "+
+		"(fronts, services, core, wire or leaves; or beside them: test helpers, repository checks, proof, build)", rel)
 }
 
 // Check returns one problem per import of a module package that the layering
-// does not allow, and one per package no rule covers, sorted. module is the
-// module path; imports outside it are not checked.
+// does not allow, and one per package that has no place, sorted. module is
+// the module path; imports outside it are not checked.
 func Check(module string, pkgs []Package) []string {
 	rel := func(p string) (string, bool) {
-		r, ok := strings.CutPrefix(p, module+"/")
-		return r, ok
+		return strings.CutPrefix(p, module+"/")
 	}
 	var problems []string
+	unplaced := map[string]bool{}
 	for _, p := range pkgs {
 		from, ok := rel(p.ImportPath)
 		if !ok {
 			continue
 		}
-		r, ok := ruleFor(from)
+		pf, ok := placeOf(from)
 		if !ok {
-			problems = append(problems, fmt.Sprintf("%s: no layering rule covers it; add one to internal/repocheck/importcheck", from))
+			unplaced[from] = true
 			continue
 		}
 		for _, imp := range p.Imports {
 			to, ok := rel(imp)
-			if !ok || allowed(r, to) {
+			if !ok {
 				continue
 			}
-			problems = append(problems, fmt.Sprintf("%s imports %s: %s may import %s", from, to, r.from, mayText(r)))
+			pt, ok := placeOf(to)
+			if !ok {
+				unplaced[to] = true
+				continue
+			}
+			if msg := forbidden(from, pf, to, pt); msg != "" {
+				problems = append(problems, msg)
+			}
 		}
+	}
+	for p := range unplaced {
+		problems = append(problems, noPlace(p))
 	}
 	sort.Strings(problems)
 	return problems
 }
 
-func ruleFor(pkg string) (rule, bool) {
-	for _, r := range layering() {
-		if match(r.from, pkg) {
-			return r, true
+// forbidden returns why from (at place pf) may not import to (at pt), or "".
+func forbidden(from string, pf place, to string, pt place) string {
+	if pt.sealed != nil {
+		for _, s := range pt.sealed {
+			if match(s, from) {
+				return ""
+			}
+		}
+		who := "no package"
+		if len(pt.sealed) > 0 {
+			who = "only " + strings.Join(pt.sealed, ", ")
+		}
+		return fmt.Sprintf("%s (%s) imports %s: %s may be imported by %s", from, pf.tier, to, to, who)
+	}
+	if pf.only != nil {
+		for _, o := range pf.only {
+			if match(o, to) {
+				return ""
+			}
+		}
+		return fmt.Sprintf("%s (%s) imports %s: %s may import only %s", from, pf.tier, to, pf.pattern, strings.Join(pf.only, ", "))
+	}
+	for _, t := range arrows[pf.tier] {
+		if t == pt.tier {
+			return ""
 		}
 	}
-	return rule{}, false
+	return fmt.Sprintf("%s (%s) imports %s (%s): %s may import %s", from, pf.tier, to, pt.tier, pf.tier, mayText(pf.tier))
 }
 
-func allowed(r rule, to string) bool {
-	for _, m := range r.may {
-		if isFront(to) && m != to {
-			continue
-		}
-		if match(m, to) {
-			return true
-		}
-	}
-	return false
-}
-
-func mayText(r rule) string {
-	if len(r.may) == 0 {
+func mayText(t Tier) string {
+	may := arrows[t]
+	if len(may) == 0 {
 		return "no package of the module"
 	}
-	return "only " + strings.Join(r.may, ", ")
+	names := make([]string, len(may))
+	for i, m := range may {
+		names[i] = string(m)
+	}
+	return "only " + strings.Join(names, ", ")
 }

@@ -59,16 +59,63 @@ func TestRepository(t *testing.T) {
 	}
 }
 
-// TestCheck: each kind of upward import is found, and allowed ones are not.
+// m makes module paths of module-relative ones.
+func m(rel ...string) []string {
+	var out []string
+	for _, r := range rel {
+		out = append(out, module+"/"+r)
+	}
+	return out
+}
+
+// TestCheckRefusesTheWrongArrows: each arrow that points up a tier, or from
+// product code to a test helper, is a problem naming both tiers; the same
+// packages' allowed imports are not.
+func TestCheckRefusesTheWrongArrows(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		from, to, want string
+	}{
+		{"buildguard", "internal/hostconfig", "buildguard (core) imports internal/hostconfig (services): core may import only core, wire, leaves"},
+		{"internal/proc", "internal/safebuild", "internal/proc (leaves) imports internal/safebuild (services): leaves may import no package of the module"},
+		{"internal/boundedfile", "buildguard", "internal/boundedfile (leaves) imports buildguard (core): leaves may import no package of the module"},
+		{"buildguard", "internal/testsupport/testbin", "buildguard (core) imports internal/testsupport/testbin (test helpers): core may import only core, wire, leaves"},
+		{"mcp", "internal/testsupport/lockedbuf", "mcp (fronts) imports internal/testsupport/lockedbuf (test helpers): fronts may import only fronts, services, core, wire, leaves"},
+	} {
+		pkgs := []Package{{module + "/" + c.from, m(c.to)}}
+		if diff := cmp.Diff([]string{c.want}, Check(module, pkgs)); diff != "" {
+			t.Errorf("%s -> %s (-want +got):\n%s", c.from, c.to, diff)
+		}
+	}
+	allowed := []Package{
+		{module + "/buildguard", m("agentproto", "internal/proc")},
+		{module + "/internal/safebuild", m("buildguard", "agentproto", "internal/hostconfig")},
+		{module + "/mcp", m("agentproto", "buildguard", "internal/boundedfile", "internal/safebuild")},
+		{module + "/harness/clients", m("harness/jvm", "internal/testsupport/lockedbuf", "internal/proc", "mcp")},
+	}
+	if got := Check(module, allowed); len(got) != 0 {
+		t.Errorf("allowed arrows refused: %q", got)
+	}
+}
+
+// TestProductNeverImportsWhatStandsBeside: no product tier may import test
+// helpers, repository checks, the proof or the build.
+func TestProductNeverImportsWhatStandsBeside(t *testing.T) {
+	t.Parallel()
+	for _, from := range []Tier{Fronts, Services, Core, Wire, Leaves} {
+		for _, to := range arrows[from] {
+			switch to {
+			case TestHelpers, RepoChecks, Proof, Build:
+				t.Errorf("%s may import %s", from, to)
+			}
+		}
+	}
+}
+
+// TestCheck: each kind of upward import is found, and allowed ones are not;
+// a package without a place fails with where to add it.
 func TestCheck(t *testing.T) {
 	t.Parallel()
-	m := func(rel ...string) []string {
-		var out []string
-		for _, r := range rel {
-			out = append(out, module+"/"+r)
-		}
-		return out
-	}
 	pkgs := []Package{
 		{module + "/agentproto", append(m("internal/proc"), "fmt")},
 		{module + "/buildguard", m("agentproto", "internal/proc", "mcp")},
@@ -76,19 +123,25 @@ func TestCheck(t *testing.T) {
 		{module + "/internal/safebuild", m("buildguard", "internal/cli")},
 		{module + "/internal/cli", m("mcp", "buildguard", "internal/hostconfig")},
 		{module + "/cmd/buildguard", m("internal/cli", "mcp")},
-		{module + "/harness/conformance", m("harness/jvm", "agentproto", "cmd/buildguard")},
-		{module + "/tools", nil},
+		{module + "/harness/conformance", m("harness/jvm", "agentproto", "cmd/buildguard", "internal/cli")},
+		{module + "/internal/repocheck/doccheck", m("internal/boundedfile")},
+		{module + "/internal/buildqueue", nil},
+		{module + "/internal/safebuild/diag", m("internal/safebuild")},
 		{"example.com/other", m("harness/fakeagent")},
 	}
+	where := " has no tier: add it to places in internal/repocheck/importcheck/importcheck.go (fronts, services, core, wire or leaves; or beside them: test helpers, repository checks, proof, build)"
 	want := []string{
-		"agentproto imports internal/proc: agentproto may import no package of the module",
-		"buildguard imports mcp: buildguard may import only agentproto, internal/...",
-		"cmd/buildguard imports mcp: cmd/buildguard may import only internal/cli",
-		"harness/conformance imports cmd/buildguard: harness/... may import only agentproto, buildguard, mcp, internal/..., harness/...",
-		"internal/safebuild imports internal/cli: internal/... may import only agentproto, buildguard, internal/...",
-		"mcp imports harness/fakeagent: mcp may import only agentproto, buildguard, internal/...",
-		"mcp imports internal/cli: mcp may import only agentproto, buildguard, internal/...",
-		"tools: no layering rule covers it; add one to internal/repocheck/importcheck",
+		"agentproto (wire) imports internal/proc (leaves): wire may import only wire",
+		"buildguard (core) imports mcp (fronts): core may import only core, wire, leaves",
+		"cmd/buildguard (fronts) imports mcp: cmd/... may import only internal/cli",
+		"harness/conformance (proof) imports cmd/buildguard: cmd/buildguard may be imported by no package",
+		"harness/conformance (proof) imports internal/cli: internal/cli may be imported by only cmd/...",
+		"internal/buildqueue" + where,
+		"internal/repocheck/doccheck (repository checks) imports internal/boundedfile (leaves): repository checks may import no package of the module",
+		"internal/safebuild (services) imports internal/cli: internal/cli may be imported by only cmd/...",
+		"internal/safebuild/diag" + where,
+		"mcp (fronts) imports harness/fakeagent (proof): fronts may import only fronts, services, core, wire, leaves",
+		"mcp (fronts) imports internal/cli: internal/cli may be imported by only cmd/...",
 	}
 	if diff := cmp.Diff(want, Check(module, pkgs)); diff != "" {
 		t.Errorf("Check (-want +got):\n%s", diff)
