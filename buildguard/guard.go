@@ -249,8 +249,12 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	case werr != nil:
 		g.log.Error("waiting for the build failed", "error", werr)
 	}
+	// Whether ctx ended the build is decided once, with the state sent: a
+	// cancellation that arrives while `BUILD ok` is acknowledged did not end
+	// this build, the agent released its output (docs/decisions.md#D21).
+	cancelled := ctx.Err() != nil
 	state := agentproto.BuildOK
-	if code != 0 || sig != nil || werr != nil || ctx.Err() != nil {
+	if code != 0 || sig != nil || werr != nil || cancelled {
 		state = agentproto.BuildFailed
 	}
 	ferr := g.finish(ctx, agent, state)
@@ -269,7 +273,7 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	switch {
 	case sig != nil:
 		return code, &InterruptedError{Signal: sig, Ran: true, Err: unsafe}
-	case ctx.Err() != nil:
+	case cancelled:
 		return code, &InterruptedError{Ran: true, Err: errors.Join(ctx.Err(), unsafe)}
 	case unsafe != nil:
 		return 1, unsafe
@@ -339,7 +343,12 @@ func pendingInterrupt(sigs <-chan os.Signal) os.Signal {
 }
 
 // acquire connects and takes the hold. A signal (or ctx) before the hold is
-// acknowledged cancels it and is returned instead of an error.
+// acknowledged cancels it and is returned instead of an error. Once
+// `BUILD started` was sent, every way out that does not start the command
+// sends `BUILD failed` (docs/decisions.md#D21): the agent may have taken the
+// hold although its acknowledgement never arrived, and must not be left
+// holding for a build that never ran. Only a rejection needs no failed: the
+// agent changed nothing.
 func (g *Guard) acquire(ctx context.Context, sigs caught) (Agent, os.Signal, error) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -363,54 +372,72 @@ func (g *Guard) acquire(ctx context.Context, sigs caught) (Agent, os.Signal, err
 			}
 		}
 	}()
-	agent, err := g.connectAndStart(actx, sigs.ready)
+	agent, sent, err := g.connectAndStart(actx, sigs.ready)
 	close(stop)
 	wg.Wait()
-	switch {
-	case got != nil:
+	if err == nil && got == nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w: %w", ErrRefused, ctx.Err())
+	}
+	if got == nil && err == nil {
+		return agent, nil, nil
+	}
+	var ferr error
+	owed := sent && !errors.Is(err, agentproto.ErrRejected)
+	if owed {
+		ferr = g.finish(ctx, agent, agentproto.BuildFailed)
+	}
+	if got != nil {
 		g.log.Info("interrupted before the build started", "signal", got)
-		if err == nil {
-			// The hold was taken just before the signal: say the build failed.
-			if ferr := g.finish(ctx, agent, agentproto.BuildFailed); ferr != nil {
-				g.log.Debug("BUILD failed after an interrupted start", "error", ferr)
-			}
+		if ferr != nil {
+			g.log.Debug("BUILD failed after an interrupted start", "error", ferr)
 		}
 		return agent, got, nil
-	case err == nil && ctx.Err() != nil:
-		return agent, nil, fmt.Errorf("%w: %w", ErrRefused, ctx.Err())
+	}
+	switch {
+	case !owed:
+	case ferr == nil:
+		err = fmt.Errorf("%w; then BUILD failed was acknowledged: if the agent took the hold after all, it keeps it for this owner until this owner's next successful build", err)
+	default:
+		err = fmt.Errorf("%w; then BUILD failed was not acknowledged either (%w): if the agent took the hold, it keeps it for this owner until this owner's next successful build", err, ferr)
 	}
 	return agent, nil, err
 }
 
-func (g *Guard) connectAndStart(ctx context.Context, caught <-chan struct{}) (Agent, error) {
+// connectAndStart connects and asks for the hold; sent reports whether
+// `BUILD started` was handed to the connection, so that the agent may have
+// taken the hold whatever the error says.
+func (g *Guard) connectAndStart(ctx context.Context, caught <-chan struct{}) (agent Agent, sent bool, err error) {
 	port, err := g.cfg.Endpoint.Resolve()
 	if err != nil {
-		return nil, refusedEndpoint(g.cfg.Endpoint, err)
+		return nil, false, refusedEndpoint(g.cfg.Endpoint, err)
 	}
-	agent, err := g.cfg.Dial(ctx, port)
+	agent, err = g.cfg.Dial(ctx, port)
 	if err != nil {
 		g.log.Debug("connecting to the agent failed", "port", port, "error", err, "cause", agentproto.Cause(err))
 		next := startNext
 		if errors.Is(err, agentproto.ErrInvalidHandshake) {
 			next = "what answers on that port is not a Reclazz agent: point --port/--port-file at the agent's current port"
 		}
-		return nil, fmt.Errorf("%w: Cannot open build session: %w; %s", ErrRefused, err, next)
+		return nil, false, fmt.Errorf("%w: Cannot open build session: %w; %s", ErrRefused, err, next)
 	}
 	g.log.Debug("connected to the agent", "port", port)
 	select {
 	case <-caught:
 	case <-ctx.Done():
-		return agent, fmt.Errorf("%w: %w", ErrRefused, ctx.Err())
+		return agent, false, fmt.Errorf("%w: %w", ErrRefused, ctx.Err())
+	}
+	if ctx.Err() != nil {
+		return agent, false, fmt.Errorf("%w: %w", ErrRefused, ctx.Err())
 	}
 	sctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	err = agent.Build(sctx, agentproto.BuildStarted, g.owner)
 	cancel()
 	if err != nil {
 		g.log.Debug("BUILD started failed", "error", err, "cause", agentproto.Cause(err))
-		return agent, refusedStart(err)
+		return agent, true, refusedStart(err)
 	}
 	g.log.Debug("hold acknowledged")
-	return agent, nil
+	return agent, true, nil
 }
 
 // finish sends the final state and waits for its acknowledgement, even when

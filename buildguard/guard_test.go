@@ -32,6 +32,8 @@ type fakeAgent struct {
 	hang string
 	// sentStarted is closed when BUILD started was sent.
 	sentStarted chan struct{}
+	// onBuild, when set, runs for each BUILD before it is answered.
+	onBuild func(state string)
 }
 
 func newFakeAgent() *fakeAgent { return &fakeAgent{sentStarted: make(chan struct{})} }
@@ -48,8 +50,11 @@ func (a *fakeAgent) Build(ctx context.Context, state, owner string) error {
 	if state == agentproto.BuildStarted && n == 0 {
 		close(a.sentStarted)
 	}
-	fail, hang := a.fail, a.hang
+	fail, hang, onBuild := a.fail, a.hang, a.onBuild
 	a.mu.Unlock()
+	if onBuild != nil {
+		onBuild(state)
+	}
 	if hang == state {
 		<-ctx.Done()
 		return agentproto.ErrTimeout
@@ -203,8 +208,15 @@ func TestRunRefusedStartNeverRunsChild(t *testing.T) {
 			if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the child ran: %v", err)
 			}
-			if got := h.agent.states(); got != "started" {
-				t.Errorf("agent got %s, want started only", got)
+			// Unless the agent rejected the hold, it may have taken it
+			// without its acknowledgement arriving: BUILD failed follows
+			// (docs/decisions.md#D21).
+			want := "started,failed"
+			if fault == agentproto.ErrRejected {
+				want = "started"
+			}
+			if got := h.agent.states(); got != want {
+				t.Errorf("agent got %s, want %s", got, want)
 			}
 		})
 	}
@@ -391,8 +403,72 @@ func TestRunSignalBeforeAckRunsNoChild(t *testing.T) {
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the child ran: %v", err)
 	}
-	if got := h.agent.states(); got != "started" {
-		t.Errorf("agent got %s, want started only", got)
+	// The agent may have taken the hold without its acknowledgement
+	// arriving: BUILD failed follows (docs/decisions.md#D21).
+	if got := h.agent.states(); got != "started,failed" {
+		t.Errorf("agent got %s, want started,failed", got)
+	}
+}
+
+// A cancellation while BUILD started awaits its acknowledgement runs no
+// command and still ends with BUILD failed (docs/decisions.md#D21).
+func TestRunCancelBeforeAckSendsFailed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.agent.hang = agentproto.BuildStarted
+	h.cfg.Timeout = time.Minute
+	marker := filepath.Join(t.TempDir(), "ran")
+	argv, env := childCmd(t, "marker", marker)
+	h.cfg.Env = env
+	g, err := New(h.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-h.agent.sentStarted
+		cancel()
+	}()
+	_, err = g.Run(ctx, argv)
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the child ran: %v", err)
+	}
+	if got := h.agent.states(); got != "started,failed" {
+		t.Errorf("agent got %s, want started,failed", got)
+	}
+	if !strings.Contains(err.Error(), "then BUILD failed was acknowledged") {
+		t.Errorf("err %q does not say BUILD failed was acknowledged", err)
+	}
+}
+
+// A cancellation that arrives while BUILD ok is being acknowledged did not
+// end the build: the agent released its output, and Run says so instead of
+// reporting a cancelled build (docs/decisions.md#D21).
+func TestRunCancelDuringOKAckIsOK(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	argv, env := childCmd(t, "exit", "0")
+	h.cfg.Env = env
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.agent.onBuild = func(state string) {
+		if state == agentproto.BuildOK {
+			cancel()
+		}
+	}
+	g, err := New(h.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := g.Run(ctx, argv)
+	if code != 0 || err != nil {
+		t.Fatalf("Run = %d, %v; want 0, nil: BUILD ok was acknowledged", code, err)
+	}
+	if got := h.agent.states(); got != "started,ok" {
+		t.Errorf("agent got %s, want started,ok", got)
 	}
 }
 

@@ -122,12 +122,15 @@ var errBuildTimeout = errors.New("the build ran out of time")
 // error, every failure is an outcome. Cancelling ctx cancels the build: its
 // process group is terminated (SIGTERM, Grace, SIGKILL) and BUILD failed is
 // sent and awaited before Run returns.
+//
+// The steps, each its own function: refuse a nested build, claim the
+// server's one build slot, then run the claimed build (owner, log, hold,
+// command, finish, proof).
 func (b *Builder) Run(ctx context.Context, req Request) *Result {
 	// changedClasses stays empty unless the build is ok: nothing was searched.
 	res := &Result{Build: req.Build.Name, Command: req.Build.Command, ChangedClasses: ChangedClasses{Classes: []ClassReceipt{}}}
 	if _, nested := os.LookupEnv(ActiveEnv); nested {
-		res.Outcome = OutcomeRefused
-		res.Detail = "refused: this is already inside a safe build (" + ActiveEnv + " is set); a nested build would share the outer build's hold. Run the build command directly instead"
+		res.refuse("refused: this is already inside a safe build (" + ActiveEnv + " is set); a nested build would share the outer build's hold. Run the build command directly instead")
 		return res
 	}
 	sctx, stop := context.WithCancelCause(ctx)
@@ -135,38 +138,79 @@ func (b *Builder) Run(ctx context.Context, req Request) *Result {
 	other, stopped := b.claim(req, stop)
 	switch {
 	case stopped:
-		res.Outcome = OutcomeRefused
-		res.Detail = "refused: the server is stopping; nothing ran"
+		res.refuse("refused: the server is stopping; nothing ran")
 		return res
 	case other != nil:
-		res.Outcome = OutcomeRefused
-		res.Detail = fmt.Sprintf("refused: the build %q (%s) has been running on this server for %s; one build runs at a time. Wait for its result, or cancel that call, then call again",
-			other.name, strings.Join(other.command, " "), time.Since(other.since).Round(time.Second))
+		res.refuse(fmt.Sprintf("refused: the build %q (%s) has been running on this server for %s; one build runs at a time. Wait for its result, or cancel that call, then call again",
+			other.name, strings.Join(other.command, " "), time.Since(other.since).Round(time.Second)))
 		return res
 	}
 	defer b.release()
+	b.runClaimed(ctx, sctx, req, res)
+	return res
+}
 
+// refuse ends res before anything was asked of the agent.
+func (r *Result) refuse(detail string) {
+	r.Outcome, r.Detail = OutcomeRefused, detail
+}
+
+// runClaimed runs the build that holds the server's slot: ctx is the
+// call's context, sctx the one Stop cancels.
+func (b *Builder) runClaimed(ctx, sctx context.Context, req Request, res *Result) {
 	owner, err := projectOwner(req.Dir)
 	if err != nil {
-		res.Outcome = OutcomeRefused
-		res.Detail = "refused: the project's owner token: " + err.Error()
-		return res
+		res.refuse("refused: the project's owner token: " + err.Error())
+		return
 	}
 	res.Owner = &owner
 
-	timeout := req.Timeout
-	if timeout == 0 {
-		timeout = req.Build.Timeout
-	}
-	if timeout == 0 {
-		timeout = DefaultBuildTimeout
-	}
+	timeout := buildTimeout(req)
 	bctx, cancel := context.WithTimeoutCause(sctx, timeout, errBuildTimeout)
 	defer cancel()
 
 	run := &attempt{b: b, req: req}
 	defer run.close()
-	g, err := buildguard.New(buildguard.Config{
+	g, err := b.guard(req, owner, run)
+	if err != nil { // only an invalid owner, which projectOwner never returns
+		res.refuse("refused: " + err.Error())
+		return
+	}
+	start := time.Now()
+	code, err := g.Run(bctx, req.Build.Command)
+	res.DurationMs = time.Since(start).Milliseconds()
+	run.finishOutput(res)
+
+	stopping := errors.Is(context.Cause(bctx), errStopping)
+	res.Outcome = outcome(ctx, bctx, code, err)
+	switch {
+	case run.exited: // the command's own code, also when the guard reports 1
+		res.ExitCode = &run.code
+	case errors.Is(err, buildguard.ErrCannotRun):
+		res.ExitCode = &code // 127, as a shell reports it
+	}
+	res.Detail = describe(res, err, timeout, stopping, run.agent.last())
+	if res.Outcome == OutcomeOK {
+		b.prove(ctx, run, res)
+	}
+}
+
+// buildTimeout is the call's timeout, else the build's, else the default.
+func buildTimeout(req Request) time.Duration {
+	switch {
+	case req.Timeout > 0:
+		return req.Timeout
+	case req.Build.Timeout > 0:
+		return req.Build.Timeout
+	}
+	return DefaultBuildTimeout
+}
+
+// guard is the core's hold session for one attempt: its connection, runner
+// and environment come from the attempt; the process's signals are not the
+// build's.
+func (b *Builder) guard(req Request, owner string, run *attempt) (*buildguard.Guard, error) {
+	return buildguard.New(buildguard.Config{
 		Endpoint:  req.Endpoint,
 		Owner:     owner,
 		Timeout:   b.cfg.AgentTimeout,
@@ -177,40 +221,26 @@ func (b *Builder) Run(ctx context.Context, req Request) *Result {
 		Logger:    b.log.Named("guard"),
 		Dial:      run.dial,
 		NewRunner: run.newRunner,
-		Signals:   make(chan os.Signal), // the process's signals are not the build's
+		Signals:   make(chan os.Signal),
 	})
-	if err != nil { // only an invalid owner, which projectOwner never returns
-		res.Outcome, res.Detail = OutcomeRefused, "refused: "+err.Error()
-		return res
-	}
-	start := time.Now()
-	code, err := g.Run(bctx, req.Build.Command)
-	res.DurationMs = time.Since(start).Milliseconds()
-	run.finishOutput(res)
+}
 
+// outcome classifies what the guard returned. A build whose BUILD ok was
+// acknowledged is ok, even when the timeout or a cancellation arrived while
+// the acknowledgement was on its way: the agent released its output
+// (docs/decisions.md#D21).
+func outcome(ctx, bctx context.Context, code int, err error) string {
 	switch {
-	case errors.Is(context.Cause(bctx), errBuildTimeout):
-		res.Outcome = OutcomeTimeout
-	case ctx.Err() != nil || errors.Is(context.Cause(bctx), errStopping):
-		res.Outcome = OutcomeCancelled
 	case err == nil && code == 0:
-		res.Outcome = OutcomeOK
+		return OutcomeOK
+	case errors.Is(context.Cause(bctx), errBuildTimeout):
+		return OutcomeTimeout
+	case ctx.Err() != nil || errors.Is(context.Cause(bctx), errStopping):
+		return OutcomeCancelled
 	case errors.Is(err, buildguard.ErrRefused):
-		res.Outcome = OutcomeRefused
-	default:
-		res.Outcome = OutcomeFailed
+		return OutcomeRefused
 	}
-	switch {
-	case run.exited: // the command's own code, also when the guard reports 1
-		res.ExitCode = &run.code
-	case errors.Is(err, buildguard.ErrCannotRun):
-		res.ExitCode = &code // 127, as a shell reports it
-	}
-	res.Detail = describe(res, err, timeout, errors.Is(context.Cause(bctx), errStopping))
-	if res.Outcome == OutcomeOK {
-		b.prove(ctx, run, res)
-	}
-	return res
+	return OutcomeFailed
 }
 
 func (b *Builder) env() []string {
@@ -259,51 +289,52 @@ func (b *Builder) Stop() {
 	<-r.done
 }
 
-// describe is the result's detail: what happened and what to do next.
-func describe(res *Result, err error, timeout time.Duration, stopping bool) string {
-	held := "BUILD failed was acknowledged: the agent keeps serving the classes it had and holds the new output until this project's next successful safe build"
-	var left *buildguard.StragglersError
-	if errors.As(err, &left) {
-		return fmt.Sprintf("the build exited 0, but %s; they were killed after the grace period and %s. Make the build wait for what it starts", left, held)
-	}
-	if errors.Is(err, buildguard.ErrUnsafe) {
-		held = "the agent did not confirm the finish, so it may still hold the output for this owner: the project's next successful safe build releases it"
-	}
+// describe is the result's detail: what happened, what the agent was last
+// told and acknowledged (never a guess, docs/decisions.md#D21), and what to
+// do next.
+func describe(res *Result, err error, timeout time.Duration, stopping bool, told exchange) string {
 	var ie *buildguard.InterruptedError
-	interrupted := errors.As(err, &ie)
-	switch res.Outcome {
-	case OutcomeOK:
-		return "the build exited 0 and BUILD ok was acknowledged: the agent releases the output"
-	case OutcomeTimeout:
-		if !interrupted || !ie.Ran {
-			return fmt.Sprintf("the build ran out of time (%s) before its command started; nothing ran", timeout)
-		}
-		return fmt.Sprintf("the build ran out of time (%s): its process group was terminated and %s. Raise timeoutSeconds in %s or pass a larger timeoutMs", timeout, held, ConfigFile)
-	case OutcomeCancelled:
+	ran := errors.As(err, &ie) && ie.Ran
+	var left *buildguard.StragglersError
+	switch {
+	case res.Outcome == OutcomeRefused:
+		// The core's refusal says whether BUILD started was sent and how the
+		// agent answered the BUILD failed that followed it.
+		return err.Error()
+	case res.Outcome == OutcomeOK:
+		return "the build exited 0 and " + told.String()
+	case errors.As(err, &left):
+		return fmt.Sprintf("the build exited 0, but %s; they were killed after the grace period and %s. Make the build wait for what it starts", left, told)
+	case res.Outcome == OutcomeTimeout && !ran:
+		return fmt.Sprintf("the build ran out of time (%s) before its command started; nothing ran; %s", timeout, told)
+	case res.Outcome == OutcomeTimeout:
+		return fmt.Sprintf("the build ran out of time (%s): its process group was terminated and %s. Raise timeoutSeconds in %s or pass a larger timeoutMs", timeout, told, ConfigFile)
+	case res.Outcome == OutcomeCancelled:
 		what := "the build was cancelled"
 		if stopping {
 			what = "the build was cancelled because the server is stopping"
 		}
-		if !interrupted || !ie.Ran {
-			return what + " before its command started; nothing ran"
+		if !ran {
+			return what + " before its command started; nothing ran; " + told.String()
 		}
-		return what + ": its process group was terminated and " + held
-	case OutcomeRefused:
-		return err.Error()
+		return what + ": its process group was terminated and " + told.String()
+	case err != nil && !errors.Is(err, buildguard.ErrUnsafe):
+		return err.Error() + "; " + told.String()
+	case res.ExitCode != nil && *res.ExitCode != 0:
+		return fmt.Sprintf("the build exited with code %d; %s. Read output.tail (and output.logFile), fix the build and call again", *res.ExitCode, told)
+	case err != nil:
+		return err.Error() + "; " + told.String()
 	}
-	if err != nil {
-		return err.Error() + "; " + held
-	}
-	if res.ExitCode == nil {
-		return "the build failed; " + held
-	}
-	return fmt.Sprintf("the build exited with code %d; %s. Read output.tail (and output.logFile), fix the build and call again", *res.ExitCode, held)
+	return "the build failed; " + told.String()
 }
 
 // attempt is the state of one Run that the guard's hooks share.
 type attempt struct {
 	b   *Builder
 	req Request
+
+	// agent records what the agent was told and acknowledged
+	agent recorder
 
 	// set by dial: the watched directories and their class files before
 	// the build
@@ -343,7 +374,8 @@ func (a *attempt) dial(ctx context.Context, port int) (buildguard.Agent, error) 
 	a.before, ok = scanClasses(a.dirs)
 	a.complete = a.complete && ok
 	a.dialed = true
-	return conn, nil
+	a.agent.Agent = conn
+	return &a.agent, nil
 }
 
 // open connects to port and runs the project gate when confirm is set.

@@ -327,3 +327,65 @@ func TestStopCancelsTheRunningBuild(t *testing.T) {
 		t.Error("a build after Stop ran")
 	}
 }
+
+// TestRunCancelWhileStartedAwaitsAckSendsFailed: a cancellation while BUILD
+// started awaits its acknowledgement (the agent took the hold, its ack is
+// slow) ends with BUILD failed acknowledged, and the result says so
+// (docs/decisions.md#D21).
+func TestRunCancelWhileStartedAwaitsAckSendsFailed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fakeagent.WithFaults(fakeagent.Faults{Reply: fakeagent.ForBuild(fakeagent.DelayReply(3*time.Second), "started")}))
+	marker := filepath.Join(t.TempDir(), "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		if _, err := f.agent.WaitCommand(ctxT(t), "BUILD started request="); err == nil {
+			cancel()
+		}
+	}()
+	res := f.builder.Run(ctx, f.request(t, "compile", marker, "X=1"))
+	if res.Outcome != OutcomeCancelled || res.ExitCode != nil {
+		t.Fatalf("outcome %s exit %s: %s", res.Outcome, exitText(res.ExitCode), res.Detail)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran")
+	}
+	if !f.agent.Received("BUILD failed request=") {
+		t.Fatalf("BUILD failed was never sent: %q", f.agent.Commands())
+	}
+	if h, owner := f.agent.Hold(); !h || owner != *res.Owner {
+		t.Errorf("hold %v by %q, want the hold kept for the project's owner", h, owner)
+	}
+	if !strings.Contains(res.Detail, "nothing ran") || !strings.Contains(res.Detail, "BUILD failed was acknowledged") {
+		t.Errorf("detail %q", res.Detail)
+	}
+}
+
+// TestRunCancelWhileOKAwaitsAckSaysReleased: a cancellation that arrives
+// while BUILD ok is acknowledged did not end the build; the result says
+// what the agent was told and acknowledged (ok, released), never "BUILD
+// failed was acknowledged" (docs/decisions.md#D21).
+func TestRunCancelWhileOKAwaitsAckSaysReleased(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fakeagent.WithFaults(fakeagent.Faults{Reply: fakeagent.ForBuild(fakeagent.DelayReply(time.Second), "ok")}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		if _, err := f.agent.WaitCommand(ctxT(t), "BUILD ok request="); err == nil {
+			cancel()
+		}
+	}()
+	res := f.builder.Run(ctx, f.request(t, "compile", f.classes, "app.A=v1"))
+	if f.agent.Received("BUILD failed request=") {
+		t.Fatalf("BUILD failed was sent after ok: %q", f.agent.Commands())
+	}
+	if res.Outcome != OutcomeOK {
+		t.Errorf("outcome %s, want ok: BUILD ok was acknowledged", res.Outcome)
+	}
+	if strings.Contains(res.Detail, "BUILD failed") || !strings.Contains(res.Detail, "BUILD ok was acknowledged") {
+		t.Errorf("detail %q does not say what the agent was told", res.Detail)
+	}
+	if err := f.agent.WaitHold(ctxT(t), fakeagent.HoldNone); err != nil {
+		t.Fatal(err)
+	}
+}
