@@ -9,8 +9,17 @@
 //
 // A section is the leading number of a heading ("## 7. …" is 7, "### 4.10 …"
 // is 4.10) or a decision ("## D<n> — …" is D<n>), as docs/README.md explains.
-// The package owns the rule and the scan; its test applies them to the
-// repository, so `go test ./...` fails on a dangling or outside citation.
+// The map of docs/README.md (the tables after "## The map") is checked too:
+// every backticked path there must exist (a glob must match, <name> stands
+// for any part, a bare file name resolves next to the path before it), every
+// transcript named in parentheses after a `…/*.txtar` path must exist, and
+// every test, fuzz target, benchmark or example must be declared in the Go
+// file or package the cell names before it (after a ";", anywhere in that
+// package).
+//
+// The package owns the rules and the scan; its test applies them to the
+// repository, so `go test ./...` fails on a dangling or outside citation and
+// on a stale path or test name in the map.
 package doccheck
 
 import (
@@ -144,6 +153,11 @@ func Check(fsys fs.FS, skip ...string) ([]Problem, error) {
 	if err != nil {
 		return nil, err
 	}
+	mapped, err := checkMap(fsys)
+	if err != nil {
+		return nil, err
+	}
+	problems = append(problems, mapped...)
 	sort.SliceStable(problems, func(i, j int) bool {
 		if problems[i].File != problems[j].File {
 			return problems[i].File < problems[j].File

@@ -121,3 +121,49 @@ func TestCheck(t *testing.T) {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 }
+
+// TestCheckMap: every path, transcript and test name the map names must
+// exist where the row says; stale ones are found on their line.
+func TestCheckMap(t *testing.T) {
+	t.Parallel()
+	row := func(code, tests string) string { return "| cap | [x](x.md) | " + code + " | " + tests + " |\n" }
+	page := "# Contract\n## Pages\n| `not/checked.go` | here |\n## The map: contract → code → test\n" +
+		"| capability | contract | code | tests |\n| --- | --- | --- | --- |\n" +
+		row("`pkg/run.go`, `pkg/tool_<name>.go`", "`pkg/run_test.go` TestRunOK, TestRun*; FuzzParse; `go tool mage x`; `tools/list`") +
+		row("`pkg`", "`pkg/script_test.go` TestScripts over `pkg/testdata/*.txtar` (`ok`, `failed`); `gone.txtar`") +
+		row("`pkg/gone.go`", "`pkg/run_test.go` TestLimiter; TestLimiter") +
+		row("`pkg`", "`pkg/script_test.go` TestScripts over `pkg/testdata/*.txtar` (`ok`, `refused`)") +
+		row("`pkg` (`run.go`, `lost.go`)", "its own tests (TestRunOK)") +
+		"## After the map\n| `no/such.go` | ignored |\n"
+	fsys := fstest.MapFS{
+		"docs/README.md":            {Data: []byte(page)},
+		"docs/x.md":                 {Data: []byte("# X\n")},
+		"pkg/run.go":                {Data: []byte("package pkg\n")},
+		"pkg/tool_status.go":        {Data: []byte("package pkg\n")},
+		"pkg/run_test.go":           {Data: []byte("package pkg\nfunc TestRunOK(t *testing.T) {}\nfunc TestRunFailed(t *testing.T) {}\n")},
+		"pkg/fuzz_test.go":          {Data: []byte("package pkg\nfunc FuzzParse(f *testing.F) {}\n")},
+		"pkg/output_test.go":        {Data: []byte("package pkg\nfunc TestLimiter(t *testing.T) {}\n")},
+		"pkg/script_test.go":        {Data: []byte("package pkg\nfunc TestScripts(t *testing.T) {}\n")},
+		"pkg/testdata/ok.txtar":     {Data: []byte("")},
+		"pkg/testdata/gone.txtar":   {Data: []byte("")},
+		"pkg/testdata/failed.txtar": {Data: []byte("")},
+	}
+	problems, err := Check(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.String())
+	}
+	want := []string{
+		"docs/README.md:9: `pkg/gone.go`: no such file or directory (pkg/gone.go)",
+		"docs/README.md:9: TestLimiter: not declared in pkg/run_test.go",
+		"docs/README.md:10: `refused`: no transcript pkg/testdata/refused.txtar",
+		"docs/README.md:11: `lost.go`: no such file or directory (pkg/lost.go)",
+		"docs/README.md:11: TestRunOK: no Go file or package named before it in its cell",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
