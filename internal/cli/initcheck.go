@@ -65,7 +65,7 @@ func checkEntry(ctx context.Context, c hostconfig.Configured) (string, error) {
 	cmd.Env = append(os.Environ(), c.Env...)
 	errTail := &tailBuffer{max: 2048}
 	cmd.Stderr = errTail
-	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "buildguard-init-check", Version: Version}, nil)
+	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "buildguard-init-check", Version: version()}, nil)
 	cs, err := client.Connect(ctx, &sdkmcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		return "", withStderr(ctx, fmt.Errorf("starting %s: %w", strings.Join(append([]string{c.Command}, c.Args...), " "), err), errTail)

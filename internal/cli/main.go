@@ -52,7 +52,7 @@ func run(args []string, stdout, stderr io.Writer) ExitCode {
 			fmt.Fprint(stderr, "buildguard: version takes no arguments\nUsage: buildguard version\n")
 			return ExitUsage
 		}
-		fmt.Fprintln(stdout, Version)
+		fmt.Fprintln(stdout, version())
 		return ExitOK
 	}
 	if t, n := toolCommand(args); t != nil {

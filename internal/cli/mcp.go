@@ -80,7 +80,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 	log := wrapLogger(stderr).Named("mcp")
 	builder := safebuild.New(safebuild.Config{Dialer: cfg.Dialer, Logger: log.Named("safebuild")})
 	cfg.Builder = builder
-	srv := mcp.NewServer(mcp.Config{Caller: mcp.NewService(cfg), Version: Version, Logger: log})
+	srv := mcp.NewServer(mcp.Config{Caller: mcp.NewService(cfg), Version: version(), Logger: log})
 	if httpOpts.addr != "" {
 		return serveMCPHTTP(srv, httpOpts, token, stderr, log)
 	}

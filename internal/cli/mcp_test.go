@@ -136,7 +136,7 @@ func TestMCPSession(t *testing.T) {
 			t.Errorf("line %d is not the JSON-RPC answer to id %d: %s", i, i+1, l)
 		}
 	}
-	if !strings.Contains(lines[0], `"serverInfo":{"name":"buildguard","version":"`+Version+`"}`) {
+	if !strings.Contains(lines[0], `"serverInfo":{"name":"buildguard","version":"`+version()+`"}`) {
 		t.Errorf("initialize: %s", lines[0])
 	}
 	if !strings.Contains(lines[2], `"structuredContent":{"attached":true`) {
