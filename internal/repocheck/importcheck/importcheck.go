@@ -100,6 +100,7 @@ var places = []place{
 
 	{pattern: "internal/safebuild", tier: Services},
 	{pattern: "internal/hostconfig", tier: Services},
+	{pattern: "internal/mcptask", tier: Services},
 
 	{pattern: "buildguard", tier: Core},
 
