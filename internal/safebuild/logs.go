@@ -27,11 +27,16 @@ func LogDir(dir string) string { return filepath.Join(dir, StateDir, "logs") }
 
 // createLog creates the log of one build of name started at t, named so that
 // logs sort by start time, and removes all but the newest KeptLogs logs
-// (this one included). Files that are not build logs are never removed.
+// (this one included). The state directory and its logs folder must be real
+// directories of this user (EnsureStateDir); the log is created new, never
+// through a symlink. Only files the product wrote are ever removed.
 func createLog(dir, name string, t time.Time) (*os.File, error) {
+	if _, err := EnsureStateDir(dir); err != nil {
+		return nil, err
+	}
 	logs := LogDir(dir)
-	if err := os.MkdirAll(logs, 0o755); err != nil {
-		return nil, fmt.Errorf("creating the log directory: %w", err)
+	if err := ensureOwnDir(logs); err != nil {
+		return nil, fmt.Errorf("the log directory: %w", err)
 	}
 	stamp := t.UTC().Format("20060102T150405.000Z")
 	stamp = stamp[:15] + stamp[16:] // no dot: 20261202T010203456Z
@@ -42,21 +47,23 @@ func createLog(dir, name string, t time.Time) (*os.File, error) {
 		if i > 0 {
 			base = fmt.Sprintf("%s-%d-%s.log", stamp, i, name)
 		}
-		f, err = os.OpenFile(filepath.Join(logs, base), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err = createNoFollow(filepath.Join(logs, base))
 		if !errors.Is(err, os.ErrExist) {
 			break
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("creating the build log: %w", err)
+		return nil, fmt.Errorf("creating the build log in %s: %w", logs, err)
 	}
 	rotateLogs(logs, filepath.Base(f.Name()))
 	return f, nil
 }
 
 // rotateLogs removes the oldest build logs in logs beyond KeptLogs, never
-// the one just created (whatever the clock said). Failures leave a log
-// behind and are not errors of the build.
+// the one just created (whatever the clock said). A build log is a file
+// the product wrote: a log's name, a regular file (not a symlink) of this
+// user; nothing else is ever removed. Failures leave a log behind and are
+// not errors of the build.
 func rotateLogs(logs, current string) {
 	entries, err := os.ReadDir(logs)
 	if err != nil {
@@ -64,9 +71,13 @@ func rotateLogs(logs, current string) {
 	}
 	var names []string
 	for _, e := range entries {
-		if e.Type().IsRegular() && logName.MatchString(e.Name()) && e.Name() != current {
-			names = append(names, e.Name())
+		if e.Name() == current || !logName.MatchString(e.Name()) || !e.Type().IsRegular() {
+			continue
 		}
+		if fi, err := os.Lstat(filepath.Join(logs, e.Name())); err != nil || checkOwn(logs, fi, false) != nil {
+			continue
+		}
+		names = append(names, e.Name())
 	}
 	sort.Strings(names)
 	for len(names) > KeptLogs-1 {

@@ -22,9 +22,14 @@ const OwnerFile = "owner"
 var errOwnerFile = errors.New("unusable owner file")
 
 // projectOwner returns the project's owner token, creating it (a fresh
-// UUID, written atomically) on first use.
+// UUID, written atomically) on first use, in the checked state directory
+// (EnsureStateDir).
 func projectOwner(dir string) (string, error) {
-	path := filepath.Join(dir, StateDir, OwnerFile)
+	state, err := EnsureStateDir(dir)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(state, OwnerFile)
 	owner, err := readOwner(path)
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		return owner, err
@@ -33,10 +38,7 @@ func projectOwner(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".owner-*")
+	tmp, err := os.CreateTemp(state, ".owner-*")
 	if err != nil {
 		return "", fmt.Errorf("writing the owner file: %w", err)
 	}
@@ -49,27 +51,31 @@ func projectOwner(dir string) (string, error) {
 		return "", fmt.Errorf("writing the owner file: %w", werr)
 	}
 	// A link, not a rename: when another build created the file meanwhile,
-	// its owner wins and is read back.
+	// its owner wins and is read back. A link never replaces a symlink.
 	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("writing the owner file: %w", err)
 	}
 	return readOwner(path)
 }
 
-// readOwner reads an owner file: a regular file holding one owner token.
+// readOwner reads an owner file: a regular file of this user, not a
+// symlink, holding one owner token.
 func readOwner(path string) (string, error) {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return "", err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > 1024 {
-		return "", fmt.Errorf("%w: %s is not a small regular file; remove it (a build that failed under its owner then stays held until the application restarts)", errOwnerFile, path)
+	if err := checkOwn(path, fi, false); err != nil {
+		return "", fmt.Errorf("%w: %w", errOwnerFile, err)
 	}
-	f, err := os.Open(path)
+	f, err := openNoFollow(path)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", errOwnerFile, err)
 	}
 	defer f.Close()
+	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > 1024 {
+		return "", fmt.Errorf("%w: %s is not a small regular file; remove it (a build that failed under its owner then stays held until the application restarts)", errOwnerFile, path)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, 1025))
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", errOwnerFile, err)

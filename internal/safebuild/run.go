@@ -163,14 +163,17 @@ func (b *Builder) runClaimed(ctx, sctx context.Context, req Request, res *Result
 		res.refuse("refused: the project's owner token: " + err.Error())
 		return
 	}
-	res.Owner = &owner
-
 	timeout := buildTimeout(req)
 	bctx, cancel := context.WithTimeoutCause(sctx, timeout, errBuildTimeout)
 	defer cancel()
 
 	run := &attempt{b: b, req: req}
 	defer run.close()
+	if err := run.openLog(); err != nil {
+		res.refuse("refused: the build log cannot be written, so nothing was asked of the agent: " + err.Error())
+		return
+	}
+	res.Owner = &owner
 	g, err := b.guard(req, owner, run)
 	if err != nil { // only an invalid owner, which projectOwner never returns
 		res.refuse("refused: " + err.Error())
@@ -396,19 +399,27 @@ func (b *Builder) open(ctx context.Context, port int, confirm string) (*agentpro
 	return conn, nil
 }
 
-// newRunner gives the command pipes into the capture, stdin /dev/null and
-// its own process group, after the log was created.
-func (a *attempt) newRunner(c buildguard.Command) buildguard.Runner {
+// openLog creates the build's log before anything is asked of the agent:
+// a log folder that cannot be written refuses the build with nothing held
+// (docs/safe-build.md#9). A log that no command wrote is removed by close.
+func (a *attempt) openLog() error {
 	f, err := createLog(a.req.Dir, a.req.Build.Name, time.Now())
 	if err != nil {
-		return failedRunner{fmt.Errorf("%w: %w", buildguard.ErrCannotRun, err)}
+		return err
 	}
+	a.logFile, a.logPath = f, f.Name()
+	return nil
+}
+
+// newRunner gives the command pipes into the capture (and the log opened
+// before the hold), stdin /dev/null and its own process group.
+func (a *attempt) newRunner(c buildguard.Command) buildguard.Runner {
 	null, err := os.Open(os.DevNull)
 	if err != nil {
-		f.Close()
 		return failedRunner{fmt.Errorf("%w: opening %s: %w", buildguard.ErrCannotRun, os.DevNull, err)}
 	}
-	a.logFile, a.logPath, a.devnull = f, f.Name(), null
+	a.devnull = null
+	f := a.logFile
 	var onLine func()
 	a.capture = newCapture(f, func() {
 		if onLine != nil {
@@ -446,6 +457,9 @@ func (a *attempt) close() {
 	}
 	if a.logFile != nil {
 		a.logFile.Close()
+		if a.capture == nil { // no command was given it: not a build's log
+			_ = os.Remove(a.logPath)
+		}
 	}
 	if a.devnull != nil {
 		a.devnull.Close()

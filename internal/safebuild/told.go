@@ -80,7 +80,7 @@ func (e exchange) String() string {
 	case e.err == nil && e.state == agentproto.BuildOK:
 		return "BUILD ok was acknowledged: the agent releases the output"
 	case e.err == nil && e.state == agentproto.BuildFailed:
-		return "BUILD failed was acknowledged: the agent keeps serving the classes it had and holds the new output until " + nextBuild
+		return "BUILD failed was acknowledged: the agent keeps serving the classes it had and holds the new output until this project's next successful safe build"
 	case e.err == nil:
 		return "the agent's last acknowledgement was for BUILD " + e.state + ": it holds the output for this project's owner; " + nextBuild
 	case errors.Is(e.err, agentproto.ErrRejected) && e.state == agentproto.BuildFailed:

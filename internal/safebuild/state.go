@@ -1,0 +1,59 @@
+package safebuild
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ErrStateDir means the project's state directory (StateDir) or something
+// in it that buildguard writes is not what buildguard made: a symlink, not a
+// directory (or not a regular file), or another user's. Nothing is written
+// or removed through it (docs/safe-build.md#9).
+var ErrStateDir = errors.New("unusable state directory")
+
+// EnsureStateDir returns the project's state directory dir/.buildguard,
+// creating it when it is missing. It refuses a symlink, anything but a
+// directory, and a directory of another user: buildguard never follows a
+// symlink under the project's state directory, so its owner file and logs
+// cannot land (and rotation cannot delete) outside the project
+// (docs/decisions.md#D21).
+func EnsureStateDir(dir string) (string, error) {
+	path := filepath.Join(dir, StateDir)
+	return path, ensureOwnDir(path)
+}
+
+// ensureOwnDir creates path as a directory (0755) unless it exists, and
+// checks that it is a real directory of this user.
+func ensureOwnDir(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.Mkdir(path, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("creating %s: %w", path, err)
+		}
+		fi, err = os.Lstat(path)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStateDir, err)
+	}
+	return checkOwn(path, fi, true)
+}
+
+// checkOwn refuses what buildguard would not have made at path: a
+// symlink, the wrong kind of file, or another user's file.
+func checkOwn(path string, fi fs.FileInfo, dir bool) error {
+	const fix = "buildguard keeps its owner file and build logs only in a real directory of the project, never through a link: remove it and build again"
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%w: %s is a symlink; %s", ErrStateDir, path, fix)
+	case dir && !fi.IsDir():
+		return fmt.Errorf("%w: %s is not a directory; %s", ErrStateDir, path, fix)
+	case !dir && !fi.Mode().IsRegular():
+		return fmt.Errorf("%w: %s is not a regular file; %s", ErrStateDir, path, fix)
+	case !ownedByUs(fi):
+		return fmt.Errorf("%w: %s belongs to another user; %s", ErrStateDir, path, fix)
+	}
+	return nil
+}
