@@ -101,6 +101,7 @@ var places = []place{
 	{pattern: "internal/safebuild", tier: Services},
 	{pattern: "internal/hostconfig", tier: Services},
 	{pattern: "internal/mcptask", tier: Services},
+	{pattern: "internal/buildqueue", tier: Services},
 
 	{pattern: "buildguard", tier: Core},
 
@@ -108,6 +109,7 @@ var places = []place{
 
 	{pattern: "internal/boundedfile", tier: Leaves},
 	{pattern: "internal/proc", tier: Leaves},
+	{pattern: "internal/filelock", tier: Leaves},
 	{pattern: "integrations", tier: Leaves},
 
 	{pattern: "internal/testsupport/...", tier: TestHelpers},

@@ -125,7 +125,7 @@ func TestCheck(t *testing.T) {
 		{module + "/cmd/buildguard", m("internal/cli", "mcp")},
 		{module + "/harness/conformance", m("harness/jvm", "agentproto", "cmd/buildguard", "internal/cli")},
 		{module + "/internal/repocheck/doccheck", m("internal/boundedfile")},
-		{module + "/internal/buildqueue", nil},
+		{module + "/internal/newthing", nil},
 		{module + "/internal/safebuild/diag", m("internal/safebuild")},
 		{"example.com/other", m("harness/fakeagent")},
 	}
@@ -136,7 +136,7 @@ func TestCheck(t *testing.T) {
 		"cmd/buildguard (fronts) imports mcp: cmd/... may import only internal/cli",
 		"harness/conformance (proof) imports cmd/buildguard: cmd/buildguard may be imported by no package",
 		"harness/conformance (proof) imports internal/cli: internal/cli may be imported by only cmd/...",
-		"internal/buildqueue" + where,
+		"internal/newthing" + where,
 		"internal/repocheck/doccheck (repository checks) imports internal/boundedfile (leaves): repository checks may import no package of the module",
 		"internal/safebuild (services) imports internal/cli: internal/cli may be imported by only cmd/...",
 		"internal/safebuild/diag" + where,

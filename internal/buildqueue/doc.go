@@ -1,0 +1,31 @@
+// Package buildqueue admits guarded builds one at a time per project, in
+// the order they arrived, across every process of the user
+// (docs/decisions.md#D18, docs/safe-build.md#4): the safe builds of any
+// number of `buildguard mcp` servers, `buildguard build run`, and the
+// terminal wrapper with the Gradle and Maven integrations that go through
+// it.
+//
+// The queue of a project lives in DIR/.buildguard/queue/, never followed
+// through a symlink. Each waiting or running build owns one ticket file
+// there, numbered in arrival order, and holds an OS lock on it
+// (internal/filelock) for as long as it waits or runs; the kernel drops
+// that lock when its holder dies, so a ticket whose lock can be taken is
+// abandoned and is removed by whoever finds it. A short lock on the queue's
+// lock file orders every change. A waiting build sleeps on the lock of the
+// ticket ahead of it and wakes the moment that ticket is released, finished
+// or killed; a rescan every second is the safety net. The same mechanism,
+// with more than one build admitted at once, keeps the per-user slots of
+// BUILDGUARD_MAX_BUILDS.
+//
+// A safe build that arrives while an identical one (same project, same key)
+// is still waiting joins it instead of queueing a build of its own: its
+// ticket says whom it joined, and when that build ends it leaves its result
+// in the queue for the joined builds to read. Joining works across
+// processes. A build that has started is never joined, and a joined build
+// whose leader went away without a result (cancelled while waiting, killed)
+// falls back to its own place in the line.
+//
+// The package owns the queue's files, its order, liveness, coalescing and
+// the words of a waiting build's status. It does not run builds, speak to
+// the agent or know the fronts: callers say when their build has ended.
+package buildqueue

@@ -1,0 +1,322 @@
+package buildqueue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/buildguard/buildguard/internal/filelock"
+)
+
+// The files of a queue directory. Only names that match are ever read or
+// removed; anything else there is left alone.
+const (
+	lockName = "lock" // the queue's own lock, held for each change
+	nextName = "next" // the next ticket number
+)
+
+var (
+	ticketName = regexp.MustCompile(`^t-([0-9]{1,18})$`)
+	resultName = regexp.MustCompile(`^r-([0-9]{1,18})(\.tmp)?$`)
+)
+
+// The states of a ticket.
+const (
+	stateWaiting = "waiting"
+	stateRunning = "running"
+	stateJoined  = "joined"
+)
+
+// maxTicketBytes and maxResultBytes bound what is read from the queue.
+const (
+	maxTicketBytes = 64 << 10
+	maxResultBytes = 8 << 20
+)
+
+// meta is the content of a ticket file. It never holds an owner token.
+type meta struct {
+	Seq     int64  `json:"seq"`
+	PID     int    `json:"pid"`
+	Name    string `json:"name"`
+	Front   string `json:"front,omitempty"`
+	Key     string `json:"key,omitempty"`
+	State   string `json:"state"`
+	Joined  int64  `json:"joined,omitempty"`
+	Since   int64  `json:"since"`             // unix ms: arrival
+	Started int64  `json:"started,omitempty"` // unix ms: start of the run
+}
+
+func (m meta) entry(now time.Time) Entry {
+	e := Entry{Name: m.Name, PID: m.PID, Front: m.Front, Running: m.State == stateRunning}
+	from := m.Since
+	if e.Running && m.Started != 0 {
+		from = m.Started
+	}
+	e.For = max(0, now.Sub(time.UnixMilli(from)))
+	return e
+}
+
+// line is one queue directory that admits up to capacity builds at once:
+// 1 for a project, BUILDGUARD_MAX_BUILDS for the user's slots.
+type line struct {
+	dir      string
+	capacity int
+}
+
+// ticket is this process's entry in a line, locked for as long as it lives.
+type ticket struct {
+	l    *line
+	f    *os.File
+	path string
+	m    meta
+}
+
+// view is what a scan found: the live tickets in arrival order.
+type view struct {
+	live []meta
+}
+
+func (v view) find(seq int64) (meta, bool) {
+	for _, m := range v.live {
+		if m.Seq == seq {
+			return m, true
+		}
+	}
+	return meta{}, false
+}
+
+// ahead returns the live tickets before seq that take a place in the line
+// (joined tickets wait for their leader, not for a place).
+func (v view) ahead(seq int64) []meta {
+	var out []meta
+	for _, m := range v.live {
+		if m.Seq < seq && m.State != stateJoined {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (l *line) path(name string) string { return filepath.Join(l.dir, name) }
+
+func ticketPath(dir string, seq int64) string {
+	return filepath.Join(dir, "t-"+strconv.FormatInt(seq, 10))
+}
+func resultPath(dir string, seq int64) string {
+	return filepath.Join(dir, "r-"+strconv.FormatInt(seq, 10))
+}
+
+// locked runs f while holding the line's lock.
+func (l *line) locked(ctx context.Context, f func() error) error {
+	lf, err := filelock.LockContext(ctx, l.path(lockName))
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: locking %s: %w", ErrUnusable, l.path(lockName), err)
+	}
+	defer lf.Close()
+	return f()
+}
+
+// scan reads the line, removing abandoned tickets (their lock is free: the
+// holder died) and results nobody can read any more. Call it locked.
+func (l *line) scan() (view, int64, error) {
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return view{}, 0, fmt.Errorf("%w: reading %s: %w", ErrUnusable, l.dir, err)
+	}
+	var v view
+	var maxSeq int64
+	results := map[int64][]string{}
+	for _, e := range entries {
+		name := e.Name()
+		if m := resultName.FindStringSubmatch(name); m != nil {
+			seq, _ := strconv.ParseInt(m[1], 10, 64)
+			maxSeq = max(maxSeq, seq) // numbers are never reused, whatever holds them
+			if e.Type().IsRegular() {
+				results[seq] = append(results[seq], name)
+			}
+			continue
+		}
+		m := ticketName.FindStringSubmatch(name)
+		if m == nil {
+			continue
+		}
+		seq, _ := strconv.ParseInt(m[1], 10, 64)
+		maxSeq = max(maxSeq, seq)
+		if !e.Type().IsRegular() {
+			continue
+		}
+		tm, alive := l.inspect(seq)
+		if alive {
+			v.live = append(v.live, tm)
+		}
+	}
+	slices.SortFunc(v.live, func(a, b meta) int { return int(min(max(a.Seq-b.Seq, -1), 1)) })
+	for seq, names := range results {
+		if _, leader := v.find(seq); leader {
+			continue
+		}
+		wanted := false
+		for _, m := range v.live {
+			wanted = wanted || (m.State == stateJoined && m.Joined == seq)
+		}
+		if wanted {
+			continue
+		}
+		for _, n := range names {
+			_ = os.Remove(l.path(n))
+		}
+	}
+	return v, maxSeq, nil
+}
+
+// inspect reads ticket seq; alive is false (and the file removed) when
+// nobody holds its lock.
+func (l *line) inspect(seq int64) (meta, bool) {
+	p := ticketPath(l.dir, seq)
+	f, err := filelock.OpenNoFollow(p, os.O_RDWR)
+	if err != nil {
+		return meta{}, false
+	}
+	defer f.Close()
+	if err := filelock.TryLock(f); err == nil {
+		// Abandoned: its holder died without removing it.
+		f.Close()
+		_ = os.Remove(p)
+		return meta{}, false
+	} else if !errors.Is(err, filelock.ErrWouldBlock) {
+		return meta{}, false
+	}
+	m := meta{Seq: seq, Name: "?", State: stateWaiting}
+	data, err := io.ReadAll(io.LimitReader(f, maxTicketBytes))
+	if err == nil {
+		var got meta
+		if json.Unmarshal(data, &got) == nil && got.Seq == seq {
+			m = got
+		}
+	}
+	// A ticket we cannot read still holds its place: someone holds its lock.
+	return m, true
+}
+
+// nextSeq returns the number of a new ticket and records the one after it.
+func (l *line) nextSeq(maxSeen int64) (int64, error) {
+	f, err := filelock.OpenNoFollow(l.path(nextName), os.O_RDWR|os.O_CREATE)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrUnusable, err)
+	}
+	defer f.Close()
+	data, _ := io.ReadAll(io.LimitReader(f, 32))
+	n, _ := strconv.ParseInt(string(data), 10, 64)
+	seq := max(n, maxSeen+1, 1)
+	if err := rewrite(f, []byte(strconv.FormatInt(seq+1, 10))); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrUnusable, err)
+	}
+	return seq, nil
+}
+
+// enter creates and locks a ticket for m (its Seq is filled in). Call it
+// locked.
+func (l *line) enter(m meta) (*ticket, view, error) {
+	v, maxSeq, err := l.scan()
+	if err != nil {
+		return nil, v, err
+	}
+	m.Seq, err = l.nextSeq(maxSeq)
+	if err != nil {
+		return nil, v, err
+	}
+	p := ticketPath(l.dir, m.Seq)
+	f, err := filelock.OpenNoFollow(p, os.O_RDWR|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		return nil, v, fmt.Errorf("%w: creating %s: %w", ErrUnusable, p, err)
+	}
+	if err := filelock.TryLock(f); err != nil {
+		f.Close()
+		_ = os.Remove(p)
+		return nil, v, fmt.Errorf("%w: locking %s: %w", ErrUnusable, p, err)
+	}
+	t := &ticket{l: l, f: f, path: p, m: m}
+	if err := t.write(); err != nil {
+		t.drop()
+		return nil, v, err
+	}
+	v.live = append(v.live, m)
+	return t, v, nil
+}
+
+// write stores the ticket's meta. Call it locked.
+func (t *ticket) write() error {
+	data, err := json.Marshal(t.m)
+	if err != nil {
+		return err
+	}
+	if err := rewrite(t.f, data); err != nil {
+		return fmt.Errorf("%w: writing %s: %w", ErrUnusable, t.path, err)
+	}
+	return nil
+}
+
+// drop releases the ticket's lock and removes it. Call it locked (or when
+// nobody else can find it yet).
+func (t *ticket) drop() {
+	if t.f == nil {
+		return
+	}
+	t.f.Close()
+	t.f = nil
+	_ = os.Remove(t.path)
+}
+
+func rewrite(f *os.File, data []byte) error {
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return err
+	}
+	return f.Truncate(int64(len(data)))
+}
+
+// writeResult leaves result for the builds that joined seq: written to a
+// temporary file, then renamed, so a reader sees all of it or nothing.
+func (l *line) writeResult(seq int64, result []byte) error {
+	tmp := resultPath(l.dir, seq) + ".tmp"
+	_ = os.Remove(tmp)
+	f, err := filelock.OpenNoFollow(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(result)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, resultPath(l.dir, seq))
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+	}
+	return werr
+}
+
+// readResult reads the result build seq left, if any.
+func (l *line) readResult(seq int64) ([]byte, bool) {
+	f, err := filelock.OpenNoFollow(resultPath(l.dir, seq), os.O_RDONLY)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxResultBytes+1))
+	if err != nil || len(data) == 0 || len(data) > maxResultBytes {
+		return nil, false
+	}
+	return data, true
+}

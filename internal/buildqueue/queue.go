@@ -1,0 +1,543 @@
+package buildqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/buildguard/buildguard/internal/filelock"
+)
+
+// StateDir is the project's state directory and QueueDir the queue's
+// directory in it (docs/safe-build.md#9).
+const (
+	StateDir = ".buildguard"
+	QueueDir = "queue"
+)
+
+// MaxBuildsEnv caps the guarded builds of one user that run at once,
+// across projects (docs/decisions.md#D18). Unset or empty: no cap.
+const MaxBuildsEnv = "BUILDGUARD_MAX_BUILDS"
+
+// TurnEnv is set in the environment of an admitted build's command; it
+// names the ticket that admitted it. A build queued from inside that
+// command in the same project is admitted at once instead of waiting
+// forever behind the build it is part of.
+const TurnEnv = "BUILDGUARD_QUEUE_TURN"
+
+// rescan is how often a waiting build looks at the line even when nothing
+// woke it: the safety net under the lock waits, and the clock of its
+// reports.
+const rescan = time.Second
+
+// The errors of Wait.
+var (
+	// ErrTimeout means the build waited its whole queue timeout; it is
+	// wrapped by a *TimeoutError.
+	ErrTimeout = errors.New("timed out waiting in the build queue")
+	// ErrUnusable means the queue's directory or files cannot be used: a
+	// symlink where .buildguard or its queue should be, a directory that
+	// cannot be written, a bad BUILDGUARD_MAX_BUILDS. Nothing ran.
+	ErrUnusable = errors.New("the build queue cannot be used")
+)
+
+// TimeoutError is a queue timeout, with where the build stood.
+type TimeoutError struct {
+	Timeout time.Duration
+	Last    Status
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%v after %s (%s)", ErrTimeout, e.Timeout, e.Last)
+}
+
+func (e *TimeoutError) Unwrap() error { return ErrTimeout }
+
+// Config configures a Queue. The zero value is ready to use.
+type Config struct {
+	// MaxBuilds caps the guarded builds of this user that run at once
+	// across projects; 0 reads BUILDGUARD_MAX_BUILDS (unset or empty: no
+	// cap; anything but a whole number from 1 makes every Wait fail with
+	// ErrUnusable), a negative value means no cap.
+	MaxBuilds int
+	// SlotDir is the per-user directory of the build slots; "" means
+	// <user cache directory>/buildguard/slots.
+	SlotDir string
+	// Logger receives diagnostics; nil means none.
+	Logger hclog.Logger
+}
+
+// Queue admits builds. It keeps no state between calls: everything lives in
+// the queue directories, so any number of Queues in any number of
+// processes share one line per project. It is safe for concurrent use.
+type Queue struct {
+	cfg    Config
+	cfgErr error
+	log    hclog.Logger
+}
+
+// New returns a Queue with cfg's defaults filled in.
+func New(cfg Config) *Queue {
+	q := &Queue{cfg: cfg, log: cfg.Logger}
+	if q.log == nil {
+		q.log = hclog.NewNullLogger()
+	}
+	if cfg.MaxBuilds == 0 {
+		if raw := strings.TrimSpace(os.Getenv(MaxBuildsEnv)); raw != "" {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 1 {
+				q.cfgErr = fmt.Errorf("%w: %s=%q must be a whole number of at least 1 (or unset for no cap)", ErrUnusable, MaxBuildsEnv, raw)
+			}
+			q.cfg.MaxBuilds = n
+		}
+	}
+	if q.cfg.SlotDir == "" && q.cfg.MaxBuilds > 0 {
+		cache, err := os.UserCacheDir()
+		if err != nil && q.cfgErr == nil {
+			q.cfgErr = fmt.Errorf("%w: %s is set, but there is no user cache directory for its slots: %w", ErrUnusable, MaxBuildsEnv, err)
+		}
+		q.cfg.SlotDir = filepath.Join(cache, "buildguard", "slots")
+	}
+	return q
+}
+
+// Request is one build asking for its turn.
+type Request struct {
+	// Project is the project directory, absolute. Required.
+	Project string
+	// Name is what the builds behind see: the build's name, or the
+	// wrapper's command.
+	Name string
+	// Front is where the build comes from ("MCP", "build run", "terminal").
+	Front string
+	// Key makes identical builds coalesce: a build whose Key equals that
+	// of a build still waiting joins it. "" never joins and is never
+	// joined.
+	Key string
+	// Timeout bounds the wait; 0 means no bound.
+	Timeout time.Duration
+	// Report, when not nil, is told where the build stands: when it
+	// starts waiting, whenever its place or what is ahead changes, and
+	// every Heartbeat. It is called from Wait's goroutine.
+	Report func(Status)
+	// Heartbeat is how often Report is called while nothing changes; 0
+	// means only on changes.
+	Heartbeat time.Duration
+}
+
+// Turn is a build's admission: it may run until Release. A Turn that joined
+// another build has its result instead (Joined).
+type Turn struct {
+	q       *Queue
+	project *ticket
+	slot    *ticket
+	joined  []byte
+	nested  string
+	waited  time.Duration
+	ahead   int
+}
+
+// Joined returns the result the joined build left, and true, when this
+// build joined an identical one instead of running: it must not run.
+func (t *Turn) Joined() ([]byte, bool) { return t.joined, t.joined != nil }
+
+// Waited is how long the build waited for its turn.
+func (t *Turn) Waited() time.Duration { return t.waited }
+
+// Ahead is how many builds were ahead of this one when it arrived.
+func (t *Turn) Ahead() int { return t.ahead }
+
+// Env returns the variables an admitted build's command gets, so a guarded
+// build it starts in the same project does not wait behind it.
+func (t *Turn) Env() []string {
+	switch {
+	case t.project != nil:
+		return []string{TurnEnv + "=" + t.project.path}
+	case t.nested != "":
+		return []string{TurnEnv + "=" + t.nested}
+	}
+	return nil
+}
+
+// Release ends the turn: the next build may start. result, when not nil, is
+// left for the builds that joined this one (only a result they may take as
+// their own: not one cancelled for this caller alone); with nil they fall
+// back to their places and run a build of their own. Release is
+// idempotent and never blocks on a live holder for long: it takes the
+// queue's lock for an instant.
+func (t *Turn) Release(result []byte) {
+	if t == nil {
+		return
+	}
+	ctx := context.Background()
+	if s := t.slot; s != nil {
+		t.slot = nil
+		if err := s.l.locked(ctx, func() error { s.drop(); return nil }); err != nil {
+			s.drop()
+		}
+	}
+	p := t.project
+	if p == nil {
+		return
+	}
+	t.project = nil
+	err := p.l.locked(ctx, func() error {
+		if result != nil {
+			v, _, err := p.l.scan()
+			if err == nil && joinedBy(v, p.m.Seq) {
+				if err := p.l.writeResult(p.m.Seq, result); err != nil {
+					t.q.log.Warn("leaving the result for the joined builds failed; they will build again", "error", err)
+				}
+			}
+		}
+		p.drop()
+		return nil
+	})
+	if err != nil {
+		t.q.log.Warn("releasing the build queue", "error", err)
+		p.drop() // the lock goes with the file; the next build finds it free
+	}
+}
+
+// joinedByOther reports whether a live ticket other than self joined seq.
+func joinedByOther(v view, seq, self int64) bool {
+	for _, m := range v.live {
+		if m.Seq != self && m.State == stateJoined && m.Joined == seq {
+			return true
+		}
+	}
+	return false
+}
+
+func joinedBy(v view, seq int64) bool {
+	for _, m := range v.live {
+		if m.State == stateJoined && m.Joined == seq {
+			return true
+		}
+	}
+	return false
+}
+
+// Wait queues the build and returns when it may run, when it joined an
+// identical build that has ended with a result, or with an error: ctx's
+// (the build is cancelled: it leaves the line, nothing ran), a
+// *TimeoutError, or one wrapping ErrUnusable. Whatever Wait returns, it
+// leaves no ticket behind except in a Turn.
+func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
+	if q.cfgErr != nil {
+		return nil, q.cfgErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := queueDir(req.Project)
+	if err != nil {
+		return nil, err
+	}
+	if t := nestedTurn(dir); t != "" {
+		q.log.Debug("admitted inside the build that holds the turn", "turn", t)
+		return &Turn{q: q, nested: t}, nil
+	}
+	start := time.Now()
+	if req.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, req.Timeout, ErrTimeout)
+		defer cancel()
+	}
+	w := &waiter{q: q, req: req, start: start}
+	l := &line{dir: dir, capacity: 1}
+	p, err := w.wait(ctx, l, req.Key, 0)
+	if err != nil {
+		return nil, w.fail(ctx, err)
+	}
+	turn := &Turn{q: q, project: p, waited: time.Since(start), ahead: w.firstAhead}
+	if p.m.State == stateJoined {
+		turn.joined = w.result
+		turn.project = nil
+		return turn, nil
+	}
+	if q.cfg.MaxBuilds > 0 {
+		sdir, err := slotDir(q.cfg.SlotDir)
+		if err == nil {
+			sl := &line{dir: sdir, capacity: q.cfg.MaxBuilds}
+			turn.slot, err = w.wait(ctx, sl, "", q.cfg.MaxBuilds)
+		}
+		if err != nil {
+			turn.Release(nil)
+			return nil, w.fail(ctx, err)
+		}
+	}
+	// Started: from now on nobody joins it.
+	if err := p.l.locked(context.WithoutCancel(ctx), func() error {
+		p.m.State, p.m.Started = stateRunning, time.Now().UnixMilli()
+		return p.write()
+	}); err != nil {
+		turn.Release(nil)
+		return nil, err
+	}
+	turn.waited = time.Since(start)
+	return turn, nil
+}
+
+// nestedTurn returns the ticket named by TurnEnv when it is a running
+// ticket of the queue in dir: this process runs inside that build.
+func nestedTurn(dir string) string {
+	p := os.Getenv(TurnEnv)
+	if p == "" || filepath.Dir(p) != dir {
+		return ""
+	}
+	m := ticketName.FindStringSubmatch(filepath.Base(p))
+	if m == nil {
+		return ""
+	}
+	seq, _ := strconv.ParseInt(m[1], 10, 64)
+	l := &line{dir: dir, capacity: 1}
+	tm, alive := l.inspect(seq)
+	if !alive || tm.State != stateRunning {
+		return ""
+	}
+	return p
+}
+
+// queueDir returns project/.buildguard/queue, creating what is missing and
+// refusing a symlink (or anything but a directory) at either step.
+func queueDir(project string) (string, error) {
+	if !filepath.IsAbs(project) {
+		return "", fmt.Errorf("%w: the project directory %q is not absolute", ErrUnusable, project)
+	}
+	state := filepath.Join(project, StateDir)
+	if err := ensureDir(state, 0o755); err != nil {
+		return "", err
+	}
+	q := filepath.Join(state, QueueDir)
+	return q, ensureDir(q, 0o700)
+}
+
+// slotDir returns the per-user slot directory, created private to the
+// user when missing; its last element must not be a symlink.
+func slotDir(dir string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return "", fmt.Errorf("%w: creating %s: %w", ErrUnusable, filepath.Dir(dir), err)
+	}
+	return dir, ensureDir(dir, 0o700)
+}
+
+// ensureDir makes sure dir is a real directory (not a symlink to one),
+// creating it with perm when it is missing.
+func ensureDir(dir string, perm os.FileMode) error {
+	for range 2 {
+		fi, err := os.Lstat(dir)
+		switch {
+		case err == nil && fi.Mode()&os.ModeSymlink != 0:
+			return fmt.Errorf("%w: %s is a symlink; buildguard never follows one there: remove it (it is recreated as a directory)", ErrUnusable, dir)
+		case err == nil && !fi.IsDir():
+			return fmt.Errorf("%w: %s is not a directory: remove it (it is recreated as a directory)", ErrUnusable, dir)
+		case err == nil:
+			return nil
+		case !errors.Is(err, os.ErrNotExist):
+			return fmt.Errorf("%w: %w", ErrUnusable, err)
+		}
+		if err := os.Mkdir(dir, perm); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%w: creating %s: %w; make the project directory writable", ErrUnusable, dir, err)
+		}
+	}
+	return nil
+}
+
+// waiter is one Wait in progress.
+type waiter struct {
+	q     *Queue
+	req   Request
+	start time.Time
+
+	firstAhead int
+	result     []byte // the joined build's result
+	last       Status
+	reported   time.Time
+	any        bool // a status was reported
+}
+
+// fail turns a wait's error into Wait's: ctx's own error or a TimeoutError.
+func (w *waiter) fail(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), ErrTimeout) {
+		return &TimeoutError{Timeout: w.req.Timeout, Last: w.last}
+	}
+	return err
+}
+
+// wait enters line l and waits until fewer than l.capacity builds are ahead
+// (then the ticket is returned, still in state waiting), or, with a key,
+// until the identical build it joined has left a result (the ticket is
+// returned dropped, in state joined, with w.result set). slots, when not 0,
+// says the line is the user's slots.
+func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*ticket, error) {
+	var t *ticket
+	var v view
+	err := l.locked(ctx, func() error {
+		var err error
+		t, v, err = l.enter(meta{PID: os.Getpid(), Name: w.req.Name, Front: w.req.Front, Key: key,
+			State: stateWaiting, Since: time.Now().UnixMilli()})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if slots == 0 {
+		w.firstAhead = len(v.ahead(t.m.Seq))
+	}
+	leave := func() {
+		if err := l.locked(context.WithoutCancel(ctx), func() error { t.drop(); return nil }); err != nil {
+			t.drop()
+		}
+	}
+	watches := map[string]<-chan struct{}{}
+	tick := time.NewTicker(rescan)
+	defer tick.Stop()
+	for {
+		var wake []string
+		done := false
+		err := l.locked(ctx, func() error {
+			v, _, err := l.scan()
+			if err != nil {
+				return err
+			}
+			wake, done = w.step(l, t, v, slots)
+			return nil
+		})
+		if err != nil {
+			leave()
+			return nil, err
+		}
+		if done {
+			return t, nil
+		}
+		for p := range watches {
+			if !slices.Contains(wake, p) {
+				delete(watches, p) // its goroutine ends with the lock it waits on
+			}
+		}
+		cases := make([]<-chan struct{}, 0, len(wake))
+		for _, p := range wake {
+			if watches[p] == nil {
+				watches[p] = filelock.Released(p)
+			}
+			cases = append(cases, watches[p])
+		}
+		ictx, icancel := context.WithCancel(ctx)
+		select {
+		case <-anyOf(ictx, cases):
+		case <-tick.C:
+		case <-ctx.Done():
+		}
+		icancel()
+		if ctx.Err() != nil {
+			leave()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// step looks at the line once (locked): it joins, rejoins or leaves a
+// joined build, reports the status, and says whether t may go on (done)
+// or which tickets' release should wake it.
+func (w *waiter) step(l *line, t *ticket, v view, slots int) (wake []string, done bool) {
+	now := time.Now()
+	if t.m.State == stateJoined {
+		if _, alive := v.find(t.m.Joined); !alive {
+			if res, ok := l.readResult(t.m.Joined); ok {
+				w.result = res
+				t.drop()
+				if !joinedByOther(v, t.m.Joined, t.m.Seq) {
+					_ = os.Remove(resultPath(l.dir, t.m.Joined)) // the last reader
+				}
+				return nil, true
+			}
+			// The leader went away without a result: back to our own place.
+			t.m.State, t.m.Joined = stateWaiting, 0
+		}
+	}
+	if t.m.State == stateWaiting && t.m.Key != "" {
+		for _, m := range v.live {
+			if m.Seq < t.m.Seq && m.Key == t.m.Key && m.State == stateWaiting {
+				t.m.State, t.m.Joined = stateJoined, m.Seq
+				break
+			}
+		}
+	}
+	if err := t.write(); err != nil {
+		w.q.log.Debug("updating the ticket", "error", err)
+	}
+	var st Status
+	if t.m.State == stateJoined {
+		leader, _ := v.find(t.m.Joined)
+		e := leader.entry(now)
+		ahead := v.ahead(leader.Seq)
+		st = Status{Place: len(ahead) + 1, Joined: &e}
+		for _, m := range ahead {
+			st.Ahead = append(st.Ahead, m.entry(now))
+		}
+		wake = []string{ticketPath(l.dir, leader.Seq)}
+	} else {
+		ahead := v.ahead(t.m.Seq)
+		if len(ahead) < l.capacity {
+			return nil, true
+		}
+		st = Status{Place: len(ahead) + 1, Slots: slots}
+		for _, m := range ahead {
+			st.Ahead = append(st.Ahead, m.entry(now))
+		}
+		if l.capacity == 1 {
+			wake = []string{ticketPath(l.dir, ahead[len(ahead)-1].Seq)}
+		} else {
+			for _, m := range ahead[:min(len(ahead), 64)] {
+				wake = append(wake, ticketPath(l.dir, m.Seq))
+			}
+		}
+	}
+	st.Waited = now.Sub(w.start)
+	w.report(st, now)
+	return wake, false
+}
+
+// report passes st on when it differs from the last one, or a heartbeat is
+// due.
+func (w *waiter) report(st Status, now time.Time) {
+	changed := !w.any || !st.same(w.last)
+	w.last = st
+	if w.req.Report == nil {
+		return
+	}
+	if changed || (w.req.Heartbeat > 0 && now.Sub(w.reported) >= w.req.Heartbeat) {
+		w.any, w.reported = true, now
+		w.req.Report(st)
+	}
+}
+
+// anyOf returns a channel closed when any of cs is closed; its goroutines
+// end when ctx is done.
+func anyOf(ctx context.Context, cs []<-chan struct{}) <-chan struct{} {
+	if len(cs) == 1 {
+		return cs[0]
+	}
+	out := make(chan struct{})
+	var once sync.Once
+	for _, c := range cs {
+		go func() {
+			select {
+			case <-c:
+				once.Do(func() { close(out) })
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return out
+}

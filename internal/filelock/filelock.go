@@ -1,0 +1,96 @@
+// Package filelock holds advisory locks on whole open files that the kernel
+// releases when the holder dies: flock(2) on Linux and macOS, LockFileEx on
+// Windows. A lock belongs to the open file (not to the process), so two
+// opens of one file in one process exclude each other as two processes do,
+// and a file closed or a process killed (SIGKILL included) leaves nothing
+// locked. It is the leaf primitive of the build queue (internal/buildqueue,
+// docs/decisions.md#D18); it knows nothing about queues or builds.
+//
+// It also opens the files it locks without following a symlink in the last
+// path element (OpenNoFollow), so a lock file cannot be redirected.
+package filelock
+
+import (
+	"context"
+	"errors"
+	"os"
+)
+
+// ErrWouldBlock is returned by TryLock when another open file holds a
+// conflicting lock.
+var ErrWouldBlock = errors.New("the file is locked by another holder")
+
+// TryLock takes an exclusive lock on f without waiting; it returns
+// ErrWouldBlock when another open file holds a lock on it.
+func TryLock(f *os.File) error { return lock(f, true, false) }
+
+// Lock takes a lock on f, exclusive or shared, waiting as long as it takes.
+// The wait cannot be interrupted: use LockContext for a bounded wait.
+func Lock(f *os.File, exclusive bool) error { return lock(f, exclusive, true) }
+
+// Unlock releases the lock on f. Closing f releases it too.
+func Unlock(f *os.File) error { return unlock(f) }
+
+// LockContext takes an exclusive lock on the file at path, opened (and
+// created, mode 0600) without following a symlink, waiting until it is free
+// or ctx is done. It returns the locked file; closing it releases the lock.
+// When ctx ends first, the wait goes on in the background on a file of its
+// own and releases the lock the moment it gets it, so nothing stays locked.
+func LockContext(ctx context.Context, path string) (*os.File, error) {
+	f, err := OpenNoFollow(path, os.O_RDWR|os.O_CREATE)
+	if err != nil {
+		return nil, err
+	}
+	switch err := TryLock(f); {
+	case err == nil:
+		return f, nil
+	case !errors.Is(err, ErrWouldBlock):
+		f.Close()
+		return nil, err
+	}
+	got := make(chan error, 1)
+	go func() { got <- Lock(f, true) }()
+	select {
+	case err := <-got:
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		return f, nil
+	case <-ctx.Done():
+		go func() {
+			<-got
+			f.Close() // releases the lock taken after we stopped waiting
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// Released returns a channel that is closed once no other open file holds
+// an exclusive lock on the file at path: at once when there is no such
+// file, else when its holder unlocks, closes or dies. The wait holds a
+// shared lock for an instant and keeps nothing locked. It cannot be
+// cancelled: the goroutine ends when the lock is released.
+func Released(path string) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f, err := OpenNoFollow(path, os.O_RDONLY)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		if Lock(f, false) == nil {
+			_ = Unlock(f)
+		}
+	}()
+	return done
+}
+
+// ErrSymlink is returned by OpenNoFollow for a path whose last element is a
+// symlink: nothing of the build queue is followed through one.
+var ErrSymlink = errors.New("is a symlink, which buildguard does not follow here")
+
+// ErrNotRegular is returned by OpenNoFollow for a path that names something
+// other than a regular file.
+var ErrNotRegular = errors.New("is not a regular file")

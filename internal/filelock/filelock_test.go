@@ -1,0 +1,85 @@
+package filelock
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestTwoOpensExclude: two opens of one file in one process exclude each
+// other, and closing the holder frees the lock.
+func TestTwoOpensExclude(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "lock")
+	a, err := OpenNoFollow(p, os.O_RDWR|os.O_CREATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := TryLock(a); err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenNoFollow(p, os.O_RDWR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := TryLock(b); !errors.Is(err, ErrWouldBlock) {
+		t.Fatalf("second TryLock = %v, want ErrWouldBlock", err)
+	}
+	released := Released(p)
+	select {
+	case <-released:
+		t.Fatal("Released fired while the lock was held")
+	case <-time.After(20 * time.Millisecond):
+	}
+	a.Close()
+	select {
+	case <-released:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Released did not fire after the holder closed the file")
+	}
+	if err := TryLock(b); err != nil {
+		t.Fatalf("TryLock after the holder closed: %v", err)
+	}
+}
+
+// TestLockContextCancelled: a cancelled wait returns at once and leaves
+// nothing locked once the holder lets go.
+func TestLockContextCancelled(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "lock")
+	holder, err := LockContext(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if _, err := LockContext(ctx, p); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("LockContext = %v, want the deadline", err)
+	}
+	holder.Close()
+	got, err := LockContext(context.Background(), p) // the abandoned wait let go
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Close()
+}
+
+func TestOpenNoFollowRefusesSymlinks(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symlinks need privileges on Windows")
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, nil, 0o600)
+	link := filepath.Join(dir, "link")
+	os.Symlink(target, link)
+	if _, err := OpenNoFollow(link, os.O_RDWR|os.O_CREATE); !errors.Is(err, ErrSymlink) {
+		t.Fatalf("OpenNoFollow(symlink) = %v, want ErrSymlink", err)
+	}
+	if _, err := OpenNoFollow(dir, os.O_RDONLY); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("OpenNoFollow(dir) = %v, want ErrNotRegular", err)
+	}
+}

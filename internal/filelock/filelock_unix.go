@@ -1,0 +1,80 @@
+//go:build unix
+
+package filelock
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+func lock(f *os.File, exclusive, wait bool) error {
+	how := unix.LOCK_SH
+	if exclusive {
+		how = unix.LOCK_EX
+	}
+	if !wait {
+		how |= unix.LOCK_NB
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var lerr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			lerr = unix.Flock(int(fd), how)
+			if lerr != unix.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	if errors.Is(lerr, unix.EWOULDBLOCK) {
+		return ErrWouldBlock
+	}
+	if lerr != nil {
+		return &os.PathError{Op: "flock", Path: f.Name(), Err: lerr}
+	}
+	return nil
+}
+
+func unlock(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var uerr error
+	if err := rc.Control(func(fd uintptr) { uerr = unix.Flock(int(fd), unix.LOCK_UN) }); err != nil {
+		return err
+	}
+	if uerr != nil {
+		return &os.PathError{Op: "flock", Path: f.Name(), Err: uerr}
+	}
+	return nil
+}
+
+// OpenNoFollow opens path with flag (os.O_* bits; files are created with
+// mode 0600) and refuses a symlink as its last element, close-on-exec so no
+// child inherits the lock.
+func OpenNoFollow(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o600)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			return nil, &os.PathError{Op: "open", Path: path, Err: ErrSymlink}
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+	}
+	return f, nil
+}
