@@ -59,6 +59,18 @@ func finish(t *testing.T, s *Store, id string) DetailedTask {
 	return d
 }
 
+// eventually polls cond until it holds, failing the test after 10 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not happen within 10 s", what)
+		}
+		runtime.Gosched()
+	}
+}
+
 func result(v string) Work {
 	return func(context.Context, *Run) (json.RawMessage, error) { return json.RawMessage(v), nil }
 }
@@ -433,13 +445,11 @@ func TestInputRequired(t *testing.T) {
 	})
 	<-parked
 	var d DetailedTask
-	for { // the work parks right after the signal; Get is the only way to see it
+	// The work parks right after the signal; Get is the only way to see it.
+	eventually(t, "input_required", func() bool {
 		d, _ = s.Get(task.TaskID)
-		if d.Status == StatusInputRequired {
-			break
-		}
-		runtime.Gosched()
-	}
+		return d.Status == StatusInputRequired
+	})
 	if len(d.InputRequests) != 2 {
 		t.Fatalf("inputRequests = %v", d.InputRequests)
 	}
