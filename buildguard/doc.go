@@ -9,8 +9,13 @@
 //   - owner tokens (NewOwner, OwnerLine): a build's identity at the agent, the
 //     only thing a user needs to recover a failed or abandoned build;
 //   - every refusal rule of the wrapper's options (Options.Config,
-//     ParseTimeoutMs): the fronts translate flags into Options and print
-//     what comes back, and each refusal says what to do next;
+//     ParseTimeoutMs) and of the hold session, as structured errors: a
+//     *RefusalError says what was missing or wrong and which Fix (and so
+//     which Settings) gets past it, an *OptionError which setting is
+//     unusable, an *UnconfirmedError which BUILD went unacknowledged. This
+//     package names no flag and no tool argument; each front words the fix
+//     for its own users through an Advice (flags on the command line,
+//     arguments in MCP);
 //   - the hold session (Guard.Run): one connection for the whole run,
 //     `BUILD started` acknowledged before the child starts, `BUILD ok` or
 //     `BUILD failed` acknowledged after it exits, and the error that says

@@ -17,7 +17,7 @@ var (
 	// ErrRefused means the build was refused before its command started: the
 	// agent could not be found or reached, the handshake failed, or
 	// `BUILD started` was rejected or not acknowledged in time. The command
-	// never ran.
+	// never ran. Guard.Run returns it as a *RefusalError.
 	ErrRefused = errors.New("build refused")
 	// ErrCannotRun means the command could not be started (a missing
 	// executable, a permission problem). `BUILD failed` was sent and
@@ -25,8 +25,9 @@ var (
 	ErrCannotRun = errors.New("cannot run the build command")
 	// ErrUnsafe means the command ran but its finish was not confirmed: the
 	// agent did not acknowledge (or rejected) `BUILD ok` or `BUILD failed`.
-	// The agent may still hold the output for this owner; rerun the build
-	// with the same --owner to recover. It also wraps the ends of a build
+	// The agent may still hold the output for this owner; a complete build
+	// with the same owner recovers it. An *UnconfirmedError says which BUILD
+	// went unacknowledged. It also wraps the ends of a build
 	// that the wrapper failed itself after `BUILD failed` was acknowledged:
 	// a *StragglersError or a *TerminalStopError.
 	ErrUnsafe = errors.New("build did not complete safely")

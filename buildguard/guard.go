@@ -97,7 +97,7 @@ type Config struct {
 
 	// Set by Options.Config: a refusal found in the options, reported by
 	// Run after the owner line, and the transcript file Run creates.
-	refusal        error
+	refusal        *RefusalError
 	transcriptPath string
 }
 
@@ -173,7 +173,7 @@ func (g *Guard) Owner() string { return g.owner }
 func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	c := g.cfg
 	if len(argv) == 0 {
-		return 0, fmt.Errorf("%w: no command given", ErrRefused)
+		return 0, refused(FixNone, "no command given")
 	}
 	fmt.Fprintln(c.Stderr, OwnerLine(g.owner))
 	if c.refusal != nil {
@@ -185,7 +185,7 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	if c.transcriptPath != "" {
 		f, err := os.OpenFile(c.transcriptPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
-			return 0, fmt.Errorf("%w: cannot create the transcript: %w; pass --transcript a file in a writable directory", ErrRefused, err)
+			return 0, refused(FixTranscript, "cannot create the transcript: %w", err)
 		}
 		defer f.Close()
 		c.Transcript = f
@@ -232,7 +232,7 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 		r.Close()
 		g.log.Warn("the build command could not be started", "error", err)
 		if ferr := g.finish(ctx, agent, agentproto.BuildFailed); ferr != nil {
-			return 1, fmt.Errorf("%w: %w; then BUILD failed was not acknowledged (%w); the output stays held: rerun the build with --owner and the owner printed above", ErrUnsafe, err, ferr)
+			return 1, &UnconfirmedError{State: agentproto.BuildFailed, Err: ferr, Launch: err}
 		}
 		return 127, err
 	}
@@ -266,7 +266,7 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	var unsafe error
 	switch {
 	case ferr != nil:
-		unsafe = fmt.Errorf("%w: BUILD %s was not acknowledged (%w); the output stays held: rerun the build with --owner and the owner printed above", ErrUnsafe, state, ferr)
+		unsafe = &UnconfirmedError{State: state, Err: ferr}
 	case werr != nil:
 		unsafe = fmt.Errorf("%w: %w", ErrUnsafe, werr)
 	}
@@ -376,13 +376,13 @@ func (g *Guard) acquire(ctx context.Context, sigs caught) (Agent, os.Signal, err
 	close(stop)
 	wg.Wait()
 	if err == nil && got == nil && ctx.Err() != nil {
-		err = fmt.Errorf("%w: %w", ErrRefused, ctx.Err())
+		err = &RefusalError{Problem: ctx.Err()}
 	}
 	if got == nil && err == nil {
 		return agent, nil, nil
 	}
 	var ferr error
-	owed := sent && !errors.Is(err, agentproto.ErrRejected)
+	owed := sent && (err == nil || !errors.Is(err.Problem, agentproto.ErrRejected))
 	if owed {
 		ferr = g.finish(ctx, agent, agentproto.BuildFailed)
 	}
@@ -396,9 +396,9 @@ func (g *Guard) acquire(ctx context.Context, sigs caught) (Agent, os.Signal, err
 	switch {
 	case !owed:
 	case ferr == nil:
-		err = fmt.Errorf("%w; then BUILD failed was acknowledged: if the agent took the hold after all, it keeps it for this owner until this owner's next successful build", err)
+		err.After = "then BUILD failed was acknowledged: if the agent took the hold after all, it keeps it for this owner until this owner's next successful build"
 	default:
-		err = fmt.Errorf("%w; then BUILD failed was not acknowledged either (%w): if the agent took the hold, it keeps it for this owner until this owner's next successful build", err, ferr)
+		err.After = fmt.Sprintf("then BUILD failed was not acknowledged either (%v): if the agent took the hold, it keeps it for this owner until this owner's next successful build", ferr)
 	}
 	return agent, nil, err
 }
@@ -406,7 +406,7 @@ func (g *Guard) acquire(ctx context.Context, sigs caught) (Agent, os.Signal, err
 // connectAndStart connects and asks for the hold; sent reports whether
 // `BUILD started` was handed to the connection, so that the agent may have
 // taken the hold whatever the error says.
-func (g *Guard) connectAndStart(ctx context.Context, caught <-chan struct{}) (agent Agent, sent bool, err error) {
+func (g *Guard) connectAndStart(ctx context.Context, caught <-chan struct{}) (agent Agent, sent bool, refusal *RefusalError) {
 	port, err := g.cfg.Endpoint.Resolve()
 	if err != nil {
 		return nil, false, refusedEndpoint(g.cfg.Endpoint, err)
@@ -414,20 +414,20 @@ func (g *Guard) connectAndStart(ctx context.Context, caught <-chan struct{}) (ag
 	agent, err = g.cfg.Dial(ctx, port)
 	if err != nil {
 		g.log.Debug("connecting to the agent failed", "port", port, "error", err, "cause", agentproto.Cause(err))
-		next := startNext
+		fix := FixStartAgent
 		if errors.Is(err, agentproto.ErrInvalidHandshake) {
-			next = "what answers on that port is not a Reclazz agent: point --port/--port-file at the agent's current port"
+			fix = FixNotAgent
 		}
-		return nil, false, fmt.Errorf("%w: Cannot open build session: %w; %s", ErrRefused, err, next)
+		return nil, false, &RefusalError{Stage: "Cannot open build session", Problem: err, Fix: fix}
 	}
 	g.log.Debug("connected to the agent", "port", port)
 	select {
 	case <-caught:
 	case <-ctx.Done():
-		return agent, false, fmt.Errorf("%w: %w", ErrRefused, ctx.Err())
+		return agent, false, &RefusalError{Problem: ctx.Err()}
 	}
 	if ctx.Err() != nil {
-		return agent, false, fmt.Errorf("%w: %w", ErrRefused, ctx.Err())
+		return agent, false, &RefusalError{Problem: ctx.Err()}
 	}
 	sctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	err = agent.Build(sctx, agentproto.BuildStarted, g.owner)

@@ -205,6 +205,8 @@ func TestRunRefusedStartNeverRunsChild(t *testing.T) {
 			if !errors.Is(err, ErrRefused) || !errors.Is(err, fault) {
 				t.Fatalf("err = %v, want ErrRefused wrapping %v", err, fault)
 			}
+			wantFix := map[string]Fix{"rejected": FixOwner, "timeout": FixAckTimeout, "disconnected": FixRetry}[name]
+			checkRefusal(t, err, wantFix)
 			if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the child ran: %v", err)
 			}
@@ -224,11 +226,13 @@ func TestRunRefusedStartNeverRunsChild(t *testing.T) {
 
 func TestRunRefusedBeforeConnecting(t *testing.T) {
 	t.Parallel()
+	fixes := map[string]Fix{"invalid port": FixPort, "no port file": FixPortFile, "nothing to discover": FixDiscovery, "timeout high": FixTimeout, "timeout below": FixTimeout}
 	for name, mutate := range map[string]func(*Config){
-		"invalid port":  func(c *Config) { c.Endpoint.Port = "65536" },
-		"no port file":  func(c *Config) { c.Endpoint = agentproto.Endpoint{PortFile: filepath.Join(t.TempDir(), "none")} },
-		"timeout high":  func(c *Config) { c.Timeout = 60001 * time.Millisecond },
-		"timeout below": func(c *Config) { c.Timeout = time.Microsecond },
+		"invalid port":        func(c *Config) { c.Endpoint.Port = "65536" },
+		"no port file":        func(c *Config) { c.Endpoint = agentproto.Endpoint{PortFile: filepath.Join(t.TempDir(), "none")} },
+		"nothing to discover": func(c *Config) { c.Endpoint = agentproto.Endpoint{Base: t.TempDir()} },
+		"timeout high":        func(c *Config) { c.Timeout = 60001 * time.Millisecond },
+		"timeout below":       func(c *Config) { c.Timeout = time.Microsecond },
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -238,6 +242,7 @@ func TestRunRefusedBeforeConnecting(t *testing.T) {
 			if !errors.Is(err, ErrRefused) {
 				t.Fatalf("err = %v, want ErrRefused", err)
 			}
+			checkRefusal(t, err, fixes[name])
 			if h.dials != 0 {
 				t.Errorf("dialled %d times, want none", h.dials)
 			}
@@ -288,6 +293,12 @@ func TestRunLostOKAckIsUnsafeAndSaysFailed(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "test-owner") {
 		t.Errorf("the error shows the owner: %v", err)
+	}
+	// The state that was not confirmed, in no front's words: each says how
+	// its users rerun with the owner.
+	var ue *UnconfirmedError
+	if !errors.As(err, &ue) || ue.State != agentproto.BuildOK || strings.Contains(err.Error(), "--") {
+		t.Errorf("err = %v (%T), want an unconfirmed BUILD ok naming no flag", err, err)
 	}
 }
 
@@ -586,5 +597,60 @@ func TestRunReleasesSignalsUnlessKept(t *testing.T) {
 				t.Fatalf("without KeepSignals the process ended with %v, stdout %q, stderr %q; want it killed by the SIGTERM", err, out, stderr.String())
 			}
 		})
+	}
+}
+
+// checkRefusal requires err to be a *RefusalError with fix, whose text
+// names no flag: each front words the fix for its own users.
+func checkRefusal(t *testing.T, err error, fix Fix) {
+	t.Helper()
+	var r *RefusalError
+	if !errors.As(err, &r) || r.Fix != fix {
+		t.Errorf("err = %v (%T), want a refusal with fix %d", err, err, fix)
+		return
+	}
+	if strings.Contains(err.Error(), "--") {
+		t.Errorf("the core words a flag: %q", err)
+	}
+	if got := (Advice{fix: "ADVICE"}).Word(err); !strings.Contains(got, "; ADVICE") {
+		t.Errorf("advice not worded in: %q", got)
+	}
+}
+
+// TestOptionsAreStructured: the options' usage errors name the setting,
+// their refusals the fix, and neither names a flag.
+func TestOptionsAreStructured(t *testing.T) {
+	t.Parallel()
+	s := func(v string) *string { return &v }
+	for _, c := range []struct {
+		name    string
+		o       Options
+		setting Setting // a usage error in this setting
+		fix     Fix     // else a refusal with this fix
+	}{
+		{"bad owner", Options{Owner: s("bad owner")}, SettingOwner, 0},
+		{"empty owner", Options{Owner: s("")}, SettingOwner, 0},
+		{"bad grace", Options{Grace: s("soon")}, SettingGrace, 0},
+		{"blank port", Options{Port: s(" ")}, "", FixPort},
+		{"empty port file", Options{PortFile: s("")}, "", FixPortFile},
+		{"timeout not a number", Options{TimeoutMs: s("x")}, "", FixTimeout},
+		{"timeout too high", Options{TimeoutMs: s("60001")}, "", FixTimeout},
+	} {
+		cfg, err := c.o.Config()
+		if c.setting != "" {
+			var oe *OptionError
+			if !errors.As(err, &oe) || oe.Setting != c.setting || strings.Contains(err.Error(), "--") {
+				t.Errorf("%s: err = %v, want a usage error in %s naming no flag", c.name, err, c.setting)
+			}
+			continue
+		}
+		if err != nil || cfg.refusal == nil {
+			t.Errorf("%s: Config = %v, refusal %v; want a refusal", c.name, err, cfg.refusal)
+			continue
+		}
+		checkRefusal(t, cfg.refusal, c.fix)
+	}
+	if cfg, err := (Options{}).Config(); err != nil || cfg.refusal != nil {
+		t.Errorf("no options: %v, %v", err, cfg.refusal)
 	}
 }

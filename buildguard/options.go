@@ -9,17 +9,17 @@ import (
 	"github.com/buildguard/buildguard/agentproto"
 )
 
-// Options are the wrapper's settings as its command line gives them
+// Options are the wrapper's settings as a front gives them
 // (docs/decisions.md#D1, docs/mcp-server.md#6): raw values, nil when the
 // option is absent. Config checks each by the one rule the contract gives
 // it, so that a front passes them through and prints what comes back.
 type Options struct {
-	Port       *string // --port N
-	PortFile   *string // --port-file PATH
-	Owner      *string // --owner TOKEN
-	TimeoutMs  *string // --timeout-ms N
-	Grace      *string // --grace DURATION
-	Transcript *string // --transcript FILE
+	Port       *string // SettingPort
+	PortFile   *string // SettingPortFile
+	Owner      *string // SettingOwner
+	TimeoutMs  *string // SettingTimeout, in milliseconds
+	Grace      *string // SettingGrace, a Go duration
+	Transcript *string // SettingTranscript
 }
 
 // ErrInvalidOption means an option's value cannot be used at all, a usage
@@ -27,24 +27,37 @@ type Options struct {
 // no owner line is printed.
 var ErrInvalidOption = errors.New("invalid option")
 
+// OptionError is a usage error in one option: its value cannot be used at
+// all. It wraps ErrInvalidOwner (Setting is SettingOwner) or
+// ErrInvalidOption; a front says how its users give the setting instead.
+type OptionError struct {
+	// Setting is the option that is wrong.
+	Setting Setting
+	// Err says what is wrong with it.
+	Err error
+}
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+
+func (e *OptionError) Unwrap() error { return e.Err }
+
 // Config returns the Config the options ask for. It fails only for usage
-// errors, wrapping ErrInvalidOwner (an --owner that is given is checked, also
-// when empty; without one a fresh UUID owns the build) or ErrInvalidOption
-// (--grace). Every other problem refuses the build: Guard.Run reports it,
-// wrapped in ErrRefused, after the owner line, and the command never runs.
-// Each refusal says what to do next.
+// errors, an *OptionError: an --owner that is given is checked, also when
+// empty (without one a fresh UUID owns the build), and --grace must be a
+// duration. Every other problem refuses the build: Guard.Run reports it,
+// as a *RefusalError, after the owner line, and the command never runs.
 func (o Options) Config() (Config, error) {
 	var c Config
 	if o.Owner != nil {
 		if err := CheckOwner(*o.Owner); err != nil {
-			return c, fmt.Errorf("%w; to recover, pass the owner the build printed, or leave --owner out for a fresh one", err)
+			return c, &OptionError{Setting: SettingOwner, Err: err}
 		}
 		c.Owner = *o.Owner
 	}
 	if o.Grace != nil {
 		d, err := time.ParseDuration(*o.Grace)
 		if err != nil || d < 0 {
-			return c, fmt.Errorf("%w: --grace needs a duration such as 10s or 500ms", ErrInvalidOption)
+			return c, &OptionError{Setting: SettingGrace, Err: fmt.Errorf("%w: the grace period needs a duration such as 10s or 500ms", ErrInvalidOption)}
 		}
 		if d == 0 {
 			d = -1 // no grace: kill at once
@@ -59,9 +72,9 @@ func (o Options) Config() (Config, error) {
 }
 
 // refusal sets the endpoint and timeout of c and returns why the build is
-// refused before it connects, or nil: a blank --port first, then the
+// refused before it connects, or nil: a blank port first, then the
 // timeout, then the endpoint, as the checks happen in Run.
-func (o Options) refusal(c *Config) error {
+func (o Options) refusal(c *Config) *RefusalError {
 	if o.Port != nil && agentproto.IsBlank(*o.Port) {
 		return refusedEndpoint(c.Endpoint, fmt.Errorf("%w: %s", agentproto.ErrInvalidPort, *o.Port))
 	}
@@ -74,7 +87,7 @@ func (o Options) refusal(c *Config) error {
 	}
 	switch {
 	case o.Port != nil:
-		c.Endpoint.Port = *o.Port // --port wins over --port-file
+		c.Endpoint.Port = *o.Port // the port wins over the port file
 	case o.PortFile != nil && *o.PortFile == "":
 		// Resolved against the working directory, as a relative path is:
 		// a directory, not a port file.
@@ -86,56 +99,47 @@ func (o Options) refusal(c *Config) error {
 	return nil
 }
 
-// ParseTimeoutMs parses a --timeout-ms value as the contract does (Java
-// int syntax, 1..60000 ms; docs/mcp-server.md#6). The error wraps
-// ErrRefused.
-func ParseTimeoutMs(s string) (time.Duration, error) {
+// ParseTimeoutMs parses a timeout given in milliseconds as the contract
+// does (Java int syntax, 1..60000 ms; docs/mcp-server.md#6). The error is a
+// *RefusalError with FixTimeout.
+func ParseTimeoutMs(s string) (time.Duration, *RefusalError) {
 	ms, ok := agentproto.ParseJavaInt(s)
 	if !ok {
-		return 0, fmt.Errorf("%w: Invalid timeoutMs; %s", ErrRefused, timeoutNext)
+		return 0, refused(FixTimeout, "Invalid timeoutMs")
 	}
 	d := time.Duration(ms) * time.Millisecond
 	return d, checkTimeout(d)
 }
 
 // checkTimeout is the one range rule of a guarded build's timeout.
-func checkTimeout(d time.Duration) error {
+func checkTimeout(d time.Duration) *RefusalError {
 	if d < time.Millisecond || d > MaxTimeout {
-		return fmt.Errorf("%w: timeoutMs must be between 1 and 60000; %s", ErrRefused, timeoutNext)
+		return refused(FixTimeout, "timeoutMs must be between 1 and 60000")
 	}
 	return nil
 }
 
-// What a refusal tells the user to do next.
-const (
-	timeoutNext  = "pass --timeout-ms a whole number of milliseconds from 1 to 60000"
-	endpointNext = "point --port-file at the port file the running agent wrote (.reclazz/agent.port in its project), or pass --port N"
-	// startNext is for an agent that is not there or not answering.
-	startNext = "start the application with the Reclazz agent attached, or point --port/--port-file at its current port"
-)
-
-// refusedEndpoint is the refusal for endpoint e that cannot be resolved,
-// with what to do next.
-func refusedEndpoint(e agentproto.Endpoint, err error) error {
-	next := endpointNext
+// refusedEndpoint is the refusal for endpoint e that cannot be resolved.
+func refusedEndpoint(e agentproto.Endpoint, err error) *RefusalError {
+	fix := FixPortFile
 	switch {
 	case errors.Is(err, agentproto.ErrNoPortFile) && e.PortFile == "":
-		next = "run buildguard in the application's project directory, where the agent writes .reclazz/agent.port, or pass --port-file PATH or --port N"
+		fix = FixDiscovery
 	case errors.Is(err, agentproto.ErrInvalidPort):
-		next = "pass --port the agent's port (1 to 65535), or --port-file its port file"
+		fix = FixPort
 	}
-	return fmt.Errorf("%w: %w; %s", ErrRefused, err, next)
+	return &RefusalError{Problem: err, Fix: fix}
 }
 
 // refusedStart is the refusal for a `BUILD started` that was not
-// acknowledged, with what to do next.
-func refusedStart(err error) error {
-	next := "check that the application is running and responsive, and retry"
+// acknowledged.
+func refusedStart(err error) *RefusalError {
+	fix := FixRetry
 	switch {
 	case errors.Is(err, agentproto.ErrRejected):
-		next = "another build holds the output: rerun it with the --owner it printed to finish or recover it, or restart the application if that owner is lost"
+		fix = FixOwner
 	case errors.Is(err, agentproto.ErrTimeout):
-		next = "the agent did not answer in time: check that the application is responsive, or raise --timeout-ms"
+		fix = FixAckTimeout
 	}
-	return fmt.Errorf("%w: BUILD started was not acknowledged; the command was not run: %w; %s", ErrRefused, err, next)
+	return &RefusalError{Stage: "BUILD started was not acknowledged; the command was not run", Problem: err, Fix: fix}
 }

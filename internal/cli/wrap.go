@@ -128,12 +128,12 @@ func wrapExit(code int, err error, stderr io.Writer) ExitCode {
 		return ExitCode(code)
 	case errors.As(err, &ue), errors.Is(err, buildguard.ErrInvalidOwner), errors.Is(err, buildguard.ErrInvalidOption):
 		// The usage line comes first: scripts check that stderr starts with "Usage:".
-		fmt.Fprintf(stderr, "%sbuildguard: %v\n", wrapUsage, err)
+		fmt.Fprintf(stderr, "%sbuildguard: %s\n", wrapUsage, wrapText(err))
 		return ExitUsage
 	case errors.As(err, &ie):
 		switch {
 		case ie.Err != nil:
-			fmt.Fprintf(stderr, "buildguard: %v\n", ie.Err)
+			fmt.Fprintf(stderr, "buildguard: %s\n", wrapText(ie.Err))
 		case !ie.Ran:
 			fmt.Fprintf(stderr, "buildguard: build interrupted (%v) before the command started; it did not run\n", ie.Signal)
 		default:
@@ -144,6 +144,6 @@ func wrapExit(code int, err error, stderr io.Writer) ExitCode {
 		fmt.Fprintf(stderr, "buildguard: %v; BUILD failed was acknowledged: check the command's name and PATH, then rerun with --owner and the owner printed above\n", err)
 		return ExitCannotRun
 	}
-	fmt.Fprintf(stderr, "buildguard: %v\n", err)
+	fmt.Fprintf(stderr, "buildguard: %s\n", wrapText(err))
 	return ExitFailure
 }

@@ -113,6 +113,10 @@ type Request struct {
 	Confirm string
 	// Progress receives progress reports; nil means none.
 	Progress ProgressFunc
+	// Advice words a refusal's fix for the front that asked for the build,
+	// in the names its users give the settings (tool arguments, flags);
+	// nil words none.
+	Advice buildguard.Advice
 }
 
 // errBuildTimeout is the cause of a build's own deadline.
@@ -192,7 +196,7 @@ func (b *Builder) runClaimed(ctx, sctx context.Context, req Request, res *Result
 	case errors.Is(err, buildguard.ErrCannotRun):
 		res.ExitCode = &code // 127, as a shell reports it
 	}
-	res.Detail = describe(res, err, timeout, stopping, run.agent.last())
+	res.Detail = describe(res, err, timeout, stopping, run.agent.last(), req.Advice)
 	if res.Outcome == OutcomeOK {
 		b.prove(ctx, run, res)
 	}
@@ -295,15 +299,16 @@ func (b *Builder) Stop() {
 // describe is the result's detail: what happened, what the agent was last
 // told and acknowledged (never a guess, docs/decisions.md#D21), and what to
 // do next.
-func describe(res *Result, err error, timeout time.Duration, stopping bool, told exchange) string {
+func describe(res *Result, err error, timeout time.Duration, stopping bool, told exchange, advice buildguard.Advice) string {
 	var ie *buildguard.InterruptedError
 	ran := errors.As(err, &ie) && ie.Ran
 	var left *buildguard.StragglersError
 	switch {
 	case res.Outcome == OutcomeRefused:
 		// The core's refusal says whether BUILD started was sent and how the
-		// agent answered the BUILD failed that followed it.
-		return err.Error()
+		// agent answered the BUILD failed that followed it; the front's
+		// advice says what to do next.
+		return advice.Word(err)
 	case res.Outcome == OutcomeOK:
 		return "the build exited 0 and " + told.String()
 	case errors.As(err, &left):

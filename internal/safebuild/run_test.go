@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/buildguard"
 	"github.com/buildguard/buildguard/harness/fakeagent"
 )
 
@@ -387,5 +388,34 @@ func TestRunCancelWhileOKAwaitsAckSaysReleased(t *testing.T) {
 	}
 	if err := f.agent.WaitHold(ctxT(t), fakeagent.HoldNone); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunRefusalIsWordedByTheFront: the core's refusal reaches the result
+// with the advice of the front that asked (docs/safe-build.md#4), never in
+// another front's words: without advice it names no flag either.
+func TestRunRefusalIsWordedByTheFront(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	advice := buildguard.Advice{buildguard.FixDiscovery: "ADVICE-DISCOVERY", buildguard.FixOwner: "ADVICE-OWNER"}
+	req := f.request(t, "compile", filepath.Join(t.TempDir(), "out"), "X=1")
+	req.Endpoint = agentproto.Endpoint{Base: t.TempDir()} // no port file to discover
+	for _, a := range []buildguard.Advice{nil, advice} {
+		req.Advice = a
+		res := f.builder.Run(context.Background(), req)
+		want := "build refused: no port file found; run the app with the Reclazz agent, or pass port/portFile"
+		if a != nil {
+			want += "; ADVICE-DISCOVERY"
+		}
+		if res.Outcome != OutcomeRefused || res.Detail != want {
+			t.Errorf("advice %v: outcome %s, detail %q; want %q", a, res.Outcome, res.Detail, want)
+		}
+	}
+	held := newFixture(t, fakeagent.WithHold("someone-else"))
+	req = held.request(t, "compile", filepath.Join(t.TempDir(), "out"), "X=1")
+	req.Advice = advice
+	res := held.builder.Run(context.Background(), req)
+	if res.Outcome != OutcomeRefused || !strings.Contains(res.Detail, "; ADVICE-OWNER") || strings.Contains(res.Detail, "--") {
+		t.Errorf("outcome %s, detail %q; want the owner advice and no flag", res.Outcome, res.Detail)
 	}
 }

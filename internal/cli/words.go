@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/buildguard/buildguard/buildguard"
+)
+
+// wrapAdvice is what the wrapper tells its user to do after a refusal, in
+// its flags (docs/decisions.md#D8).
+var wrapAdvice = buildguard.Advice{
+	buildguard.FixRetry:      "check that the application is running and responsive, and retry",
+	buildguard.FixDiscovery:  "run buildguard in the application's project directory, where the agent writes .reclazz/agent.port, or pass --port-file PATH or --port N",
+	buildguard.FixPortFile:   "point --port-file at the port file the running agent wrote (.reclazz/agent.port in its project), or pass --port N",
+	buildguard.FixPort:       "pass --port the agent's port (1 to 65535), or --port-file its port file",
+	buildguard.FixStartAgent: "start the application with the Reclazz agent attached, or point --port/--port-file at its current port",
+	buildguard.FixNotAgent:   "what answers on that port is not a Reclazz agent: point --port/--port-file at the agent's current port",
+	buildguard.FixTimeout:    "pass --timeout-ms a whole number of milliseconds from 1 to 60000",
+	buildguard.FixAckTimeout: "the agent did not answer in time: check that the application is responsive, or raise --timeout-ms",
+	buildguard.FixOwner:      "another build holds the output: rerun it with the --owner it printed to finish or recover it, or restart the application if that owner is lost",
+	buildguard.FixTranscript: "pass --transcript a file in a writable directory",
+}
+
+// wrapText is err's text for the wrapper's stderr line: a refusal with the
+// wrapper's advice, an unconfirmed finish with how to rerun, a usage error
+// in the option's flag.
+func wrapText(err error) string {
+	var oe *buildguard.OptionError
+	if errors.As(err, &oe) {
+		switch oe.Setting {
+		case buildguard.SettingOwner:
+			return err.Error() + "; to recover, pass the owner the build printed, or leave --owner out for a fresh one"
+		case buildguard.SettingGrace:
+			return buildguard.ErrInvalidOption.Error() + ": --grace needs a duration such as 10s or 500ms"
+		}
+	}
+	text := wrapAdvice.Word(err)
+	var ue *buildguard.UnconfirmedError
+	if errors.As(err, &ue) {
+		text = strings.Replace(text, ue.Error(), ue.Error()+": rerun the build with --owner and the owner printed above", 1)
+	}
+	return text
+}
