@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 const (
@@ -15,11 +17,11 @@ const (
 	pingLine  = `{"jsonrpc":"2.0","id":%s,"method":"ping"}`
 )
 
-var appliedBatch = Result{Data: json.RawMessage(`{"status":"applied","allApplied":true}`), LegacyText: "applied"}
+var appliedBatch = tools.Result{Data: json.RawMessage(`{"status":"applied","allApplied":true}`), LegacyText: "applied"}
 
 func TestBatchAnswersWhenDoneAndFreesTheSlot(t *testing.T) {
 	t.Parallel()
-	f := &fakeCaller{release: make(chan Result), started: make(chan string, 4)}
+	f := &fakeCaller{release: make(chan tools.Result), started: make(chan string, 4)}
 	s := startSession(t, f, time.Second)
 	s.send(initLine)
 	s.recv()
@@ -74,7 +76,7 @@ func TestBatchCancelSuppressesTheAnswer(t *testing.T) {
 func TestBatchCancelRacesCompletion(t *testing.T) {
 	t.Parallel()
 	for i := 0; i < 100; i++ {
-		f := &fakeCaller{release: make(chan Result, 1), started: make(chan string, 2)}
+		f := &fakeCaller{release: make(chan tools.Result, 1), started: make(chan string, 2)}
 		s := startSession(t, f, time.Second)
 		s.send(fmt.Sprintf(batchCall, "7"))
 		if i%2 == 0 {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/mcp/httpfront"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 const benchSHA = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
@@ -29,7 +31,7 @@ type httpBench struct {
 func newHTTPBench(b *testing.B) *httpBench {
 	a := fakeagent.NewServer(b, fakeagent.WithHeartbeat(-1))
 	a.SetReceipt("com.acme.A", fakeagent.Receipt{SHA256: benchSHA, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
-	srv := mcp.NewServer(mcp.Config{Caller: mcp.NewService(mcp.Deps{})})
+	srv := mcp.NewServer(mcp.Config{Caller: tools.NewService(tools.Deps{})})
 
 	stdio := stdioSession(b, srv)
 	stdio(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`)
@@ -43,7 +45,7 @@ func newHTTPBench(b *testing.B) *httpBench {
 	go func() { served <- srv.ServeStreamableHTTP(ctx, ln, "bench-token-0123456789") }()
 	tr := &http.Transport{MaxIdleConnsPerHost: 32}
 	b.Cleanup(func() { cancel(); <-served; tr.CloseIdleConnections() })
-	return &httpBench{agentPort: a.Port(), stdio: stdio, url: "http://" + ln.Addr().String() + mcp.HTTPPath, client: &http.Client{Transport: tr, Timeout: 20 * time.Second}}
+	return &httpBench{agentPort: a.Port(), stdio: stdio, url: "http://" + ln.Addr().String() + httpfront.HTTPPath, client: &http.Client{Transport: tr, Timeout: 20 * time.Second}}
 }
 
 func (h *httpBench) verify(id int) string {

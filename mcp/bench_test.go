@@ -17,6 +17,7 @@ import (
 	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/internal/testsupport/testbin"
 	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 // median returns the median of xs (which it sorts).
@@ -103,7 +104,7 @@ func BenchmarkVerifyCall(b *testing.B) {
 	a := fakeagent.NewServer(b, fakeagent.WithHeartbeat(-1))
 	a.SetReceipt("com.acme.A", fakeagent.Receipt{SHA256: sha, Source: "/p/A.class", Status: "applied", Detail: "Reloaded", CompletedAt: "2026-09-08T09:12:44.371Z"})
 
-	srv := mcp.NewServer(mcp.Config{Caller: mcp.NewService(mcp.Deps{})})
+	srv := mcp.NewServer(mcp.Config{Caller: tools.NewService(tools.Deps{})})
 	send := stdioSession(b, srv)
 	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
 
@@ -146,7 +147,7 @@ func stdioSession(b *testing.B, srv *mcp.Server) func(line string) string {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(context.Background(), inR, outW); outW.Close() }()
+	go func() { done <- srv.ServeStdio(context.Background(), inR, outW); outW.Close() }()
 	b.Cleanup(func() { inW.Close(); io.Copy(io.Discard, outR); <-done })
 	answers := bufio.NewReader(outR)
 	return func(line string) string {

@@ -8,19 +8,21 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 // fakeCaller is a deterministic Caller for protocol tests. It mimics the
 // argument checks the real service makes where a test needs them:
 //
-//   - an unknown tool name is a protocol ArgError, after the arguments;
-//   - "timeoutMs":"bad" is an argument ArgError;
-//   - "mode":"panic" panics, "mode":"broken" returns a non-ArgError error;
+//   - an unknown tool name is a protocol tools.ArgError, after the arguments;
+//   - "timeoutMs":"bad" is an argument tools.ArgError;
+//   - "mode":"panic" panics, "mode":"broken" returns a non-tools.ArgError error;
 //   - reclazz_verify_batch blocks until ctx is cancelled, or until a value
 //     arrives on release when release is set.
 type fakeCaller struct {
-	release chan Result   // nil: a batch blocks until cancelled
-	deaf    chan struct{} // non-nil: a batch ignores ctx and waits for this to close
+	release chan tools.Result // nil: a batch blocks until cancelled
+	deaf    chan struct{}     // non-nil: a batch ignores ctx and waits for this to close
 
 	mu        sync.Mutex
 	started   chan string // optional: receives the tool name when a call starts
@@ -40,53 +42,53 @@ func (f *fakeCaller) awaitStart(t *testing.T) string {
 	}
 }
 
-func (f *fakeCaller) Call(ctx context.Context, name string, args map[string]json.RawMessage) (Result, error) {
+func (f *fakeCaller) Call(ctx context.Context, name string, args map[string]json.RawMessage) (tools.Result, error) {
 	if f.started != nil {
 		f.started <- name
 	}
 	if string(args["timeoutMs"]) == `"bad"` {
-		return Result{}, &ArgError{Message: "timeoutMs must be an integer string between 1 and 60000"}
+		return tools.Result{}, &tools.ArgError{Message: "timeoutMs must be an integer string between 1 and 60000"}
 	}
 	switch string(args["mode"]) {
 	case `"panic"`:
 		panic("fake caller panicked")
 	case `"broken"`:
-		return Result{}, errors.New("fake invariant broken")
+		return tools.Result{}, errors.New("fake invariant broken")
 	}
 	if !isKnownTool(name) {
-		return Result{}, &ArgError{Message: "Unknown tool: " + name, Protocol: true}
+		return tools.Result{}, &tools.ArgError{Message: "Unknown tool: " + name, Protocol: true}
 	}
-	if name == ToolVerifyBatch && f.deaf != nil {
+	if name == tools.ToolVerifyBatch && f.deaf != nil {
 		<-f.deaf
-		return Result{Data: json.RawMessage(`{"status":"unavailable"}`), IsError: true}, nil
+		return tools.Result{Data: json.RawMessage(`{"status":"unavailable"}`), IsError: true}, nil
 	}
-	if name == ToolVerifyBatch {
+	if name == tools.ToolVerifyBatch {
 		select {
 		case <-ctx.Done():
 			f.mu.Lock()
 			f.cancelled++
 			f.mu.Unlock()
-			return Result{Data: json.RawMessage(`{"status":"unavailable"}`), IsError: true, LegacyText: "cancelled"}, nil
+			return tools.Result{Data: json.RawMessage(`{"status":"unavailable"}`), IsError: true, LegacyText: "cancelled"}, nil
 		case r := <-f.releaseChan():
 			return r, nil
 		}
 	}
 	data := fmt.Sprintf(`{"status":"sent","detail":"fake %s","reloadConfirmed":false}`, name)
-	return Result{Data: json.RawMessage(data), LegacyText: "legacy text of " + name}, nil
+	return tools.Result{Data: json.RawMessage(data), LegacyText: "legacy text of " + name}, nil
 }
 
 // Check mimics the argument checks of Call.
 func (f *fakeCaller) Check(name string, args map[string]json.RawMessage) error {
 	if string(args["timeoutMs"]) == `"bad"` {
-		return &ArgError{Message: "timeoutMs must be an integer string between 1 and 60000"}
+		return &tools.ArgError{Message: "timeoutMs must be an integer string between 1 and 60000"}
 	}
 	if !isKnownTool(name) {
-		return &ArgError{Message: "Unknown tool: " + name, Protocol: true}
+		return &tools.ArgError{Message: "Unknown tool: " + name, Protocol: true}
 	}
 	return nil
 }
 
-func (f *fakeCaller) releaseChan() <-chan Result {
+func (f *fakeCaller) releaseChan() <-chan tools.Result {
 	if f.release == nil {
 		return nil
 	}
@@ -100,7 +102,7 @@ func (f *fakeCaller) cancelledCount() int {
 }
 
 func isKnownTool(name string) bool {
-	for _, n := range ToolNames() {
+	for _, n := range tools.Names() {
 		if n == name {
 			return true
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/mcp/stdio"
 )
 
 // serveAll runs a whole session over in and returns stdout.
@@ -14,7 +15,7 @@ func serveAll(t *testing.T, in string) string {
 	t.Helper()
 	var out, logs bytes.Buffer
 	srv := NewServer(Config{Caller: &fakeCaller{}, Logger: testLogger(&logs)})
-	if err := srv.Serve(context.Background(), strings.NewReader(in), &out); err != nil {
+	if err := srv.ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 	if logs.Len() > 0 {
@@ -44,13 +45,13 @@ func TestFrameLimit(t *testing.T) {
 	cases := []struct {
 		name, in, want string
 	}{
-		{"exactly 65536 ASCII", pingWithPadding(t, "1", MaxFrameUnits, "a") + "\n", `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"},
-		{"65537 ASCII", pingWithPadding(t, "1", MaxFrameUnits+1, "a") + "\n", tooLong},
-		{"exactly 65536 units of 3-byte chars", pingWithPadding(t, "1", MaxFrameUnits, "€") + "\n", `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"},
-		{"65537 units of 3-byte chars", pingWithPadding(t, "1", MaxFrameUnits+1, "€") + "\n", tooLong},
-		{"65538 units of surrogate pairs", pingWithPadding(t, "1", MaxFrameUnits+2, "😀") + "\n", tooLong},
+		{"exactly 65536 ASCII", pingWithPadding(t, "1", stdio.MaxFrameUnits, "a") + "\n", `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"},
+		{"65537 ASCII", pingWithPadding(t, "1", stdio.MaxFrameUnits+1, "a") + "\n", tooLong},
+		{"exactly 65536 units of 3-byte chars", pingWithPadding(t, "1", stdio.MaxFrameUnits, "€") + "\n", `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"},
+		{"65537 units of 3-byte chars", pingWithPadding(t, "1", stdio.MaxFrameUnits+1, "€") + "\n", tooLong},
+		{"65538 units of surrogate pairs", pingWithPadding(t, "1", stdio.MaxFrameUnits+2, "😀") + "\n", tooLong},
 		{"huge line then ping", strings.Repeat("x", 1<<20) + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n", tooLong + `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"},
-		{"CRLF line of 65536 units", pingWithPadding(t, "1", MaxFrameUnits, "a") + "\r\n", `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"},
+		{"CRLF line of 65536 units", pingWithPadding(t, "1", stdio.MaxFrameUnits, "a") + "\r\n", `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -62,8 +62,6 @@ func assertOnlyJSONRPC(t *testing.T, out []byte) {
 	}
 }
 
-func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
-
 // jsonEqual compares two JSON texts by value.
 func jsonEqual(t *testing.T, a, b []byte) bool {
 	t.Helper()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 // FuzzHTTPRequest drives the HTTP front with arbitrary bodies, header values
@@ -32,7 +33,7 @@ func FuzzHTTPRequest(f *testing.F) {
 	} {
 		f.Add([]byte(seed.body), seed.version, seed.method, seed.query)
 	}
-	closed := make(chan Result)
+	closed := make(chan tools.Result)
 	close(closed)
 	srv := NewServer(Config{Caller: &fakeCaller{release: closed}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
 	h := srv.HTTPHandler(testToken)

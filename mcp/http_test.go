@@ -22,6 +22,8 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
+	"github.com/buildguard/buildguard/mcp/httpfront"
+	"github.com/buildguard/buildguard/mcp/protocol"
 )
 
 const testToken = "test-token-0123456789abcdef"
@@ -58,7 +60,7 @@ func newHTTPFixture(t *testing.T, caller *fakeCaller) *httpFixture {
 // HTTP client sends, plus extra (name, value pairs).
 func (f *httpFixture) post(ctx context.Context, body string, extra ...string) (int, string) {
 	f.t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.ts.URL+HTTPPath, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.ts.URL+httpfront.HTTPPath, strings.NewReader(body))
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -177,13 +179,13 @@ func (f *httpFixture) exchange(t *testing.T, spec string) string {
 	return strconv.Itoa(resp.StatusCode) + "\n" + string(b)
 }
 
-// TestHTTPBodyLimit: a body of exactly MaxHTTPBody bytes is served, one more
+// TestHTTPBodyLimit: a body of exactly httpfront.MaxHTTPBody bytes is served, one more
 // byte is 413 with a JSON-RPC error.
 func TestHTTPBodyLimit(t *testing.T) {
 	t.Parallel()
 	f := newHTTPFixture(t, &fakeCaller{})
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
-	fit := ping + strings.Repeat(" ", MaxHTTPBody-len(ping))
+	fit := ping + strings.Repeat(" ", httpfront.MaxHTTPBody-len(ping))
 	if status, body := f.post(context.Background(), fit); status != http.StatusOK || body != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
 		t.Errorf("body of %d bytes: %d %s", len(fit), status, body)
 	}
@@ -201,7 +203,7 @@ func TestHTTPCancellation(t *testing.T) {
 	caller := &fakeCaller{started: make(chan string, 4)}
 	f := newHTTPFixture(t, caller)
 	batch := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{"classes":[]}}}`
-	hdr := []string{"MCP-Protocol-Version", Version20251125}
+	hdr := []string{"MCP-Protocol-Version", protocol.Version20251125}
 	type answer struct {
 		status int
 		body   string
@@ -255,7 +257,7 @@ func TestHTTPShutdown(t *testing.T) {
 	defer tr.CloseIdleConnections()
 	answered := make(chan int, 1)
 	go func() {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+HTTPPath+"?token="+testToken,
+		req, _ := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+httpfront.HTTPPath+"?token="+testToken,
 			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{}}}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -278,7 +280,7 @@ func TestHTTPShutdown(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("still serving 5 s after the stop")
 	}
-	if d := time.Since(start); d > ShutdownTimeout {
+	if d := time.Since(start); d > httpfront.ShutdownTimeout {
 		t.Errorf("stop took %s", d)
 	}
 	if s := <-answered; s != http.StatusOK {
@@ -310,7 +312,7 @@ func TestHTTPSameAsStdio(t *testing.T) {
 		in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + v + `"}}` + "\n" + strings.Join(calls, "\n") + "\n"
 		var out bytes.Buffer
 		srv := NewServer(Config{Caller: &fakeCaller{}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
-		if err := srv.Serve(context.Background(), strings.NewReader(in), &out); err != nil {
+		if err := srv.ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
 			t.Fatal(err)
 		}
 		sc := bufio.NewScanner(&out)
@@ -376,7 +378,7 @@ func TestHTTPTokenNeverLogged(t *testing.T) {
 		{"?token=" + testToken + "x", "Bearer " + testToken + "x", `{"jsonrpc":"2.0","id":3,"method":"ping"}`},
 		{"?token=" + testToken, "", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"reclazz_scan","arguments":{"mode":"panic"}}}`},
 	} {
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+HTTPPath+c.query, strings.NewReader(c.body))
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+httpfront.HTTPPath+c.query, strings.NewReader(c.body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if c.auth != "" {

@@ -9,39 +9,43 @@ import (
 	"time"
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/mcp/protocol"
+	"github.com/buildguard/buildguard/mcp/tools"
+	"github.com/buildguard/buildguard/mcp/tools/toolstest"
 )
 
-// TestRealToolsAgainstFakeAgent plugs the real *Service into the server
+// sha is the SHA-256 the verification calls ask for.
+const sha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// TestRealToolsAgainstFakeAgent plugs the real *tools.Service into the server
 // and drives it with the go-sdk client against the fake agent: every
 // structuredContent validates against the tool's output schema and equals
 // the text; a legacy session gets the legacy text instead.
 func TestRealToolsAgainstFakeAgent(t *testing.T) {
 	t.Parallel()
 	agent := fakeagent.NewServer(t)
-	svc := NewService(Deps{Base: agent.Dir()})
-	schemas := toolOutputSchemas(t)
+	svc := tools.NewService(tools.Deps{Base: agent.Dir()})
 	ctx := context.Background()
 
-	cs := connectSDKClient(t, svc, Version20250618)
+	cs := connectSDKClient(t, svc, protocol.Version20250618)
 	calls := []struct {
 		name    string
 		args    map[string]any
 		isError bool
 	}{
-		{ToolStatus, map[string]any{}, false},
-		{ToolScan, map[string]any{}, false},
-		{ToolPending, map[string]any{}, false},
-		{ToolDiagnose, map[string]any{"className": "app.Main"}, false},
-		{ToolDoctor, map[string]any{}, false},
-		{ToolReloadControl, map[string]any{"action": "status"}, false},
-		{ToolBuild, map[string]any{"state": "started", "owner": "test-owner"}, false},
-		{ToolVerify, map[string]any{"className": "app.Main", "sha256": sha}, true},
-		{ToolVerifyBatch, map[string]any{"items": []any{map[string]any{"className": "app.Main", "sha256": sha}}}, true},
-		{ToolStatus, map[string]any{"port": "1"}, false},
-		{ToolPending, map[string]any{"port": "65536"}, true},
+		{tools.ToolStatus, map[string]any{}, false},
+		{tools.ToolScan, map[string]any{}, false},
+		{tools.ToolPending, map[string]any{}, false},
+		{tools.ToolDiagnose, map[string]any{"className": "app.Main"}, false},
+		{tools.ToolDoctor, map[string]any{}, false},
+		{tools.ToolReloadControl, map[string]any{"action": "status"}, false},
+		{tools.ToolBuild, map[string]any{"state": "started", "owner": "test-owner"}, false},
+		{tools.ToolVerify, map[string]any{"className": "app.Main", "sha256": sha}, true},
+		{tools.ToolVerifyBatch, map[string]any{"items": []any{map[string]any{"className": "app.Main", "sha256": sha}}}, true},
+		{tools.ToolStatus, map[string]any{"port": "1"}, false},
+		{tools.ToolPending, map[string]any{"port": "65536"}, true},
 	}
 	for _, c := range calls {
 		res, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: c.name, Arguments: c.args})
@@ -56,21 +60,17 @@ func TestRealToolsAgainstFakeAgent(t *testing.T) {
 		if !jsonEqual(t, raw, []byte(text)) {
 			t.Errorf("%s: text %s differs from structuredContent %s", c.name, text, raw)
 		}
-		doc, err := jsonschema.UnmarshalJSON(bytesReader(raw))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := schemas[c.name].Validate(doc); err != nil {
+		if err := toolstest.Validate(c.name, raw); err != nil {
 			t.Errorf("%s: structuredContent %s violates the output schema: %v", c.name, raw, err)
 		}
 	}
-	_, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: ToolStatus, Arguments: map[string]any{"timeoutMs": "0"}})
+	_, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.ToolStatus, Arguments: map[string]any{"timeoutMs": "0"}})
 	if err == nil {
 		t.Error("timeoutMs 0 at 2025-06-18: want a -32602 error")
 	}
 
-	legacy := connectSDKClient(t, svc, Version20241105)
-	res, err := legacy.CallTool(ctx, &sdkmcp.CallToolParams{Name: ToolScan, Arguments: map[string]any{}})
+	legacy := connectSDKClient(t, svc, protocol.Version20241105)
+	res, err := legacy.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.ToolScan, Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestRealBatchCancel(t *testing.T) {
 			fakeagent.DropReply(r)
 		}
 	}))
-	s := startSession(t, NewService(Deps{Base: agent.Dir()}), time.Second)
+	s := startSession(t, tools.NewService(tools.Deps{Base: agent.Dir()}), time.Second)
 	s.send(`{"jsonrpc":"2.0","id":"batch","method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{"timeoutMs":"60000","items":[{"className":"app.Main","sha256":"` + sha + `"}]}}}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -118,7 +118,7 @@ func TestRealBatchCancel(t *testing.T) {
 }
 
 // TestRealInvalidBatchIsAnsweredInOrder sends invalid verification batches
-// with the real *Service, each followed by a request that a busy batch
+// with the real *tools.Service, each followed by a request that a busy batch
 // slot would refuse, and closes stdin at once: every batch is answered with
 // its -32602, and nothing is refused or suppressed.
 func TestRealInvalidBatchIsAnsweredInOrder(t *testing.T) {
@@ -143,8 +143,8 @@ func TestRealInvalidBatchIsAnsweredInOrder(t *testing.T) {
 		fmt.Fprintf(&want, `{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"Method not found: resources/list"}}`+"\n", 2*i+1)
 	}
 	var out strings.Builder
-	srv := NewServer(Config{Caller: NewService(Deps{Base: t.TempDir()})})
-	if err := srv.Serve(context.Background(), strings.NewReader(in.String()), &out); err != nil {
+	srv := NewServer(Config{Caller: tools.NewService(tools.Deps{Base: t.TempDir()})})
+	if err := srv.ServeStdio(context.Background(), strings.NewReader(in.String()), &out); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 	if out.String() != want.String() {

@@ -24,6 +24,9 @@ import (
 	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/internal/proc"
 	"github.com/buildguard/buildguard/internal/safebuild"
+	"github.com/buildguard/buildguard/mcp/protocol"
+	"github.com/buildguard/buildguard/mcp/tools"
+	"github.com/buildguard/buildguard/mcp/tools/toolstest"
 )
 
 // buildProject is a project with a .buildguard.json of shell-script builds,
@@ -32,7 +35,7 @@ import (
 type buildProject struct {
 	dir, out string
 	agent    *fakeagent.Server
-	svc      *Service
+	svc      *tools.Service
 }
 
 func newBuildProject(t *testing.T, builds map[string]string) *buildProject {
@@ -71,7 +74,7 @@ func newBuildProject(t *testing.T, builds map[string]string) *buildProject {
 	mu.Lock()
 	srv = p.agent
 	mu.Unlock()
-	p.svc = NewService(Deps{Base: p.dir, Builder: safebuild.New(safebuild.Config{Grace: 500 * time.Millisecond, VerifyWait: 5 * time.Second})})
+	p.svc = tools.NewService(tools.Deps{Base: p.dir, BuildGrace: 500 * time.Millisecond, VerifyWait: 5 * time.Second})
 	return p
 }
 
@@ -119,7 +122,7 @@ func testSafeBuildProgressBeforeResult(t *testing.T, connect func(*testing.T, Ca
 	var progress []*sdkmcp.ProgressNotificationParams
 	done := false
 	late := 0
-	cs := connect(t, p.svc, Version20251125, &sdkmcp.ClientOptions{
+	cs := connect(t, p.svc, protocol.Version20251125, &sdkmcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *sdkmcp.ProgressNotificationClientRequest) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -129,7 +132,7 @@ func testSafeBuildProgressBeforeResult(t *testing.T, connect func(*testing.T, Ca
 			progress = append(progress, req.Params)
 		},
 	})
-	params := &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{}}
+	params := &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}}
 	params.SetProgressToken("build-1")
 	res, err := cs.CallTool(context.Background(), params)
 	mu.Lock()
@@ -143,7 +146,7 @@ func testSafeBuildProgressBeforeResult(t *testing.T, connect func(*testing.T, Ca
 	if res.IsError || m["outcome"] != "ok" {
 		t.Fatalf("result: %v", m)
 	}
-	validateOutput(t, ToolSafeBuild, res)
+	validateOutput(t, tools.ToolSafeBuild, res)
 	if len(got) == 0 {
 		t.Fatal("no progress before the result")
 	}
@@ -169,7 +172,7 @@ func testSafeBuildProgressBeforeResult(t *testing.T, connect func(*testing.T, Ca
 	mu.Lock()
 	before := len(progress)
 	mu.Unlock()
-	if res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{"build": "ok"}}); err != nil || res.IsError {
+	if res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{"build": "ok"}}); err != nil || res.IsError {
 		t.Fatalf("second build: %v %v", err, res)
 	}
 	mu.Lock()
@@ -188,11 +191,11 @@ func testSafeBuildProgressBeforeResult(t *testing.T, connect func(*testing.T, Ca
 func TestSafeBuildCancel(t *testing.T) {
 	t.Parallel()
 	p := newBuildProject(t, map[string]string{"ok": hangBuild})
-	cs := connectSDKClient(t, p.svc, Version20250618)
+	cs := connectSDKClient(t, p.svc, protocol.Version20250618)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{}})
+		_, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
 		errc <- err
 	}()
 	pids := waitPIDFile(t, filepath.Join(p.dir, "pids"))
@@ -212,7 +215,7 @@ func TestSafeBuildCancel(t *testing.T) {
 	// The server serves the next build once the cancelled one has finished.
 	os.WriteFile(filepath.Join(p.dir, safebuild.ConfigFile), []byte(`{"builds":{"ok":{"command":["true"]}}}`), 0o644)
 	for {
-		res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{}})
+		res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,13 +233,13 @@ func TestSafeBuildCancel(t *testing.T) {
 func TestSafeBuildSecondCallRefused(t *testing.T) {
 	t.Parallel()
 	p := newBuildProject(t, map[string]string{"ok": hangBuild, "other": "touch other-ran"})
-	cs := connectSDKClient(t, p.svc, Version20250618)
+	cs := connectSDKClient(t, p.svc, protocol.Version20250618)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{}})
+	go cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
 	waitPIDFile(t, filepath.Join(p.dir, "pids"))
 
-	res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{"build": "other"}})
+	res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{"build": "other"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,11 +247,11 @@ func TestSafeBuildSecondCallRefused(t *testing.T) {
 	if !res.IsError || m["outcome"] != "refused" || !strings.Contains(m["detail"].(string), `"ok"`) {
 		t.Errorf("second call: %v", m)
 	}
-	validateOutput(t, ToolSafeBuild, res)
+	validateOutput(t, tools.ToolSafeBuild, res)
 	if _, err := os.Stat(filepath.Join(p.dir, "other-ran")); err == nil {
 		t.Error("the second build ran")
 	}
-	if res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: ToolStatus, Arguments: map[string]any{}}); err != nil || res.IsError {
+	if res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolStatus, Arguments: map[string]any{}}); err != nil || res.IsError {
 		t.Errorf("status while a build runs: %v %+v", err, res)
 	}
 }
@@ -259,8 +262,8 @@ func TestSafeBuildSecondCallRefused(t *testing.T) {
 func TestSafeBuildFailedAndArgumentErrors(t *testing.T) {
 	t.Parallel()
 	p := newBuildProject(t, map[string]string{"ok": failBuild})
-	cs := connectSDKClient(t, p.svc, Version20250618)
-	res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{}})
+	cs := connectSDKClient(t, p.svc, protocol.Version20250618)
+	res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,14 +271,14 @@ func TestSafeBuildFailedAndArgumentErrors(t *testing.T) {
 	if !res.IsError || m["outcome"] != "failed" || m["exitCode"] != 1.0 || !strings.Contains(m["output"].(map[string]any)["tail"].(string), "missingSymbol") {
 		t.Errorf("failed build: %v", m)
 	}
-	validateOutput(t, ToolSafeBuild, res)
+	validateOutput(t, tools.ToolSafeBuild, res)
 
-	_, err = cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{"build": "nope"}})
+	_, err = cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{"build": "nope"}})
 	if !isInvalidParams(err) || !strings.Contains(err.Error(), `unknown build "nope"`) {
 		t.Errorf("unknown build: %v", err)
 	}
 	os.WriteFile(filepath.Join(p.dir, safebuild.ConfigFile), []byte(`{"builds":{"ok":{"command":"make"}}}`), 0o644)
-	_, err = cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: ToolSafeBuild, Arguments: map[string]any{}})
+	_, err = cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
 	if !isInvalidParams(err) || !strings.Contains(err.Error(), "invalid .buildguard.json") {
 		t.Errorf("malformed config: %v", err)
 	}
@@ -307,7 +310,7 @@ func validateOutput(t *testing.T, tool string, res *sdkmcp.CallToolResult) {
 	if text := res.Content[0].(*sdkmcp.TextContent).Text; !jsonEqual(t, raw, []byte(text)) {
 		t.Errorf("text %s differs from structuredContent %s", text, raw)
 	}
-	if err := toolOutputSchemas(t)[tool].Validate(instance(t, string(raw))); err != nil {
+	if err := toolstest.Validate(tool, raw); err != nil {
 		t.Errorf("%s result does not validate: %v\n%s", tool, err, raw)
 	}
 }
@@ -373,7 +376,7 @@ func TestSafeBuildOverHTTP(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	code, body := f.post(ctx, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{},"_meta":{"progressToken":"h1"}}}`,
-		"MCP-Protocol-Version", Version20251125)
+		"MCP-Protocol-Version", protocol.Version20251125)
 	progress := strings.Index(body, `"method":"notifications/progress","params":{"progressToken":"h1","message":"compiling step 1"`)
 	answer := strings.Index(body, `"id":1,"result":`)
 	if code != http.StatusOK || progress < 0 || answer < progress || !strings.Contains(body, `"outcome":"ok"`) {

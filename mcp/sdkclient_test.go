@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
-
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
+	"github.com/buildguard/buildguard/mcp/httpfront"
+	"github.com/buildguard/buildguard/mcp/protocol"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 // connectSDKClient serves caller over pipes and connects a go-sdk client
@@ -31,7 +34,7 @@ func connectSDKClientWith(t *testing.T, caller Caller, version string, opts *sdk
 	srv := NewServer(Config{Caller: caller, Version: "test", Logger: testLogger(logs)})
 	served := make(chan error, 1)
 	go func() {
-		err := srv.Serve(ctx, inR, outW)
+		err := srv.ServeStdio(ctx, inR, outW)
 		outW.Close()
 		served <- err
 	}()
@@ -64,11 +67,11 @@ func connectSDKClientWith(t *testing.T, caller Caller, version string, opts *sdk
 func TestSDKClient(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ ask, want string }{
-		{Version20241105, Version20241105},
-		{Version20250618, Version20250618},
-		{Version20251125, Version20251125},
-		{Version20260728, Version20260728},
-		{"", Version20260728},
+		{protocol.Version20241105, protocol.Version20241105},
+		{protocol.Version20250618, protocol.Version20250618},
+		{protocol.Version20251125, protocol.Version20251125},
+		{protocol.Version20260728, protocol.Version20260728},
+		{"", protocol.Version20260728},
 	} {
 		t.Run("ask="+c.ask, func(t *testing.T) {
 			t.Parallel()
@@ -100,10 +103,10 @@ func TestSDKClient(t *testing.T) {
 					t.Errorf("%s: outputSchema %v annotations %v at %s", tool.Name, tool.OutputSchema != nil, tool.Annotations != nil, c.want)
 				}
 			}
-			if !slices.Equal(names, ToolNames()) {
-				t.Errorf("tools %v, want %v", names, ToolNames())
+			if !slices.Equal(names, tools.Names()) {
+				t.Errorf("tools %v, want %v", names, tools.Names())
 			}
-			res, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: ToolScan, Arguments: map[string]any{}})
+			res, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.ToolScan, Arguments: map[string]any{}})
 			if err != nil {
 				t.Fatalf("tools/call: %v", err)
 			}
@@ -125,7 +128,7 @@ func connectSDKClientHTTP(t *testing.T, caller Caller, version string, opts *sdk
 	h := srv.HTTPHandler(testToken)
 	ts := httptest.NewServer(h)
 	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "test-client", Version: "1"}, opts)
-	cs, err := client.Connect(ctx, &sdkmcp.StreamableClientTransport{Endpoint: ts.URL + HTTPPath + "?token=" + testToken, DisableStandaloneSSE: true}, &sdkmcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := client.Connect(ctx, &sdkmcp.StreamableClientTransport{Endpoint: ts.URL + httpfront.HTTPPath + "?token=" + testToken, DisableStandaloneSSE: true}, &sdkmcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		ts.Close()
 		t.Fatalf("HTTP client connect at %q: %v", version, err)

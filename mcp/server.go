@@ -13,6 +13,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/buildguard/buildguard/mcp/httpfront"
+	"github.com/buildguard/buildguard/mcp/protocol"
+	"github.com/buildguard/buildguard/mcp/stdio"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 // ServerName is serverInfo.name (docs/decisions.md#D3).
@@ -44,8 +49,8 @@ type Config struct {
 	Version string
 	// Logger receives diagnostics (never protocol). Nil means none.
 	Logger hclog.Logger
-	// DrainTimeout bounds the wait for a cancelled batch at EOF. Zero means
-	// DefaultDrainTimeout.
+	// DrainTimeout bounds the wait for a cancelled batch at EOF of a stdio
+	// session. Zero means stdio.DefaultDrainTimeout.
 	DrainTimeout time.Duration
 }
 
@@ -59,22 +64,21 @@ type Server struct {
 	sdk     *sdkmcp.Server
 	names   []string // the tools in tools/list order
 
-	mu        sync.Mutex
-	sessions  map[*sdkmcp.ServerSession]string // stdio: negotiated version; absent = before initialize
-	httpSeq   uint64
-	httpCalls map[string]*httpCall // HTTP requests in flight, by the token id the SDK sees
+	httpCalls *httpfront.Calls // the HTTP requests in flight
+
+	mu       sync.Mutex
+	sessions map[*sdkmcp.ServerSession]string // stdio: negotiated version; absent = before initialize
 }
 
 // NewServer builds the server and registers the ten tools.
 func NewServer(cfg Config) *Server {
 	s := &Server{
-		caller:    cfg.Caller,
-		version:   cfg.Version,
-		log:       cfg.Logger,
-		drain:     cfg.DrainTimeout,
-		names:     ToolNames(),
-		sessions:  map[*sdkmcp.ServerSession]string{},
-		httpCalls: map[string]*httpCall{},
+		caller:   cfg.Caller,
+		version:  cfg.Version,
+		log:      cfg.Logger,
+		drain:    cfg.DrainTimeout,
+		names:    tools.Names(),
+		sessions: map[*sdkmcp.ServerSession]string{},
 	}
 	if s.version == "" {
 		s.version = "dev"
@@ -83,19 +87,20 @@ func NewServer(cfg Config) *Server {
 		s.log = hclog.NewNullLogger()
 	}
 	if s.drain <= 0 {
-		s.drain = DefaultDrainTimeout
+		s.drain = stdio.DefaultDrainTimeout
 	}
+	s.httpCalls = httpfront.NewCalls(s.log.Named("http"))
 	s.sdk = sdkmcp.NewServer(&sdkmcp.Implementation{Name: ServerName, Version: s.version}, &sdkmcp.ServerOptions{
 		Instructions:              Instructions,
 		Capabilities:              capabilities(),
 		SupportedProtocolVersions: sdkVersions(),
 		Logger:                    newSlogLogger(s.log.Named("sdk")),
 	})
-	for _, t := range toolDefinitions() {
+	for _, t := range tools.Definitions() {
 		s.sdk.AddTool(t, s.handleTool)
 	}
 	// Outermost first: recover wraps everything, including the SDK's own handlers.
-	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.cancelWithHTTPCall, s.initialize, s.renderToolList, s.renderToolCall)
+	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.httpCalls.Middleware, s.initialize, s.renderToolList, s.renderToolCall)
 	return s
 }
 
@@ -103,19 +108,19 @@ func capabilities() *sdkmcp.ServerCapabilities {
 	return &sdkmcp.ServerCapabilities{Tools: &sdkmcp.ToolCapabilities{}}
 }
 
-// Serve runs one MCP session over in and out until in reaches EOF (then it
+// ServeStdio runs one MCP session over stdio, in and out, until in reaches EOF (then it
 // returns nil after draining, at most DrainTimeout for a cancelled batch) or
 // ctx is cancelled. After a cancellation nothing more is read from in: a
 // read blocked on an input that supports deadlines (a pipe, a socket) is
 // interrupted, and any other reader stops at its next line.
-func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &Transport{In: in, Out: out, BackgroundTool: ToolVerifyBatch, InvalidArgs: s.invalidBatchArgs, DrainTimeout: s.drain,
-		BuildTool: ToolSafeBuild, Logger: s.log.Named("transport")}
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	t := &stdio.Transport{In: in, Out: out, BackgroundTool: tools.ToolVerifyBatch, InvalidArgs: s.invalidBatchArgs, DrainTimeout: s.drain,
+		BuildTool: tools.ToolSafeBuild, Logger: s.log.Named("transport")}
 	// The session starts out "initialized" at 2024-11-05 so the SDK serves
 	// requests before initialize (in the legacy shape, docs/decisions.md#D5); the initialize
 	// middleware answers initialize itself.
 	ss, err := s.sdk.Connect(ctx, t, &sdkmcp.ServerSessionOptions{State: &sdkmcp.ServerSessionState{
-		InitializeParams: &sdkmcp.InitializeParams{ProtocolVersion: Version20241105, Capabilities: &sdkmcp.ClientCapabilities{}},
+		InitializeParams: &sdkmcp.InitializeParams{ProtocolVersion: protocol.Version20241105, Capabilities: &sdkmcp.ClientCapabilities{}},
 	}})
 	if err != nil {
 		return fmt.Errorf("connecting MCP session: %w", err)
@@ -129,8 +134,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	go func() { done <- ss.Wait() }()
 	select {
 	case err = <-done:
-	case <-t.ended():
-		if t.drainExpired() {
+	case <-t.Ended():
+		if t.DrainExpired() {
 			// The transport already waited DrainTimeout for the cancelled
 			// batch; the contract allows that one wait, then exit 0 (docs/mcp-server.md#2.1).
 			return nil
@@ -165,7 +170,7 @@ func (s *Server) invalidBatchArgs(rawArgs json.RawMessage) bool {
 			return true
 		}
 	}
-	return s.caller.Check(ToolVerifyBatch, args) != nil
+	return s.caller.Check(tools.ToolVerifyBatch, args) != nil
 }
 
 // sessionVersion is the negotiated version of ss; "" before initialize.
@@ -196,8 +201,8 @@ func (s *Server) recoverPanics(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 // internalError is the -32603 of a broken invariant; for the batch tool the
 // contract's "Batch processing failed".
 func internalError(req sdkmcp.Request) error {
-	msg := msgInternal
-	if p, ok := req.GetParams().(*sdkmcp.CallToolParamsRaw); ok && p != nil && p.Name == ToolVerifyBatch {
+	msg := protocol.MsgInternal
+	if p, ok := req.GetParams().(*sdkmcp.CallToolParamsRaw); ok && p != nil && p.Name == tools.ToolVerifyBatch {
 		msg = msgBatchFailed
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
@@ -209,15 +214,15 @@ func internalError(req sdkmcp.Request) error {
 // answers a missing or blank protocolVersion.)
 func (s *Server) initialize(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
-		if method != methodInitialize {
+		if method != protocol.MethodInitialize {
 			return next(ctx, method, req)
 		}
 		p, _ := req.GetParams().(*sdkmcp.InitializeParams)
 		ss := serverSession(req)
 		if p == nil || ss == nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msgInitVersion}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: protocol.MsgInitVersion}
 		}
-		if overHTTP(req) {
+		if httpfront.FromHTTP(req) {
 			// Over HTTP every request has a session of its own; later
 			// requests state their version in the MCP-Protocol-Version header.
 			return s.initializeResult(negotiate(p.ProtocolVersion)), nil
@@ -304,7 +309,7 @@ func renderTool(t *sdkmcp.Tool, v string) wireTool {
 	return w
 }
 
-// toolRank orders tools as [Tools] lists them; unknown names go last.
+// toolRank orders tools as [tools.All] lists them; unknown names go last.
 func (s *Server) toolRank(name string) int {
 	if i := slices.Index(s.names, name); i >= 0 {
 		return i
@@ -317,7 +322,7 @@ func (s *Server) toolRank(name string) int {
 func (s *Server) renderToolList(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
 		res, err := next(ctx, method, req)
-		if method != methodToolsList || err != nil {
+		if method != protocol.MethodToolsList || err != nil {
 			return res, err
 		}
 		list, ok := res.(*sdkmcp.ListToolsResult)
@@ -358,7 +363,7 @@ type textBlock struct {
 // renders every result in the wire shape.
 func (s *Server) renderToolCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
-		if method != methodToolsCall {
+		if method != protocol.MethodToolsCall {
 			return next(ctx, method, req)
 		}
 		var res sdkmcp.Result
@@ -401,7 +406,7 @@ func (s *Server) renderToolCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 func (s *Server) handleTool(ctx context.Context, req *sdkmcp.CallToolRequest) (*sdkmcp.CallToolResult, error) {
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		ss := req.Session
-		ctx = WithProgress(ctx, func(lines int, message string) {
+		ctx = tools.WithProgress(ctx, func(lines int, message string) {
 			if ctx.Err() != nil {
 				return
 			}
@@ -420,12 +425,12 @@ func (s *Server) runTool(ctx context.Context, name string, rawArgs json.RawMessa
 	args := map[string]json.RawMessage{}
 	if len(rawArgs) > 0 {
 		if err := json.Unmarshal(rawArgs, &args); err != nil || args == nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msgArgsObject}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: protocol.MsgArgsObject}
 		}
 	}
 	sh := shapeFor(ctxVersion(ctx))
 	res, err := s.caller.Call(ctx, name, args)
-	var argErr *ArgError
+	var argErr *tools.ArgError
 	switch {
 	case errors.As(err, &argErr):
 		// A call of an unknown tool is a protocol error in every version
@@ -436,8 +441,8 @@ func (s *Server) runTool(ctx context.Context, name string, rawArgs json.RawMessa
 		return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: argErr.Message}}, IsError: true}, nil
 	case err != nil:
 		s.log.Error("tool failed with a broken invariant", "tool", name, "error", err)
-		msg := msgInternal
-		if name == ToolVerifyBatch {
+		msg := protocol.MsgInternal
+		if name == tools.ToolVerifyBatch {
 			msg = msgBatchFailed
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
@@ -451,3 +456,5 @@ func (s *Server) runTool(ctx context.Context, name string, rawArgs json.RawMessa
 		IsError:           res.IsError,
 	}, nil
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -34,7 +34,7 @@ func startSession(t *testing.T, caller Caller, drain time.Duration) *pipeSession
 	s := &pipeSession{t: t, in: inW, out: bufio.NewReader(outR), outW: outW, logs: &lockedbuf.Buffer{}, served: make(chan error, 1)}
 	srv := NewServer(Config{Caller: caller, Version: "test", Logger: testLogger(s.logs), DrainTimeout: drain})
 	go func() {
-		err := srv.Serve(context.Background(), inR, outW)
+		err := srv.ServeStdio(context.Background(), inR, outW)
 		outW.Close()
 		s.served <- err
 	}()
@@ -156,7 +156,7 @@ func TestServeCancelInterruptsTheRead(t *testing.T) {
 	srv := NewServer(Config{Caller: &fakeCaller{}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, in, io.Discard) }()
+	go func() { served <- srv.ServeStdio(ctx, in, io.Discard) }()
 	within := func(ch <-chan struct{}, what string) {
 		t.Helper()
 		select {

@@ -12,13 +12,16 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/buildguard/buildguard/mcp/protocol"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 const toolsnapsDir = "__toolsnaps__"
 
 // snapVersions are the session states whose tools/list entries are
 // snapshotted; "pre-init" is a session that never sent initialize.
-var snapVersions = []string{"pre-init", Version20241105, Version20250326, Version20250618, Version20251125}
+var snapVersions = []string{"pre-init", protocol.Version20241105, protocol.Version20250326, protocol.Version20250618, protocol.Version20251125}
 
 // listTools runs tools/list through a real server session at version
 // ("pre-init": no initialize) and returns the raw entries.
@@ -99,8 +102,8 @@ func TestToolSnaps(t *testing.T) {
 				t.Errorf("%s changed (-snapshot +now); if intended, run with UPDATE_TOOLSNAPS=true:\n%s", file, diff)
 			}
 		}
-		if !slices.Equal(names, ToolNames()) {
-			t.Errorf("%s: tools/list order %v, want %v", v, names, ToolNames())
+		if !slices.Equal(names, tools.Names()) {
+			t.Errorf("%s: tools/list order %v, want %v", v, names, tools.Names())
 		}
 	}
 	files, err := os.ReadDir(toolsnapsDir)
@@ -141,7 +144,7 @@ func TestToolShapePerVersion(t *testing.T) {
 			}
 		}
 	}
-	if shapeFor("") != shapeFor(Version20241105) {
+	if shapeFor("") != shapeFor(protocol.Version20241105) {
 		t.Error("a session before initialize must have the 2024-11-05 shape")
 	}
 }
@@ -151,8 +154,8 @@ func TestToolShapePerVersion(t *testing.T) {
 // openWorld only.
 func TestEveryToolSetsAnnotations(t *testing.T) {
 	t.Parallel()
-	mutatingTools := []string{ToolScan, ToolBuild, ToolReloadControl, ToolSafeBuild}
-	for _, def := range toolDefinitions() {
+	mutatingTools := []string{tools.ToolScan, tools.ToolBuild, tools.ToolReloadControl, tools.ToolSafeBuild}
+	for _, def := range tools.Definitions() {
 		a := def.Annotations
 		if a == nil || a.OpenWorldHint == nil {
 			t.Errorf("%s: annotations or openWorldHint not set", def.Name)
@@ -176,11 +179,11 @@ func TestEveryToolSetsAnnotations(t *testing.T) {
 func TestInputSchemas(t *testing.T) {
 	t.Parallel()
 	defaults := map[string]string{
-		ToolStatus: "2000", ToolScan: "2000", ToolPending: "2000", ToolDiagnose: "2000",
-		ToolDoctor: "5000", ToolReloadControl: "5000", ToolBuild: "5000", ToolVerify: "5000", ToolVerifyBatch: "5000",
-		ToolSafeBuild: "600000",
+		tools.ToolStatus: "2000", tools.ToolScan: "2000", tools.ToolPending: "2000", tools.ToolDiagnose: "2000",
+		tools.ToolDoctor: "5000", tools.ToolReloadControl: "5000", tools.ToolBuild: "5000", tools.ToolVerify: "5000", tools.ToolVerifyBatch: "5000",
+		tools.ToolSafeBuild: "600000",
 	}
-	for _, def := range toolDefinitions() {
+	for _, def := range tools.Definitions() {
 		raw, err := json.Marshal(def.InputSchema)
 		if err != nil {
 			t.Fatal(err)

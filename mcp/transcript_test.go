@@ -38,7 +38,7 @@ func TestTranscripts(t *testing.T) {
 			srv := NewServer(Config{Caller: &fakeCaller{}, Version: "test", Logger: testLogger(&logs), DrainTimeout: 5 * time.Second})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			if err := srv.Serve(ctx, bytes.NewReader(in), &stdout); err != nil {
+			if err := srv.ServeStdio(ctx, bytes.NewReader(in), &stdout); err != nil {
 				t.Fatalf("Serve: %v", err)
 			}
 			checkLogs(t, ar, logs.String())

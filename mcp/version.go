@@ -1,29 +1,17 @@
 package mcp
 
-// The protocol versions served through initialize (docs/decisions.md#D5),
-// oldest first, and the sessionless version served per request
-// (docs/decisions.md#D14).
-const (
-	Version20241105 = "2024-11-05"
-	Version20250326 = "2025-03-26"
-	Version20250618 = "2025-06-18"
-	Version20251125 = "2025-11-25"
-	// Version20260728 is never negotiated through initialize: a request
-	// carries it in params._meta (with the client's capabilities) and is
-	// served on its own, without a session, after server/discover.
-	Version20260728 = "2026-07-28"
-)
+import "github.com/buildguard/buildguard/mcp/protocol"
 
 // sdkVersions is what the SDK may serve: the initialize versions and the
 // sessionless one, newest first (server/discover lists them).
 func sdkVersions() []string {
-	return append([]string{Version20260728}, SupportedVersions()...)
+	return append([]string{protocol.Version20260728}, SupportedVersions()...)
 }
 
 // SupportedVersions returns the versions initialize answers with, newest
 // first.
 func SupportedVersions() []string {
-	return []string{Version20251125, Version20250618, Version20250326, Version20241105}
+	return []string{protocol.Version20251125, protocol.Version20250618, protocol.Version20250326, protocol.Version20241105}
 }
 
 // negotiate applies docs/decisions.md#D5: a supported version is answered with itself, any
@@ -34,7 +22,7 @@ func negotiate(requested string) string {
 			return v
 		}
 	}
-	return Version20251125
+	return protocol.Version20251125
 }
 
 // shape is what a session's version decides about tool output.
@@ -50,13 +38,13 @@ type shape struct {
 // session before initialize, which gets the legacy shape.
 func shapeFor(version string) shape {
 	switch version {
-	case Version20260728:
+	case protocol.Version20260728:
 		return shape{annotations: true, outputSchema: true, structured: true, argToolError: true, sessionless: true}
-	case Version20251125:
+	case protocol.Version20251125:
 		return shape{annotations: true, outputSchema: true, structured: true, argToolError: true}
-	case Version20250618:
+	case protocol.Version20250618:
 		return shape{annotations: true, outputSchema: true, structured: true}
-	case Version20250326:
+	case protocol.Version20250326:
 		return shape{annotations: true}
 	default:
 		return shape{}

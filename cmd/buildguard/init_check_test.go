@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/buildguard/buildguard/internal/testsupport/testbin"
-	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 // TestInitCheckRealBinary writes every host's entry with the shipped binary
@@ -49,7 +49,7 @@ func TestInitCheckRealBinary(t *testing.T) {
 		t.Fatalf("init --all = %d: %s", code, stderr)
 	}
 	stdout, stderr, code := run(bin, "init", "--check")
-	ok := regexp.MustCompile(fmt.Sprintf(`(?m)^OK   \S+ +\S+: %d tools, protocol \S+$`, len(mcp.ToolNames())))
+	ok := regexp.MustCompile(fmt.Sprintf(`(?m)^OK   \S+ +\S+: %d tools, protocol \S+$`, len(tools.Names())))
 	if code != 0 || len(ok.FindAllString(stdout, -1)) != 6 {
 		t.Fatalf("init --check = %d, want six OK lines:\n%s%s", code, stdout, stderr)
 	}

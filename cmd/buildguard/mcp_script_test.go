@@ -14,7 +14,7 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 // TestMCPScripts runs the `buildguard mcp` transcripts in testdata/mcp: the
@@ -61,8 +61,8 @@ func cmdSDKClient(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s at %s: outputSchema present=%v", tool.Name, v, tool.OutputSchema != nil)
 		}
 	}
-	if !slices.Equal(names, mcp.ToolNames()) {
-		ts.Fatalf("tools %v, want %v", names, mcp.ToolNames())
+	if !slices.Equal(names, tools.Names()) {
+		ts.Fatalf("tools %v, want %v", names, tools.Names())
 	}
 	ts.Check(cs.Close())
 	ts.Stdout().Write([]byte(v + "\n"))

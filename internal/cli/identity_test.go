@@ -13,6 +13,7 @@ import (
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 const idSHA = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
@@ -29,9 +30,9 @@ func mcpCall(t *testing.T, tool string, args map[string]any) (text string, struc
 	// Stdin stays open until the answer is read: EOF would cancel a batch.
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	srv := mcp.NewServer(mcp.Config{Caller: mcp.NewService(mcp.Deps{})})
+	srv := mcp.NewServer(mcp.Config{Caller: tools.NewService(tools.Deps{})})
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(context.Background(), inR, outW); outW.Close() }()
+	go func() { done <- srv.ServeStdio(context.Background(), inR, outW); outW.Close() }()
 	go inW.Write([]byte(init + "\n" + string(call) + "\n"))
 	defer func() {
 		inW.Close()
@@ -81,19 +82,19 @@ func TestCLIAndMCPGiveTheSameJSON(t *testing.T) {
 		tool string
 		args map[string]any
 	}{
-		{"status", []string{"status"}, mcp.ToolStatus, nil},
-		{"doctor", []string{"doctor"}, mcp.ToolDoctor, nil},
-		{"scan", []string{"scan"}, mcp.ToolScan, nil},
-		{"pending", []string{"pending"}, mcp.ToolPending, nil},
-		{"diagnose", []string{"diagnose", "com.acme.A"}, mcp.ToolDiagnose, map[string]any{"className": "com.acme.A"}},
-		{"verify applied", []string{"verify", "com.acme.A", idSHA}, mcp.ToolVerify, map[string]any{"className": "com.acme.A", "sha256": idSHA}},
-		{"verify not observed", []string{"verify", "com.acme.B", idSHA}, mcp.ToolVerify, map[string]any{"className": "com.acme.B", "sha256": idSHA}},
-		{"verify-batch", []string{"verify-batch", "com.acme.A=" + idSHA, "com.acme.B=" + idSHA}, mcp.ToolVerifyBatch,
+		{"status", []string{"status"}, tools.ToolStatus, nil},
+		{"doctor", []string{"doctor"}, tools.ToolDoctor, nil},
+		{"scan", []string{"scan"}, tools.ToolScan, nil},
+		{"pending", []string{"pending"}, tools.ToolPending, nil},
+		{"diagnose", []string{"diagnose", "com.acme.A"}, tools.ToolDiagnose, map[string]any{"className": "com.acme.A"}},
+		{"verify applied", []string{"verify", "com.acme.A", idSHA}, tools.ToolVerify, map[string]any{"className": "com.acme.A", "sha256": idSHA}},
+		{"verify not observed", []string{"verify", "com.acme.B", idSHA}, tools.ToolVerify, map[string]any{"className": "com.acme.B", "sha256": idSHA}},
+		{"verify-batch", []string{"verify-batch", "com.acme.A=" + idSHA, "com.acme.B=" + idSHA}, tools.ToolVerifyBatch,
 			map[string]any{"items": []map[string]string{{"className": "com.acme.A", "sha256": idSHA}, {"className": "com.acme.B", "sha256": idSHA}}}},
-		{"reload status", []string{"reload", "status"}, mcp.ToolReloadControl, map[string]any{"action": "status"}},
-		{"reload pause", []string{"reload", "pause"}, mcp.ToolReloadControl, map[string]any{"action": "pause"}},
-		{"build started", []string{"build", "started", "--owner", "id-owner"}, mcp.ToolBuild, map[string]any{"state": "started", "owner": "id-owner"}},
-		{"build ok rejected", []string{"build", "ok", "--owner", "id-owner"}, mcp.ToolBuild, map[string]any{"state": "ok", "owner": "id-owner"}},
+		{"reload status", []string{"reload", "status"}, tools.ToolReloadControl, map[string]any{"action": "status"}},
+		{"reload pause", []string{"reload", "pause"}, tools.ToolReloadControl, map[string]any{"action": "pause"}},
+		{"build started", []string{"build", "started", "--owner", "id-owner"}, tools.ToolBuild, map[string]any{"state": "started", "owner": "id-owner"}},
+		{"build ok rejected", []string{"build", "ok", "--owner", "id-owner"}, tools.ToolBuild, map[string]any{"state": "ok", "owner": "id-owner"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"unicode"
 
 	"github.com/buildguard/buildguard/agentproto"
-	"github.com/buildguard/buildguard/internal/safebuild"
 	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 //lint:file-ignore ST1005 the startup errors are the contract's messages (docs/mcp-server.md#1.1), printed as they are.
@@ -78,9 +78,9 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 		defer func() { os.Stdout = f }()
 	}
 	log := wrapLogger(stderr).Named("mcp")
-	builder := safebuild.New(safebuild.Config{Dialer: cfg.Dialer, Logger: log.Named("safebuild")})
-	cfg.Builder = builder
-	srv := mcp.NewServer(mcp.Config{Caller: mcp.NewService(cfg), Version: version(), Logger: log})
+	cfg.Logger = log.Named("safebuild")
+	svc := tools.NewService(cfg)
+	srv := mcp.NewServer(mcp.Config{Caller: svc, Version: version(), Logger: log})
 	if httpOpts.addr != "" {
 		return serveMCPHTTP(srv, httpOpts, token, stderr, log)
 	}
@@ -94,7 +94,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 	}
 	defer signal.Stop(sigs)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(context.Background(), stdin, stdout) }()
+	go func() { served <- srv.ServeStdio(context.Background(), stdin, stdout) }()
 	select {
 	case err := <-served:
 		if err != nil {
@@ -104,7 +104,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 		return ExitOK
 	case s := <-sigs:
 		log.Info("stopping on a signal; a running safe build is cancelled first", "signal", s)
-		builder.Stop()
+		svc.Stop()
 		if n, ok := s.(syscall.Signal); ok {
 			return ExitCode(128 + int(n))
 		}
@@ -116,21 +116,21 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 // working directory wd (docs/mcp-server.md#1.1): --project-dir is canonicalised
 // and must be a directory; --port-file resolves against the project (else
 // wd), absolute and clean but not canonicalised, and need not exist yet.
-func parseMCPArgs(args []string, wd string) (mcp.Deps, error) {
+func parseMCPArgs(args []string, wd string) (tools.Deps, error) {
 	var projectDir, portFile string
 	seen := map[string]bool{}
 	for i := 0; i < len(args); i++ {
 		flag := args[i]
 		if flag != "--project-dir" && flag != "--port-file" {
-			return mcp.Deps{}, errMCPUnknownOption
+			return tools.Deps{}, errMCPUnknownOption
 		}
 		if seen[flag] || i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
-			return mcp.Deps{}, errMCPMissingValue(flag)
+			return tools.Deps{}, errMCPMissingValue(flag)
 		}
 		seen[flag] = true
 		i++
 		if !validStartupPath(args[i]) {
-			return mcp.Deps{}, errMCPBadPath
+			return tools.Deps{}, errMCPBadPath
 		}
 		if flag == "--project-dir" {
 			projectDir = args[i]
@@ -140,16 +140,16 @@ func parseMCPArgs(args []string, wd string) (mcp.Deps, error) {
 	}
 	base, err := filepath.Abs(wd)
 	if err != nil {
-		return mcp.Deps{}, fmt.Errorf("resolving the working directory: %w", err)
+		return tools.Deps{}, fmt.Errorf("resolving the working directory: %w", err)
 	}
-	cfg := mcp.Deps{Base: base, ClientWorkingDirectory: wd}
+	cfg := tools.Deps{Base: base, ClientWorkingDirectory: wd}
 	if seen["--project-dir"] {
 		real, err := filepath.EvalSymlinks(resolvePath(base, projectDir))
 		if err != nil {
-			return mcp.Deps{}, errMCPNoProject
+			return tools.Deps{}, errMCPNoProject
 		}
 		if st, err := os.Stat(real); err != nil || !st.IsDir() {
-			return mcp.Deps{}, errMCPNoProject
+			return tools.Deps{}, errMCPNoProject
 		}
 		cfg.Base, cfg.ProjectSelected = real, true
 	}

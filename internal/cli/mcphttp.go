@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/mcp/httpfront"
 )
 
 // The startup failures of `buildguard mcp --http` (docs/decisions.md#D14); like the
@@ -85,7 +86,7 @@ func splitHTTPArgs(args []string) (rest []string, opts mcpHTTPOptions, err error
 // and the host name the URL carries (localhost listens on 127.0.0.1).
 func loopbackListenAddr(addr string) (listen, urlHost string, err error) {
 	host, port, err := net.SplitHostPort(addr)
-	if err != nil || !mcp.IsLoopbackName(host) {
+	if err != nil || !httpfront.IsLoopbackName(host) {
 		return "", "", errMCPHTTPAddr
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 || strings.TrimLeft(port, "0123456789") != "" {
@@ -163,7 +164,7 @@ func serveMCPHTTP(srv *mcp.Server, opts mcpHTTPOptions, token string, stderr io.
 		return ExitFailure
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	u := (&url.URL{Scheme: "http", Host: net.JoinHostPort(urlHost, port), Path: mcp.HTTPPath, RawQuery: url.Values{mcp.TokenParam: {token}}.Encode()}).String()
+	u := (&url.URL{Scheme: "http", Host: net.JoinHostPort(urlHost, port), Path: httpfront.HTTPPath, RawQuery: url.Values{httpfront.TokenParam: {token}}.Encode()}).String()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if opts.urlFile != "" {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 // endpointFlags map the endpoint flags to the tools' argument names.
@@ -26,10 +26,10 @@ const endpointUsage = "[--project-dir PATH] [--port-file PATH] [--port N] [--hyb
 // (docs/decisions.md#D2), and how many words the subcommand has, or nil. A
 // two-word subcommand (`build run`) wins over the one-word subcommand it
 // starts with (`build`).
-func toolCommand(args []string) (*mcp.Tool, int) {
-	var found *mcp.Tool
+func toolCommand(args []string) (*tools.Tool, int) {
+	var found *tools.Tool
 	n := 0
-	for _, t := range mcp.Tools() {
+	for _, t := range tools.All() {
 		words := strings.Fields(t.CLI.Command)
 		if len(words) > n && len(words) <= len(args) && slices.Equal(words, args[:len(words)]) {
 			found, n = t, len(words)
@@ -39,7 +39,7 @@ func toolCommand(args []string) (*mcp.Tool, int) {
 }
 
 // toolUsage is the usage line of a tool subcommand.
-func toolUsage(t *mcp.Tool) string {
+func toolUsage(t *tools.Tool) string {
 	parts := []string{"buildguard", t.CLI.Command}
 	if t.CLI.Usage != "" {
 		parts = append(parts, t.CLI.Usage)
@@ -50,7 +50,7 @@ func toolUsage(t *mcp.Tool) string {
 // parseToolArgs splits args into positionals and flags; flags may stand
 // before or after the positionals, as --flag VALUE or --flag=VALUE, each at
 // most once.
-func parseToolArgs(form mcp.CLIForm, args []string) (pos []string, toolArgs map[string]string, own map[string]string, err error) {
+func parseToolArgs(form tools.CLIForm, args []string) (pos []string, toolArgs map[string]string, own map[string]string, err error) {
 	toolArgs, own = map[string]string{}, map[string]string{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -88,7 +88,7 @@ func parseToolArgs(form mcp.CLIForm, args []string) (pos []string, toolArgs map[
 // runTool runs the subcommand of tool t: it prints the tool's JSON object on
 // one line and exits 0 when the result is not an error, 1 when it is, and 2
 // when the arguments are invalid (the cases MCP answers with -32602).
-func runTool(t *mcp.Tool, args []string, stdout, stderr io.Writer) ExitCode {
+func runTool(t *tools.Tool, args []string, stdout, stderr io.Writer) ExitCode {
 	name, usage := t.CLI.Command, toolUsage(t)
 	for _, a := range args {
 		if a == "--help" || a == "-h" {
@@ -118,18 +118,18 @@ func runTool(t *mcp.Tool, args []string, stdout, stderr io.Writer) ExitCode {
 		}
 	}
 	ctx := context.Background()
-	if t.Name == mcp.ToolSafeBuild {
+	if t.Name == tools.ToolSafeBuild {
 		// A signal cancels the build: its process group is stopped and BUILD
 		// failed confirmed before the result is printed (docs/safe-build.md#6).
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 		defer stop()
-		ctx = mcp.WithProgress(ctx, func(lines int, message string) {
+		ctx = tools.WithProgress(ctx, func(lines int, message string) {
 			fmt.Fprintf(stderr, "buildguard: build: %d lines: %s\n", lines, message)
 		})
 	}
-	res, err := mcp.NewService(mcp.Deps{}).Call(ctx, t.Name, raw)
-	var argErr *mcp.ArgError
+	res, err := tools.NewService(tools.Deps{}).Call(ctx, t.Name, raw)
+	var argErr *tools.ArgError
 	switch {
 	case errors.As(err, &argErr):
 		return usageErr(argErr)

@@ -1,9 +1,12 @@
-package mcp
+package tools
 
 import (
 	"context"
 	"encoding/json"
 	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/internal/safebuild"
@@ -27,13 +30,23 @@ type Deps struct {
 	ClientWorkingDirectory string
 	// Dialer connects to agents. The zero value is agentproto's default.
 	Dialer agentproto.Dialer
-	// Builder runs the instance's safe builds, one at a time
-	// (reclazz_safe_build, docs/safe-build.md#4). Nil means a new one with
-	// Dialer.
-	Builder *safebuild.Builder
+	// Logger receives the safe builds' diagnostics (never protocol, never
+	// an owner token). Nil means none.
+	Logger hclog.Logger
+	// BuildGrace is how long a stopped safe build may take to end after
+	// SIGTERM before its process group is killed. Zero means the safe
+	// build's default (docs/safe-build.md#6).
+	BuildGrace time.Duration
+	// VerifyWait bounds the verification of the changed classes after an
+	// ok safe build. Zero means the safe build's default.
+	VerifyWait time.Duration
+
+	// builder runs the instance's safe builds, one at a time
+	// (reclazz_safe_build, docs/safe-build.md#4); NewService makes it.
+	builder *safebuild.Builder
 }
 
-// Service runs the tools of [Tools] for one instance: the [Caller] of the
+// Service runs the tools of [All] for one instance: the tool caller of the
 // MCP server and of the CLI subcommands, so an MCP answer and a CLI answer
 // over the same agent state are the same JSON. It is safe for concurrent use.
 type Service struct {
@@ -51,12 +64,15 @@ func NewService(deps Deps) *Service {
 	if deps.ClientWorkingDirectory == "" {
 		deps.ClientWorkingDirectory = wd
 	}
-	if deps.Builder == nil {
-		deps.Builder = safebuild.New(safebuild.Config{Dialer: deps.Dialer})
-	}
-	tools := Tools()
+	deps.builder = safebuild.New(safebuild.Config{Dialer: deps.Dialer, Grace: deps.BuildGrace, VerifyWait: deps.VerifyWait, Logger: deps.Logger})
+	tools := All()
 	return &Service{deps: deps, tools: tools, passThrough: newPassThrough(tools)}
 }
+
+// Stop cancels a running safe build and waits until its process group is
+// gone and BUILD failed was answered (docs/safe-build.md#6); safe builds
+// called later are refused. The other tools keep working.
+func (s *Service) Stop() { s.deps.builder.Stop() }
 
 // Call validates args and runs the named tool. An invalid call returns an
 // *ArgError and touches no agent; the unknown-tool check comes last, as the

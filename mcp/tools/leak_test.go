@@ -1,10 +1,10 @@
-package mcp_test
+package tools_test
 
 import (
 	"testing"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
-	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 // Every tool closes its agent connection on every path: success, a failed
@@ -12,10 +12,10 @@ import (
 func TestNoConnectionLeftOpen(t *testing.T) {
 	t.Parallel()
 	calls := map[string]map[string]any{
-		mcp.ToolStatus: {}, mcp.ToolScan: {}, mcp.ToolPending: {}, mcp.ToolDiagnose: {"className": "A"},
-		mcp.ToolDoctor: {}, mcp.ToolReloadControl: {"action": "status"}, mcp.ToolBuild: {"state": "started", "owner": "o"},
-		mcp.ToolVerify:      {"className": "A", "sha256": sha},
-		mcp.ToolVerifyBatch: {"items": []any{map[string]any{"className": "A", "sha256": sha}, map[string]any{"className": "B", "sha256": sha}}},
+		tools.ToolStatus: {}, tools.ToolScan: {}, tools.ToolPending: {}, tools.ToolDiagnose: {"className": "A"},
+		tools.ToolDoctor: {}, tools.ToolReloadControl: {"action": "status"}, tools.ToolBuild: {"state": "started", "owner": "o"},
+		tools.ToolVerify:      {"className": "A", "sha256": sha},
+		tools.ToolVerifyBatch: {"items": []any{map[string]any{"className": "A", "sha256": sha}, map[string]any{"className": "B", "sha256": sha}}},
 	}
 	modes := map[string]struct {
 		opts []fakeagent.Option

@@ -1,4 +1,4 @@
-package mcp
+package tools
 
 import (
 	"bytes"
@@ -81,7 +81,7 @@ var outputSamples = []outputSample{
 func toolOutputSchemas(t *testing.T) map[string]*jsonschema.Schema {
 	t.Helper()
 	out := map[string]*jsonschema.Schema{}
-	for _, def := range toolDefinitions() {
+	for _, def := range Definitions() {
 		raw, ok := def.OutputSchema.(json.RawMessage)
 		if !ok {
 			t.Fatalf("%s: output schema is %T", def.Name, def.OutputSchema)
@@ -93,7 +93,7 @@ func toolOutputSchemas(t *testing.T) map[string]*jsonschema.Schema {
 
 func TestSchemasCompile(t *testing.T) {
 	t.Parallel()
-	for _, def := range toolDefinitions() {
+	for _, def := range Definitions() {
 		in, err := json.Marshal(def.InputSchema)
 		if err != nil {
 			t.Fatal(err)
@@ -106,8 +106,8 @@ func TestSchemasCompile(t *testing.T) {
 			t.Errorf("%s: $schema present=%v, type=%v (docs/mcp-server.md#4.11: all but reload_control carry $schema)", def.Name, hasDraft, out["type"])
 		}
 	}
-	if got := len(toolOutputSchemas(t)); got != len(ToolNames()) {
-		t.Errorf("%d output schemas, want %d", got, len(ToolNames()))
+	if got := len(toolOutputSchemas(t)); got != len(Names()) {
+		t.Errorf("%d output schemas, want %d", got, len(Names()))
 	}
 }
 
@@ -131,7 +131,7 @@ func TestOutputSchemaMutations(t *testing.T) {
 			t.Fatal(err)
 		}
 		var schema struct{ Required []string }
-		for _, def := range toolDefinitions() {
+		for _, def := range Definitions() {
 			if def.Name == smp.tool {
 				_ = json.Unmarshal(def.OutputSchema.(json.RawMessage), &schema)
 			}
@@ -160,7 +160,7 @@ func TestOutputSchemaMutations(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range ToolNames() {
+	for _, name := range Names() {
 		if !covered[name] {
 			t.Errorf("no sample for %s", name)
 		}

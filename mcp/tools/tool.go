@@ -1,4 +1,4 @@
-package mcp
+package tools
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // Tool is everything about one reclazz_* tool: its tools/list definition
 // (name, description, input and output schema, annotations), its default
 // timeout, its own argument checks and handler, and its command-line form.
-// Each tool is built by one constructor in its own file (tool_*.go); [Tools]
+// Each tool is built by one constructor in its own file (tool_*.go); [All]
 // lists them, and the MCP server and the CLI both iterate that list.
 type Tool struct {
 	// Name is the tool's name, e.g. "reclazz_status".
@@ -62,9 +62,9 @@ const (
 	sessionTimeout = 5000 * time.Millisecond
 )
 
-// Tools returns the tools in tools/list order (docs/mcp-server.md#4.1). Adding a
+// All returns the tools in tools/list order (docs/mcp-server.md#4.1). Adding a
 // tool means adding its constructor here, in its own file.
-func Tools() []*Tool {
+func All() []*Tool {
 	return []*Tool{
 		statusTool(), doctorTool(), scanTool(), pendingTool(), diagnoseTool(),
 		reloadControlTool(), buildTool(), verifyTool(), verifyBatchTool(),
@@ -72,9 +72,9 @@ func Tools() []*Tool {
 	}
 }
 
-// ToolNames lists the tools' names in tools/list order.
-func ToolNames() []string {
-	list := Tools()
+// Names lists the tools' names in tools/list order.
+func Names() []string {
+	list := All()
 	names := make([]string, len(list))
 	for i, t := range list {
 		names[i] = t.Name
@@ -96,7 +96,7 @@ func findTool(list []*Tool, name string) *Tool {
 // docs/mcp-server.md#4.11) of one of the tools, compact, as tools/list
 // advertises it from 2025-06-18 on.
 func OutputSchema(tool string) (json.RawMessage, bool) {
-	t := findTool(Tools(), tool)
+	t := findTool(All(), tool)
 	if t == nil {
 		return nil, false
 	}
@@ -113,8 +113,8 @@ func (t *Tool) compactOutputSchema() json.RawMessage {
 	return compact.Bytes()
 }
 
-// definition is the tool's go-sdk definition.
-func (t *Tool) definition() *sdkmcp.Tool {
+// Definition is the tool's go-sdk definition, as the server registers it.
+func (t *Tool) Definition() *sdkmcp.Tool {
 	return &sdkmcp.Tool{
 		Name:         t.Name,
 		Description:  t.description,
@@ -124,11 +124,11 @@ func (t *Tool) definition() *sdkmcp.Tool {
 	}
 }
 
-// toolDefinitions returns the go-sdk definitions of [Tools], in order.
-func toolDefinitions() []*sdkmcp.Tool {
+// Definitions returns the go-sdk definitions of [All], in order.
+func Definitions() []*sdkmcp.Tool {
 	var defs []*sdkmcp.Tool
-	for _, t := range Tools() {
-		defs = append(defs, t.definition())
+	for _, t := range All() {
+		defs = append(defs, t.Definition())
 	}
 	return defs
 }

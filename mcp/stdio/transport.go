@@ -1,4 +1,4 @@
-package mcp
+package stdio
 
 import (
 	"bufio"
@@ -11,13 +11,13 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/mcp/protocol"
 )
 
 // Frame and wait limits of the stdio contract (docs/mcp-server.md#2.1, docs/mcp-server.md#5).
@@ -37,31 +37,13 @@ const (
 	maxFrameBytes = 3*MaxFrameUnits + 1
 )
 
-// The JSON-RPC error texts the transport answers itself.
+// The JSON-RPC errors only the stdio transport answers.
 const (
-	msgParseError     = "Parse error"
-	msgInvalidRequest = "Invalid Request"
-	msgFrameTooLarge  = "Request exceeds 65536 characters"
-	msgIDActive       = "Request ID is already active"
-	msgBatchActive    = "Verification batch active; retry after completion or cancellation"
-	msgParamsObject   = "params must be an object"
-	msgInitVersion    = "initialize requires a nonblank string protocolVersion"
-	msgNameString     = "name must be a string"
-	msgArgsObject     = "arguments must be an object"
-	msgInternal       = "Internal error"
-)
-
-// Error codes beyond the standard ones in package jsonrpc.
-const codeBatchActive = -32000
-
-// The methods the server serves. Everything else is -32601.
-const (
-	methodInitialize = "initialize"
-	methodPing       = "ping"
-	methodToolsList  = "tools/list"
-	methodToolsCall  = "tools/call"
-	methodCancelled  = "notifications/cancelled"
-	methodProgress   = "notifications/progress"
+	msgFrameTooLarge = "Request exceeds 65536 characters"
+	msgIDActive      = "Request ID is already active"
+	msgBatchActive   = "Verification batch active; retry after completion or cancellation"
+	// codeBatchActive is beyond the standard codes in package jsonrpc.
+	codeBatchActive = -32000
 )
 
 // Transport is a strict newline-delimited JSON-RPC transport for an
@@ -96,7 +78,7 @@ type Transport struct {
 	// Writes are serialised. Required.
 	Out io.Writer
 	// BackgroundTool names the tool whose calls run on the batch slot.
-	// Empty means ToolVerifyBatch.
+	// Empty means none: every call is answered before the next line is read.
 	BackgroundTool string
 	// InvalidArgs reports whether a call of BackgroundTool with these
 	// arguments (nil when absent) fails its argument checks. Such a call is
@@ -120,18 +102,18 @@ type Transport struct {
 
 var _ sdkmcp.Transport = (*Transport)(nil)
 
-// ended is closed once the transport reported EOF to the SDK (after its
+// Ended is closed once the transport reported EOF to the SDK (after its
 // drain); nil before Connect.
-func (t *Transport) ended() <-chan struct{} {
+func (t *Transport) Ended() <-chan struct{} {
 	if t.conn == nil {
 		return nil
 	}
 	return t.conn.eof
 }
 
-// drainExpired reports, once ended is closed, whether the wait at EOF for
+// DrainExpired reports, once Ended is closed, whether the wait at EOF for
 // the cancelled batch ran out before the batch finished.
-func (t *Transport) drainExpired() bool {
+func (t *Transport) DrainExpired() bool {
 	return t.conn != nil && t.conn.drainExpired
 }
 
@@ -154,9 +136,6 @@ func (t *Transport) Connect(context.Context) (sdkmcp.Connection, error) {
 		eof:      make(chan struct{}),
 		closed:   make(chan struct{}),
 		inflight: map[string]*call{},
-	}
-	if c.bgTool == "" {
-		c.bgTool = ToolVerifyBatch
 	}
 	if c.drain <= 0 {
 		c.drain = DefaultDrainTimeout
@@ -204,7 +183,7 @@ type conn struct {
 // call is one request handed to the SDK under a token id.
 type call struct {
 	token      string
-	id         requestID
+	id         protocol.ID
 	background bool
 	cancelled  bool          // its answer is suppressed
 	answered   chan struct{} // closed when the SDK wrote (or dropped) its answer
@@ -262,7 +241,7 @@ func (c *conn) isClosed() bool {
 func (c *conn) Write(_ context.Context, msg jsonrpc.Message) error {
 	resp, ok := msg.(*jsonrpc.Response)
 	if !ok {
-		if req, isReq := msg.(*jsonrpc.Request); isReq && !req.IsCall() && req.Method == methodProgress {
+		if req, isReq := msg.(*jsonrpc.Request); isReq && !req.IsCall() && req.Method == protocol.MethodProgress {
 			line, err := jsonrpc.EncodeMessage(req)
 			if err != nil {
 				return fmt.Errorf("encoding a progress notification: %w", err)
@@ -290,7 +269,7 @@ func (c *conn) Write(_ context.Context, msg jsonrpc.Message) error {
 		c.log.Debug("suppressing the answer of a cancelled request")
 		return nil
 	}
-	return c.writeLine(encodeResponse(cl.id.raw, resp))
+	return c.writeLine(protocol.EncodeResponse(cl.id.Raw, resp))
 }
 
 // readLoop reads frames until EOF, then drains and reports EOF.
@@ -397,31 +376,6 @@ func readFrame(br *bufio.Reader) (line []byte, tooLong bool, err error) {
 	return buf, false, err
 }
 
-// validUTF8 decodes b as UTF-8 text the way the contract's reader does:
-// every byte that is not part of a valid sequence reads as U+FFFD. So an id
-// echoed verbatim never puts invalid UTF-8 on the output.
-func validUTF8(b []byte) []byte {
-	if utf8.Valid(b) {
-		return b
-	}
-	out := make([]byte, 0, len(b)+8)
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		if r == utf8.RuneError && size == 1 {
-			out = utf8.AppendRune(out, utf8.RuneError)
-		} else {
-			out = append(out, b[:size]...)
-		}
-		b = b[size:]
-	}
-	return out
-}
-
-// trimJSONSpace trims the four JSON whitespace characters.
-func trimJSONSpace(b []byte) []byte {
-	return bytes.Trim(b, " \t\r\n")
-}
-
 // handleLine answers or forwards one non-empty line. A panic is answered
 // with -32603 and reading goes on.
 func (c *conn) handleLine(line []byte) {
@@ -429,74 +383,60 @@ func (c *conn) handleLine(line []byte) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("panic while handling a request", "panic", fmt.Sprint(r))
-			c.writeError(answerID, jsonrpc.CodeInternalError, msgInternal)
+			c.writeError(answerID, jsonrpc.CodeInternalError, protocol.MsgInternal)
 		}
 	}()
-	line = validUTF8(trimJSONSpace(line))
+	line = protocol.ValidUTF8(protocol.TrimJSONSpace(line))
 	if len(line) == 0 {
 		return
 	}
-	m, rerr := parseMessage(line)
+	m, rerr := protocol.Parse(line)
 	if rerr != nil {
-		c.writeLineLogged(rerr.encode())
+		c.writeLineLogged(rerr.Encode())
 		return
 	}
-	if !m.hasID {
+	if !m.HasID {
 		c.notification(m)
 		return
 	}
-	answerID = m.id.raw
+	answerID = m.ID.Raw
 	c.request(m)
 }
 
-// jsonString decodes raw when it is a JSON string.
-func jsonString(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
-}
-
-func isObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
-
 // request checks a request with a valid envelope and id (docs/mcp-server.md#2.2 steps 4–6,
 // docs/mcp-server.md#5) and hands it to the SDK.
-func (c *conn) request(m message) {
-	id, method := m.id, m.method
+func (c *conn) request(m protocol.Message) {
+	id, method := m.ID, m.Method
 	c.mu.Lock()
 	b := c.batch
-	buildActive := c.buildWithIDLocked(id.key) != nil
+	buildActive := c.buildWithIDLocked(id.Key) != nil
 	c.mu.Unlock()
 	if buildActive {
-		c.writeError(id.raw, jsonrpc.CodeInvalidRequest, msgIDActive)
+		c.writeError(id.Raw, jsonrpc.CodeInvalidRequest, msgIDActive)
 		return
 	}
 	if b != nil {
-		if b.id.key == id.key {
-			c.writeError(id.raw, jsonrpc.CodeInvalidRequest, msgIDActive)
+		if b.id.Key == id.Key {
+			c.writeError(id.Raw, jsonrpc.CodeInvalidRequest, msgIDActive)
 			return
 		}
-		if method != methodPing && method != methodToolsList && method != methodDiscover {
-			c.writeError(id.raw, codeBatchActive, msgBatchActive)
+		if method != protocol.MethodPing && method != protocol.MethodToolsList && method != protocol.MethodDiscover {
+			c.writeError(id.Raw, codeBatchActive, msgBatchActive)
 			return
 		}
 	}
-	forward, tool, args, rerr := m.forwardRequest()
+	forward, tool, args, rerr := m.Forward()
 	if rerr != nil {
-		c.writeLineLogged(rerr.encode())
+		c.writeLineLogged(rerr.Encode())
 		return
 	}
-	background := method == methodToolsCall && tool == c.bgTool && (c.badArgs == nil || !c.badArgs(args))
-	concurrent := method == methodToolsCall && c.build != "" && tool == c.build
+	background := method == protocol.MethodToolsCall && c.bgTool != "" && tool == c.bgTool && (c.badArgs == nil || !c.badArgs(args))
+	concurrent := method == protocol.MethodToolsCall && c.build != "" && tool == c.build
 
 	c.mu.Lock()
 	if background && c.batch != nil { // only this goroutine starts batches; kept as a guard
 		c.mu.Unlock()
-		c.writeError(id.raw, codeBatchActive, msgBatchActive)
+		c.writeError(id.Raw, codeBatchActive, msgBatchActive)
 		return
 	}
 	c.seq++
@@ -528,7 +468,7 @@ func (c *conn) request(m message) {
 // buildWithIDLocked returns the running build call with id key, if any.
 func (c *conn) buildWithIDLocked(key string) *call {
 	for _, cl := range c.builds {
-		if cl.id.key == key {
+		if cl.id.Key == key {
 			return cl
 		}
 	}
@@ -538,17 +478,17 @@ func (c *conn) buildWithIDLocked(key string) *call {
 // notification handles a message without id: only a cancellation of the
 // active batch (docs/mcp-server.md#5) or of a running build call
 // (docs/safe-build.md#6) has an effect; everything else is ignored silently.
-func (c *conn) notification(m message) {
-	rid, reason, ok := m.cancelTarget()
+func (c *conn) notification(m protocol.Message) {
+	rid, reason, ok := m.CancelTarget()
 	if !ok {
 		return
 	}
 	c.mu.Lock()
 	b := c.batch
-	if b == nil || b.id.key != rid.key {
-		b = c.buildWithIDLocked(rid.key)
+	if b == nil || b.id.Key != rid.Key {
+		b = c.buildWithIDLocked(rid.Key)
 	}
-	hit := b != nil && !b.cancelled && b.id.key == rid.key
+	hit := b != nil && !b.cancelled && b.id.Key == rid.Key
 	if hit {
 		b.cancelled = true
 	}
@@ -565,16 +505,7 @@ func cancelNotification(token, reason string) *jsonrpc.Request {
 		RequestID string `json:"requestId"`
 		Reason    string `json:"reason,omitempty"`
 	}{token, reason})
-	return &jsonrpc.Request{Method: methodCancelled, Params: p}
-}
-
-// mustMarshal encodes a map of raw JSON values, which cannot fail.
-func mustMarshal(m map[string]json.RawMessage) json.RawMessage {
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic(fmt.Sprintf("encoding params: %v", err))
-	}
-	return b
+	return &jsonrpc.Request{Method: protocol.MethodCancelled, Params: p}
 }
 
 // deliver hands m to the SDK's Read; false when the connection closed.
@@ -589,7 +520,7 @@ func (c *conn) deliver(m jsonrpc.Message) bool {
 
 // writeError writes an error response; id nil means "id":null.
 func (c *conn) writeError(id json.RawMessage, code int64, message string) {
-	c.writeLineLogged(encodeError(id, code, message))
+	c.writeLineLogged(protocol.EncodeError(id, code, message))
 }
 
 // writeLineLogged writes one line and logs a failure.
@@ -604,69 +535,4 @@ func (c *conn) writeLine(line []byte) error {
 	defer c.wmu.Unlock()
 	_, err := c.out.Write(append(line, '\n'))
 	return err
-}
-
-// encodeResponse renders resp with the request's id literal, keys in the
-// order jsonrpc, id, result|error. An error never carries code 0 or data.
-func encodeResponse(id json.RawMessage, resp *jsonrpc.Response) []byte {
-	if resp.Error != nil {
-		code, message := int64(jsonrpc.CodeInternalError), resp.Error.Error()
-		var data json.RawMessage
-		var we *jsonrpc.Error
-		if errors.As(resp.Error, &we) {
-			message = we.Message
-			if we.Code != 0 {
-				code = we.Code
-			}
-			if we.Code == sdkmcp.CodeUnsupportedProtocolVersion && json.Valid(we.Data) {
-				// A 2026-07-28 client picks a version from the data.
-				data = we.Data
-			}
-		}
-		return encodeErrorData(id, code, message, data)
-	}
-	var b bytes.Buffer
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	b.Write(idOrNull(id))
-	b.WriteString(`,"result":`)
-	if err := json.Compact(&b, resp.Result); err != nil || len(resp.Result) == 0 {
-		return encodeError(id, jsonrpc.CodeInternalError, msgInternal)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-func encodeError(id json.RawMessage, code int64, message string) []byte {
-	return encodeErrorData(id, code, message, nil)
-}
-
-// encodeErrorData is encodeError with a data member when data is not empty
-// (only -32022, the unsupported version of a 2026-07-28 request, has one).
-func encodeErrorData(id json.RawMessage, code int64, message string, data json.RawMessage) []byte {
-	if code == 0 {
-		code = jsonrpc.CodeInternalError
-	}
-	msg, _ := json.Marshal(message)
-	var b bytes.Buffer
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	b.Write(idOrNull(id))
-	b.WriteString(`,"error":{"code":`)
-	b.WriteString(strconv.FormatInt(code, 10))
-	b.WriteString(`,"message":`)
-	b.Write(msg)
-	if len(data) > 0 {
-		b.WriteString(`,"data":`)
-		if err := json.Compact(&b, data); err != nil {
-			b.WriteString("null")
-		}
-	}
-	b.WriteString(`}}`)
-	return b.Bytes()
-}
-
-func idOrNull(id json.RawMessage) json.RawMessage {
-	if len(id) == 0 {
-		return json.RawMessage("null")
-	}
-	return id
 }

@@ -1,4 +1,4 @@
-package mcp
+package tools
 
 import (
 	"context"
@@ -73,7 +73,7 @@ func selectBuild(c *toolCall) (safebuild.Build, error) {
 	return b, nil
 }
 
-// runSafeBuild runs the selected build on the instance's Builder, one at a
+// runSafeBuild runs the selected build on the instance's builder, one at a
 // time, reporting progress when the call asked for it.
 func runSafeBuild(ctx context.Context, c *toolCall) (Result, error) {
 	// Selected again: the configuration may have changed since the check,
@@ -92,7 +92,7 @@ func runSafeBuild(ctx context.Context, c *toolCall) (Result, error) {
 	if _, given := c.str["timeoutMs"]; given {
 		req.Timeout = c.timeout
 	}
-	res := c.deps.Builder.Run(ctx, req)
+	res := c.deps.builder.Run(ctx, req)
 	data, err := res.JSON()
 	if err != nil {
 		return Result{}, err

@@ -1,4 +1,4 @@
-package mcp
+package protocol
 
 import (
 	"encoding/json"
@@ -6,35 +6,35 @@ import (
 	"strings"
 )
 
-// requestID is a request id as the client wrote it. raw is echoed verbatim;
-// key compares ids by value (numbers by numeric value, so 1 and 1.0 match; a
+// ID is a request id as the client wrote it. Raw is echoed verbatim;
+// Key compares ids by value (numbers by numeric value, so 1 and 1.0 match; a
 // string never matches a number).
-type requestID struct {
-	raw json.RawMessage
-	key string
+type ID struct {
+	Raw json.RawMessage
+	Key string
 }
 
-// parseID checks a raw JSON id (docs/mcp-server.md#2.2): a string, or a number
+// ParseID checks a raw JSON id (docs/mcp-server.md#2.2): a string, or a number
 // whose value is an integer. ok is false for anything else, including null.
-func parseID(raw json.RawMessage) (requestID, bool) {
+func ParseID(raw json.RawMessage) (ID, bool) {
 	if len(raw) == 0 {
-		return requestID{}, false
+		return ID{}, false
 	}
 	switch c := raw[0]; {
 	case c == '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return requestID{}, false
+			return ID{}, false
 		}
-		return requestID{raw: raw, key: "s:" + s}, true
+		return ID{Raw: raw, Key: "s:" + s}, true
 	case c == '-' || (c >= '0' && c <= '9'):
 		key, ok := integralNumberKey(string(raw))
 		if !ok {
-			return requestID{}, false
+			return ID{}, false
 		}
-		return requestID{raw: raw, key: "n:" + key}, true
+		return ID{Raw: raw, Key: "n:" + key}, true
 	}
-	return requestID{}, false
+	return ID{}, false
 }
 
 // integralNumberKey returns a canonical form of the JSON number literal lit

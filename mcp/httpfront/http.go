@@ -1,0 +1,610 @@
+package httpfront
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/buildguard/buildguard/mcp/protocol"
+)
+
+// Streamable HTTP serving (docs/decisions.md#D14, docs/http.md).
+const (
+	// HTTPPath is where the MCP endpoint is served.
+	HTTPPath = "/mcp"
+	// MaxHTTPBody is the largest request body accepted; a larger one is 413.
+	MaxHTTPBody = 1 << 20
+	// TokenParam is the query parameter that may carry the token.
+	TokenParam = "token"
+	// ShutdownTimeout bounds the stop after SIGINT/SIGTERM: in-flight calls
+	// are cancelled first, then the server waits this long for their answers.
+	ShutdownTimeout = 4 * time.Second
+
+	// callHeader carries a request's registry token from the front to the
+	// middleware; a client's own header of that name is removed first.
+	callHeader = "Buildguard-Call"
+	// readHeaderTimeout bounds a client that opens a connection and stalls.
+	readHeaderTimeout = 10 * time.Second
+)
+
+// The error texts of the HTTP front.
+const (
+	msgUnauthorized = "Unauthorized: send the token printed at startup as Authorization: Bearer TOKEN or as the token query parameter"
+	msgForbidden    = "Forbidden: Origin and Host must name this server on a loopback address"
+	msgTooLarge     = "Request body exceeds 1048576 bytes"
+	msgPostOnly     = "Method Not Allowed: send JSON-RPC messages with POST"
+	msgNotFound     = "Not Found: the MCP endpoint is " + HTTPPath
+	msgEmptyBody    = "Invalid Request: the body is empty"
+)
+
+// Handler serves an SDK server over streamable HTTP at HTTPPath: go-sdk's
+// StreamableHTTPHandler (stateless; JSON responses, or an event stream for
+// a tools/call that asked for progress) behind the checks of
+// docs/decisions.md#D14. In order: the path, Origin and Host (403 unless they name this
+// server on a loopback address: no DNS rebinding), the token (401, compared
+// in constant time), POST, the body (413 over MaxHTTPBody), then the same
+// envelope and params checks as stdio (400 for a body that is no valid
+// JSON-RPC message, 200 with the JSON-RPC error for a request the server
+// refuses). The SDK then gets a canonical request whose id is a token of
+// this handler, and its answer goes back with the client's id literal, in
+// the encoding stdio uses.
+//
+// Every request is served on its own (stateless): a tools/call's context is
+// cancelled when its HTTP request ends, when a notifications/cancelled POST
+// names its id (then its answer is suppressed: 204), or when Close is called.
+type Handler struct {
+	calls *Calls
+	sdk   http.Handler
+	// sdkStream answers with an event stream: for a tools/call that asked
+	// for progress, so its notifications/progress reach the client before
+	// the answer.
+	sdkStream http.Handler
+	token     [sha256.Size]byte
+	log       hclog.Logger
+
+	ctx    context.Context // done once Close is called
+	cancel context.CancelFunc
+}
+
+// httpCall is one request in flight through a Handler.
+type httpCall struct {
+	id        protocol.ID
+	ctx       context.Context
+	cancel    context.CancelFunc
+	cancelled bool // by notifications/cancelled; guarded by Calls.mu
+}
+
+// Config configures a Handler.
+type Config struct {
+	// SDK is the server every request is served by. Required.
+	SDK *sdkmcp.Server
+	// Calls is the registry of the requests in flight that SDK's receiving
+	// middleware consults (Calls.Middleware). Required.
+	Calls *Calls
+	// Token is the token a request must carry. Required, not empty.
+	Token string
+	// Logger receives diagnostics (never the token). Nil means none.
+	Logger hclog.Logger
+	// SDKLogger is the SDK handler's logger. Nil means none.
+	SDKLogger *slog.Logger
+}
+
+// New returns the streamable HTTP front of cfg.SDK.
+func New(cfg Config) *Handler {
+	ctx, cancel := context.WithCancel(context.Background())
+	log := cfg.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	sdkLog := cfg.SDKLogger
+	if sdkLog == nil {
+		sdkLog = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{calls: cfg.Calls, token: sha256.Sum256([]byte(cfg.Token)), log: log, ctx: ctx, cancel: cancel}
+	opts := func(json bool) *sdkmcp.StreamableHTTPOptions {
+		return &sdkmcp.StreamableHTTPOptions{
+			Stateless:           true,
+			JSONResponse:        json,
+			MaxRequestBodyBytes: MaxHTTPBody,
+			Logger:              sdkLog,
+		}
+	}
+	getServer := func(*http.Request) *sdkmcp.Server { return cfg.SDK }
+	h.sdk = sdkmcp.NewStreamableHTTPHandler(getServer, opts(true))
+	h.sdkStream = sdkmcp.NewStreamableHTTPHandler(getServer, opts(false))
+	return h
+}
+
+// Close cancels every call in flight; later requests are cancelled at once.
+func (h *Handler) Close() { h.cancel() }
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			h.log.Error("panic while serving an HTTP request", "panic", fmt.Sprint(p))
+			writeHTTPError(w, http.StatusInternalServerError, &protocol.Refusal{Code: jsonrpc.CodeInternalError, Message: protocol.MsgInternal})
+		}
+	}()
+	if r.URL.Path != HTTPPath {
+		writeHTTPError(w, http.StatusNotFound, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgNotFound})
+		return
+	}
+	if !sameLoopbackOrigin(r) {
+		writeHTTPError(w, http.StatusForbidden, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgForbidden})
+		return
+	}
+	if !h.authorized(r) {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		writeHTTPError(w, http.StatusUnauthorized, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgUnauthorized})
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeHTTPError(w, http.StatusMethodNotAllowed, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgPostOnly})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxHTTPBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeHTTPError(w, http.StatusRequestEntityTooLarge, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgTooLarge})
+			return
+		}
+		writeHTTPError(w, http.StatusBadRequest, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: reading the body failed"})
+		return
+	}
+	frame := protocol.ValidUTF8(protocol.TrimJSONSpace(body))
+	if len(frame) == 0 {
+		writeHTTPError(w, http.StatusBadRequest, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgEmptyBody})
+		return
+	}
+	m, rerr := protocol.Parse(frame)
+	if rerr != nil {
+		writeHTTPError(w, http.StatusBadRequest, rerr)
+		return
+	}
+	if !m.HasID {
+		// Notifications have no answer; only a cancellation acts (docs/mcp-server.md#5).
+		if id, _, ok := m.CancelTarget(); ok {
+			h.calls.cancel(id)
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	forward, _, _, rerr := m.Forward()
+	if rerr != nil {
+		writeHTTPError(w, http.StatusOK, rerr)
+		return
+	}
+	h.serveRequest(w, r, m, forward, m.Method == protocol.MethodToolsCall && asksProgress(forward))
+}
+
+// asksProgress reports whether forwarded params carry a progressToken.
+func asksProgress(params json.RawMessage) bool {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	return json.Unmarshal(params, &p) == nil && p.Meta["progressToken"] != nil
+}
+
+// serveRequest hands one checked request to the SDK under a token id and
+// relays the answer with the client's id.
+func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, m protocol.Message, forward json.RawMessage, stream bool) {
+	token, cl := h.calls.add(h.ctx, r.Context(), m.ID)
+	defer h.calls.remove(token)
+
+	canonical, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      string          `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params,omitempty"`
+	}{"2.0", token, m.Method, forward})
+	if err != nil {
+		panic(fmt.Sprintf("encoding a canonical request: %v", err))
+	}
+	fwd := r.Clone(r.Context())
+	fwd.Body = io.NopCloser(bytes.NewReader(canonical))
+	fwd.ContentLength = int64(len(canonical))
+	fwd.Header.Del("Content-Length")
+	// Nothing below sees the token: not the SDK, not its logs.
+	fwd.Header.Del("Authorization")
+	q := fwd.URL.Query()
+	q.Del(TokenParam)
+	fwd.URL.RawQuery = q.Encode()
+	fwd.RequestURI = fwd.URL.RequestURI()
+	fwd.Header.Set(callHeader, token)
+
+	rec := &recorder{header: http.Header{}}
+	sdk := h.sdk
+	if stream {
+		sdk = h.sdkStream
+		rec.stream = &eventRelay{w: w, id: m.ID.Raw, cancelled: func() bool { return h.calls.cancelled(cl) }}
+	}
+	sdk.ServeHTTP(rec, fwd)
+	if rec.streaming {
+		// The events went out as they came; a cancelled call's answer
+		// was dropped from them.
+		return
+	}
+
+	if h.calls.cancelled(cl) {
+		// A cancelled request is never answered (docs/mcp-server.md#5).
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	h.relay(w, rec, m.ID.Raw)
+}
+
+// relay writes the SDK's answer rec to w: a JSON-RPC answer re-encoded with
+// the client's id literal (as stdio writes it: no code 0, key order), an
+// error the SDK gave as text as a JSON-RPC error with the same status.
+func (h *Handler) relay(w http.ResponseWriter, rec *recorder, id json.RawMessage) {
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	body := rec.body.Bytes()
+	mt, _, _ := mime.ParseMediaType(rec.header.Get("Content-Type"))
+	switch {
+	case status == http.StatusAccepted || status == http.StatusNoContent:
+		w.WriteHeader(status)
+		return
+	case mt == "application/json" && len(bytes.TrimSpace(body)) > 0:
+		msg, err := jsonrpc.DecodeMessage(body)
+		resp, ok := msg.(*jsonrpc.Response)
+		if err != nil || !ok {
+			h.log.Error("the SDK answered with something other than one JSON-RPC response", "status", status)
+			writeHTTPError(w, http.StatusInternalServerError, &protocol.Refusal{ID: id, Code: jsonrpc.CodeInternalError, Message: protocol.MsgInternal})
+			return
+		}
+		writeHTTPBody(w, status, protocol.EncodeResponse(id, resp))
+	case status >= 400:
+		text := strings.TrimSpace(string(body))
+		if text == "" {
+			text = http.StatusText(status)
+		}
+		writeHTTPError(w, status, &protocol.Refusal{ID: id, Code: jsonrpc.CodeInvalidRequest, Message: text})
+	default:
+		h.log.Error("the SDK answered with an unexpected body", "status", status, "contentType", mt)
+		writeHTTPError(w, http.StatusInternalServerError, &protocol.Refusal{ID: id, Code: jsonrpc.CodeInternalError, Message: protocol.MsgInternal})
+	}
+}
+
+// authorized reports whether r carries the token, as a Bearer credential or
+// as the token query parameter; both are compared in constant time.
+func (h *Handler) authorized(r *http.Request) bool {
+	ok := false
+	if scheme, cred, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") {
+		ok = h.matches(strings.TrimSpace(cred))
+	}
+	if q, err := url.ParseQuery(r.URL.RawQuery); err == nil {
+		for _, v := range q[TokenParam] {
+			ok = h.matches(v) || ok
+		}
+	}
+	return ok
+}
+
+// matches compares the hashes of both tokens, so neither their contents
+// nor their lengths shape the time taken.
+func (h *Handler) matches(candidate string) bool {
+	sum := sha256.Sum256([]byte(candidate))
+	return subtle.ConstantTimeCompare(sum[:], h.token[:]) == 1
+}
+
+// sameLoopbackOrigin reports whether Host, and Origin when present, name
+// this server: a loopback name (127.0.0.1, [::1], localhost) and the port
+// the request came in on.
+func sameLoopbackOrigin(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil {
+		return false
+	}
+	_, port, err := net.SplitHostPort(local.String())
+	if err != nil || !loopbackHostPort(r.Host, port) {
+		return false
+	}
+	origins := r.Header.Values("Origin")
+	if len(origins) == 0 {
+		return true
+	}
+	if len(origins) > 1 {
+		return false
+	}
+	u, err := url.Parse(origins[0])
+	if err != nil || u.Scheme != "http" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return false
+	}
+	return loopbackHostPort(u.Host, port)
+}
+
+// loopbackHostPort reports whether hostport is a loopback name with port.
+func loopbackHostPort(hostport, port string) bool {
+	host, p, err := net.SplitHostPort(hostport)
+	return err == nil && p == port && IsLoopbackName(host)
+}
+
+// IsLoopbackName reports whether host (without brackets or port) is one of
+// the loopback names docs/decisions.md#D14 allows: 127.0.0.1, ::1 or localhost.
+func IsLoopbackName(host string) bool {
+	return host == "127.0.0.1" || host == "::1" || strings.EqualFold(host, "localhost")
+}
+
+// writeHTTPError writes e as a JSON-RPC error body with status.
+func writeHTTPError(w http.ResponseWriter, status int, e *protocol.Refusal) {
+	writeHTTPBody(w, status, e.Encode())
+}
+
+func writeHTTPBody(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// recorder is the http.ResponseWriter the SDK answers into. A JSON answer
+// is kept whole and relayed at the end; with stream set, an event stream
+// goes to the client as it comes, through stream.
+type recorder struct {
+	header    http.Header
+	status    int
+	body      bytes.Buffer
+	stream    *eventRelay
+	streaming bool // the SDK answered with an event stream, relayed live
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status != 0 {
+		return
+	}
+	r.status = status
+	mt, _, _ := mime.ParseMediaType(r.header.Get("Content-Type"))
+	if r.stream != nil && status == http.StatusOK && mt == "text/event-stream" {
+		r.streaming = true
+		r.stream.start(r.header)
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.WriteHeader(http.StatusOK)
+	}
+	if r.streaming {
+		return r.stream.write(b)
+	}
+	return r.body.Write(b)
+}
+
+// Flush implements http.Flusher.
+func (r *recorder) Flush() {
+	if r.streaming {
+		r.stream.flush()
+	}
+}
+
+// eventRelay passes the SDK's event stream to the client event by event:
+// a JSON-RPC answer re-encoded with the client's id literal (dropped when
+// the call was cancelled), everything else (notifications/progress) as it
+// is.
+type eventRelay struct {
+	w         http.ResponseWriter
+	id        json.RawMessage
+	cancelled func() bool
+	pending   []byte
+}
+
+func (e *eventRelay) start(h http.Header) {
+	for k, v := range h {
+		if k != "Content-Length" {
+			e.w.Header()[k] = v
+		}
+	}
+	e.w.WriteHeader(http.StatusOK)
+}
+
+func (e *eventRelay) write(b []byte) (int, error) {
+	e.pending = append(e.pending, b...)
+	for {
+		i := bytes.Index(e.pending, []byte("\n\n"))
+		if i < 0 {
+			return len(b), nil
+		}
+		ev := e.pending[:i+2]
+		e.pending = e.pending[i+2:]
+		if out := e.rewrite(ev); out != nil {
+			if _, err := e.w.Write(out); err != nil {
+				return len(b), err
+			}
+		}
+	}
+}
+
+// rewrite returns the event to send for one SDK event, or nil to drop it.
+func (e *eventRelay) rewrite(ev []byte) []byte {
+	var data []byte
+	for _, line := range bytes.Split(bytes.TrimSuffix(ev, []byte("\n\n")), []byte("\n")) {
+		if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			data = d
+		}
+	}
+	if len(data) == 0 {
+		return ev
+	}
+	msg, err := jsonrpc.DecodeMessage(data)
+	resp, ok := msg.(*jsonrpc.Response)
+	if err != nil || !ok {
+		return ev
+	}
+	if e.cancelled() {
+		return nil
+	}
+	return append(append([]byte("event: message\ndata: "), protocol.EncodeResponse(e.id, resp)...), "\n\n"...)
+}
+
+func (e *eventRelay) flush() { _ = http.NewResponseController(e.w).Flush() }
+
+// Calls is the registry of the requests in flight through the Handlers
+// that share it, by the token id the SDK sees. Its Middleware, installed as
+// receiving middleware of the SDK server, ties each request's handler
+// context to its HTTP request. The zero value is not usable; use NewCalls.
+type Calls struct {
+	log hclog.Logger
+
+	mu    sync.Mutex
+	seq   uint64
+	calls map[string]*httpCall
+}
+
+// NewCalls returns an empty registry; log receives its diagnostics (nil
+// means none).
+func NewCalls(log hclog.Logger) *Calls {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return &Calls{log: log, calls: map[string]*httpCall{}}
+}
+
+// FromHTTP reports whether req came through a streamable HTTP handler,
+// which hands every request its HTTP header.
+func FromHTTP(req sdkmcp.Request) bool {
+	e := req.GetExtra()
+	return e != nil && e.Header != nil
+}
+
+// add registers a request in flight: its context ends with the
+// HTTP request (req), with the handler (base), or with a cancellation.
+func (s *Calls) add(base, req context.Context, id protocol.ID) (string, *httpCall) {
+	ctx, cancel := context.WithCancel(base)
+	stop := context.AfterFunc(req, cancel)
+	cl := &httpCall{id: id, ctx: ctx, cancel: func() { stop(); cancel() }}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	token := "h-" + strconv.FormatUint(s.seq, 10)
+	s.calls[token] = cl
+	return token, cl
+}
+
+func (s *Calls) remove(token string) {
+	s.mu.Lock()
+	cl := s.calls[token]
+	delete(s.calls, token)
+	s.mu.Unlock()
+	if cl != nil {
+		cl.cancel()
+	}
+}
+
+// cancel cancels the call in flight with id. Over HTTP several
+// clients may have a call with the same id in flight; then the notification
+// is ambiguous and cancels none (each client can still close its request).
+func (s *Calls) cancel(id protocol.ID) {
+	s.mu.Lock()
+	var hit *httpCall
+	n := 0
+	for _, cl := range s.calls {
+		if cl.id.Key == id.Key && !cl.cancelled {
+			hit = cl
+			n++
+		}
+	}
+	if n == 1 {
+		hit.cancelled = true
+	}
+	s.mu.Unlock()
+	if n == 1 {
+		hit.cancel()
+	} else if n > 1 {
+		s.log.Debug("ignoring an ambiguous cancellation over HTTP", "calls", n)
+	}
+}
+
+func (s *Calls) cancelled(cl *httpCall) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return cl.cancelled
+}
+
+// context is the context of the HTTP call req belongs to, if any.
+func (s *Calls) context(req sdkmcp.Request) context.Context {
+	if !FromHTTP(req) {
+		return nil
+	}
+	token := req.GetExtra().Header.Get(callHeader)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cl := s.calls[token]; cl != nil {
+		return cl.ctx
+	}
+	return nil
+}
+
+// Middleware ties every request that came over HTTP to its call:
+// the handler's context ends when the call's does.
+func (s *Calls) Middleware(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
+	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
+		callCtx := s.context(req)
+		if callCtx == nil {
+			return next(ctx, method, req)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(callCtx, cancel)
+		defer stop()
+		return next(ctx, method, req)
+	}
+}
+
+// Serve serves h on ln until ctx is done; then it cancels the calls in
+// flight, stops accepting and waits at most ShutdownTimeout for their
+// answers before closing every connection. It returns nil after such a stop.
+func Serve(ctx context.Context, ln net.Listener, h *Handler) error {
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ErrorLog:          h.log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		h.Close()
+		return fmt.Errorf("serving MCP over HTTP: %w", err)
+	case <-ctx.Done():
+	}
+	h.Close()
+	stopCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(stopCtx); err != nil {
+		h.log.Warn("closing connections after the shutdown wait", "waited", ShutdownTimeout)
+		_ = hs.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving MCP over HTTP: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,34 @@
+package protocol
+
+import (
+	"encoding/json"
+
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// msgDiscoverNotFound answers a server/discover that is not a 2026-07-28
+// request (a client of an older version probing), as before docs/decisions.md#D14.
+const msgDiscoverNotFound = "Method not found: " + MethodDiscover
+
+// msgPingRemoved answers a 2026-07-28 ping: that version has no ping.
+const msgPingRemoved = "Method not found: " + MethodPing
+
+// SessionlessMeta reports whether raw, a request's params._meta, makes the
+// request a 2026-07-28 sessionless one (docs/decisions.md#D14): an object whose
+// protocol version is a string from 2026-07-28 on and whose client
+// capabilities are an object. Such a _meta is forwarded to the SDK as it is,
+// which serves the request on its own (and refuses a version it does not
+// know with -32022 and the versions it does). Any other _meta is a field the
+// contract ignores, as before docs/decisions.md#D14, so it can neither fail nor switch a
+// request.
+func SessionlessMeta(raw json.RawMessage) bool {
+	if !IsObject(raw) {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return false
+	}
+	v, ok := JSONString(m[sdkmcp.MetaKeyProtocolVersion])
+	return ok && v >= Version20260728 && IsObject(m[sdkmcp.MetaKeyClientCapabilities])
+}
