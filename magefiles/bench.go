@@ -5,7 +5,9 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/magefile/mage/mg"
 	"github.com/magefile/mage/sh"
@@ -34,7 +36,10 @@ func benchMetric(metrics, unit string) (float64, bool) {
 // wrapper (target ≤ 1.1×), and the latency from a build's output line to
 // the client's progress notification (target median < 50 ms); the
 // reclazz_verify call over streamable HTTP next to stdio, and tools/list
-// requests per second from 16 concurrent HTTP clients (docs/http.md#7).
+// requests per second from 16 concurrent HTTP clients (docs/http.md#7); the
+// diagnostics parser's throughput (target ≥ 100 MB/s) and, per failing build
+// of its corpus, the raw output against the diagnostics text (target ≥ 10×
+// smaller, docs/safe-build.md#12).
 func Bench() error {
 	results := map[string]string{}
 	for _, run := range []struct{ pattern, benchtime, pkg string }{
@@ -51,6 +56,8 @@ func Bench() error {
 		{"^BenchmarkSafeBuildProgressLatency$", "3x", "./cmd/buildguard/"},
 		{"^BenchmarkHTTPCall$", "1000x", "./mcp/"},
 		{"^BenchmarkHTTPConcurrent$", "4000x", "./mcp/"},
+		{"^BenchmarkParse$", "20x", "./internal/diagnostics/"},
+		{"^BenchmarkCorpusText$", "5x", "./internal/diagnostics/"},
 	} {
 		out, err := sh.Output("go", "test", "-run", "^$", "-bench", run.pattern, "-benchtime", run.benchtime, run.pkg)
 		fmt.Println(out)
@@ -142,5 +149,30 @@ func Bench() error {
 		return err
 	}
 	fmt.Printf("MCP tools/list over streamable HTTP from 16 concurrent clients: %.0f requests/s\n", rps)
+	return diagnosticsBench(results)
+}
+
+// diagnosticsBench prints the diagnostics parser's throughput and, per
+// failing build of its corpus, the raw output against the text a failed
+// result leads with (docs/safe-build.md#12).
+func diagnosticsBench(results map[string]string) error {
+	mbs, ok := benchMetric(results["Parse"], "MB/s")
+	if !ok {
+		return mg.Fatalf(1, "benchmark Parse reported no MB/s")
+	}
+	fmt.Printf("diagnostics parser: %.0f MB/s over the corpus (target ≥ 100 MB/s)\n", mbs)
+	names := []string{}
+	for name := range results {
+		if strings.HasPrefix(name, "CorpusText/") {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		raw, _ := benchMetric(results[name], "raw-bytes")
+		text, _ := benchMetric(results[name], "text-bytes")
+		ratio, _ := benchMetric(results[name], "x-smaller")
+		fmt.Printf("diagnostics %s: %.0f bytes of output, %.0f bytes of text: %.1f× smaller (target ≥ 10×)\n", strings.TrimPrefix(name, "CorpusText/"), raw, text, ratio)
+	}
 	return nil
 }

@@ -106,6 +106,7 @@ var places = []place{
 	{pattern: "internal/hostconfig", tier: Services},
 	{pattern: "internal/mcptask", tier: Services},
 	{pattern: "internal/buildqueue", tier: Services},
+	{pattern: "internal/diagnostics", tier: Services},
 
 	{pattern: "buildguard", tier: Core},
 

@@ -1,0 +1,852 @@
+package diagnostics
+
+import (
+	"bytes"
+	"hash/maphash"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Bounds of what a Parser keeps (docs/safe-build.md#12).
+const (
+	// MaxDiagnostics is the most diagnostics a Summary lists; the rest are
+	// counted in Omitted.
+	MaxDiagnostics = 50
+	// MaxLineBytes is the most bytes of one output line the parser reads;
+	// the rest of a longer line is skipped.
+	MaxLineBytes = 8 << 10
+	// MaxMessageBytes is the most bytes of one diagnostic's message.
+	MaxMessageBytes = 512
+	// maxSeen bounds the hashes kept to recognise duplicates beyond the
+	// listed diagnostics; past it the rest are counted without merging.
+	maxSeen = 4096
+	// maxNames bounds failedTasks and failedModules.
+	maxNames = MaxDiagnostics
+	// maxDetails bounds the detail lines joined to one message.
+	maxDetails = 8
+)
+
+// Severities of a Diagnostic.
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+)
+
+// Diagnostic is one error or warning of a build. Fields a format does not
+// give are empty and left out of the JSON.
+type Diagnostic struct {
+	// Severity is SeverityError or SeverityWarning.
+	Severity string `json:"severity"`
+	// File is the source file, relative to the project directory when it
+	// lies inside it, else as the tool printed it.
+	File string `json:"file,omitempty"`
+	// Line and Column are 1-based; 0 when unknown.
+	Line   int `json:"line,omitempty"`
+	Column int `json:"column,omitempty"`
+	// Message is the tool's message with its detail lines (javac's symbol
+	// and location), whitespace collapsed, at most MaxMessageBytes.
+	Message string `json:"message"`
+	// Module is the Gradle project path without its leading colon, or the
+	// Maven module (artifactId), the diagnostic was reported in.
+	Module string `json:"module,omitempty"`
+	// Task is the Gradle task path or the Maven goal that reported it.
+	Task string `json:"task,omitempty"`
+
+	generic bool // a wrapper such as "Compilation failed; see the compiler error output"
+}
+
+// Summary is what a Parser found.
+type Summary struct {
+	// Diagnostics are errors, then warnings, each in order of first
+	// appearance, duplicates merged, at most MaxDiagnostics.
+	Diagnostics []Diagnostic
+	// Omitted counts the diagnostics found but not listed.
+	Omitted int
+	// Errors and Warnings count every distinct diagnostic of each severity,
+	// listed or not.
+	Errors, Warnings int
+	// FailedTasks are the Gradle tasks and Maven goals that failed, in
+	// order, at most MaxDiagnostics.
+	FailedTasks []string
+	// FailedModules are the Gradle projects and Maven modules that failed,
+	// in order, at most MaxDiagnostics.
+	FailedModules []string
+}
+
+// Config configures a Parser. The zero value is ready to use.
+type Config struct {
+	// Dir is the project directory: files inside it are reported relative
+	// to it. Empty: files are reported as printed.
+	Dir string
+}
+
+// state is what the parser expects of the next line.
+type state uint8
+
+const (
+	stNone    state = iota
+	stSource        // after a javac/kotlinc header: the source line
+	stCaret         // after the source line: the caret line
+	stDetails       // indented detail lines of the pending diagnostic
+)
+
+// Parser reads a build's output. It is not safe for concurrent use; feed it
+// from one writer (or under one lock).
+type Parser struct {
+	dirs []string // the project directory, and its real path when different
+
+	line    []byte // the line being read, at most MaxLineBytes
+	skipped bool   // the current line was longer than MaxLineBytes
+
+	st      state
+	pending *Diagnostic
+	details int
+
+	// the task and module whose output is being read
+	task, module string
+
+	// a Gradle "* What went wrong:" block
+	inBlock   bool
+	block     *Diagnostic
+	blockHead bool // the block's first line was read
+
+	errs, warns []Diagnostic // listed candidates, at most MaxDiagnostics each
+	nErr, nWarn int          // distinct diagnostics of each severity
+	seed        maphash.Seed
+	seen        map[uint64]struct{} // hashes of distinct diagnostics not in errs/warns
+	seenFull    bool
+
+	failedTasks, failedModules []string
+	moduleTask                 map[string]string // a failed module's first failed task
+}
+
+// New returns a Parser for the project in cfg.Dir.
+func New(cfg Config) *Parser {
+	p := &Parser{seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}, moduleTask: map[string]string{}, line: make([]byte, 0, 256)}
+	if cfg.Dir != "" {
+		d := filepath.Clean(cfg.Dir)
+		p.dirs = append(p.dirs, d)
+		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
+			p.dirs = append(p.dirs, real)
+		}
+	}
+	return p
+}
+
+// Write implements io.Writer: it reads b as more of the build's output. It
+// never fails.
+func (p *Parser) Write(b []byte) (int, error) {
+	n := len(b)
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			p.keep(b)
+			break
+		}
+		p.keep(b[:i])
+		p.endLine()
+		b = b[i+1:]
+	}
+	return n, nil
+}
+
+func (p *Parser) keep(b []byte) {
+	room := MaxLineBytes - len(p.line)
+	if len(b) > room {
+		b = b[:room]
+		p.skipped = true
+	}
+	p.line = append(p.line, b...)
+}
+
+func (p *Parser) endLine() {
+	line := bytes.TrimSuffix(p.line, []byte{'\r'})
+	p.Line(line)
+	p.line = p.line[:0]
+	p.skipped = false
+}
+
+// Line reads one complete line of output (without its newline).
+func (p *Parser) Line(line []byte) {
+	if bytes.IndexByte(line, 0x1b) >= 0 {
+		line = stripANSI(line)
+	}
+	if p.inBlock {
+		p.blockLine(line)
+		return
+	}
+	p.lineOutsideBlock(line)
+}
+
+// lineOutsideBlock handles a line of ordinary output.
+func (p *Parser) lineOutsideBlock(line []byte) {
+	switch p.st {
+	case stSource:
+		if p.header(line) {
+			return
+		}
+		p.st = stCaret
+		return
+	case stCaret:
+		if isCaret(line) {
+			if p.pending != nil && p.pending.Column == 0 {
+				p.pending.Column = bytes.IndexByte(line, '^') + 1
+			}
+			p.st = stDetails
+			return
+		}
+		p.st = stDetails
+		fallthrough
+	case stDetails:
+		if p.detail(line) {
+			return
+		}
+	}
+	p.flush()
+	p.header(line)
+}
+
+// detail appends an indented detail line (javac's "  symbol: …") to the
+// pending diagnostic.
+func (p *Parser) detail(line []byte) bool {
+	if p.pending == nil || len(line) == 0 {
+		return false
+	}
+	if line[0] == '[' {
+		// Maven repeats the details with its prefix: "[ERROR]   symbol: …"
+		for _, prefix := range mavenPrefixes {
+			if rest, ok := bytes.CutPrefix(line, prefix); ok && len(rest) > 1 && rest[0] == ' ' {
+				line = rest
+				break
+			}
+		}
+	}
+	if line[0] != ' ' && line[0] != '\t' {
+		return false
+	}
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 || t[0] == '^' {
+		return false
+	}
+	if p.details < maxDetails {
+		p.pending.Message = appendMessage(p.pending.Message, "; ", string(t))
+	}
+	p.details++
+	return true
+}
+
+var mavenPrefixes = [][]byte{[]byte("[ERROR] "), []byte("[WARNING] "), []byte("[WARN] ")}
+
+// Regular expressions of the located formats; each runs only on a line a
+// cheap test has picked.
+var (
+	// javac without a file (options, annotation processors): error: MSG
+	reGlobal = regexp.MustCompile(`^\s*(error|warning): (.*)$`)
+	// Kotlin in Gradle and Maven: e: file:///F.kt:12:5 MSG, [ERROR] file:///F.kt:12:5 MSG
+	reKotlinURI = regexp.MustCompile(`^(?:([ew]):|\[(ERROR|WARNING)\]) (file:\S+?):(\d+):(\d+):? (.*)$`)
+	// older Kotlin: e: /F.kt: (12, 5): MSG
+	reKotlinOld = regexp.MustCompile(`^(?:([ew]):|\[(ERROR|WARNING)\]) (.+?): \((\d+), (\d+)\):? (.*)$`)
+	// Kotlin without a location: e: MSG
+	reKotlinBare = regexp.MustCompile(`^([ew]): (.*)$`)
+	// Maven: [INFO] --- maven-compiler-plugin:3.10.1:compile (default-compile) @ b ---
+	reMavenMojo = regexp.MustCompile(`^\[INFO\] --- (\S+(?: \([^)]*\))?) @ (\S+) ---`)
+	// Maven: [ERROR] Failed to execute goal G (E) on project b: MSG
+	reMavenFailed = regexp.MustCompile(`^\[ERROR\] Failed to execute goal (?:(\S+(?: \([^)]*\))?) )?on project (\S+?): ?(.*)$`)
+	// Gradle task lines: > Task :b:compileJava FAILED, :b:compileJava FAILED
+	reGradleTask = regexp.MustCompile(`^(?:> Task )?(:[^\s']*)( [A-Z-]+)?$`)
+	// Gradle 4: ":b:compileJava" and the compiler's line on one line
+	reGradleGlued = regexp.MustCompile(`^(:[^\s/\\':]+(?::[^\s/\\':]+)*)(/\S)`)
+	// Gradle: task ':b:compileJava', project ':b', configuration ':b:compileClasspath'
+	reGradleWhere = regexp.MustCompile(`(task|project|configuration) '(:[^']*)'`)
+)
+
+// header reads a line that may start a diagnostic or set the context; it
+// reports whether it started a pending diagnostic.
+func (p *Parser) header(line []byte) bool {
+	if len(line) == 0 {
+		return false
+	}
+	switch line[0] {
+	case '[':
+		return p.mavenLine(line)
+	case 'e', 'w':
+		if len(line) > 2 && line[1] == ':' && line[2] == ' ' {
+			return p.kotlinLine(line)
+		}
+	case '*':
+		if bytes.HasPrefix(line, []byte("* What went wrong:")) {
+			p.inBlock, p.blockHead = true, false
+			p.block = &Diagnostic{Severity: SeverityError}
+			return false
+		}
+	case '>':
+		if !bytes.HasPrefix(line, []byte("> Task :")) {
+			break
+		}
+		if m := reGradleTask.FindSubmatch(line); m != nil {
+			p.gradleTask(string(m[1]), string(m[2]))
+			return false
+		}
+	case ':':
+		if m := reGradleTask.FindSubmatch(line); m != nil {
+			p.gradleTask(string(m[1]), string(m[2]))
+			return false
+		}
+		// Gradle 4's plain console prints the task without a newline and the
+		// compiler's first line right after it: ":b:compileJava/p/B.java:3: error: …"
+		if m := reGradleGlued.FindSubmatchIndex(line); m != nil {
+			p.gradleTask(string(line[m[2]:m[3]]), "")
+			return p.header(line[m[3]:])
+		}
+	case ' ':
+		// … and its status on a line of its own after the compiler's output.
+		if string(line) == " FAILED" && p.task != "" {
+			p.failed(p.task, p.module)
+			return false
+		}
+	}
+	return p.compilerLine(line)
+}
+
+// compilerLine reads javac's and kotlinc's own format.
+func (p *Parser) compilerLine(line []byte) bool {
+	if !bytes.Contains(line, []byte("error: ")) && !bytes.Contains(line, []byte("warning: ")) {
+		return false
+	}
+	if file, ln, col, sev, msg, ok := splitCompiler(line); ok {
+		d := p.located(sev, string(file), ln, col, string(msg))
+		p.start(d, stSource)
+		return true
+	}
+	if m := reGlobal.FindSubmatch(line); m != nil {
+		d := &Diagnostic{Severity: string(m[1]), Message: clean(string(m[2]))}
+		p.start(d, stDetails)
+		return true
+	}
+	return false
+}
+
+// mavenLine reads a line with Maven's [LEVEL] prefix.
+func (p *Parser) mavenLine(line []byte) bool {
+	switch {
+	case bytes.HasPrefix(line, []byte("[INFO] --- ")):
+		if len(line) < 12 || line[11] == '-' || !bytes.Contains(line, []byte(" @ ")) {
+			return false
+		}
+		if m := reMavenMojo.FindSubmatch(line); m != nil {
+			p.task, p.module = shortGoal(string(m[1])), string(m[2])
+		}
+		return false
+	case bytes.HasPrefix(line, []byte("[ERROR] Failed to execute goal ")):
+		if m := reMavenFailed.FindSubmatch(line); m != nil {
+			task, module := shortGoal(string(m[1])), string(m[2])
+			p.failed(task, module)
+			msg := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(string(m[3])), "-> [Help 1]"))
+			d := &Diagnostic{Severity: SeverityError, Message: clean(msg), Module: module, Task: task}
+			d.generic = msg == "" || strings.HasPrefix(msg, "Compilation failure")
+			if d.Message == "" {
+				d.Message = "Failed to execute goal " + task
+			}
+			p.start(d, stNone)
+			p.flush()
+		}
+		return false
+	case bytes.HasPrefix(line, []byte("[ERROR] ")), bytes.HasPrefix(line, []byte("[WARNING] ")), bytes.HasPrefix(line, []byte("[WARN] ")):
+	default:
+		return false
+	}
+	rest := line[bytes.IndexByte(line, ']')+2:]
+	if file, ln, col, msg, ok := splitMaven(rest); ok {
+		sev := SeverityError
+		if line[1] == 'W' {
+			sev = SeverityWarning
+		}
+		p.start(p.located(sev, string(file), ln, col, string(msg)), stDetails)
+		return true
+	}
+	if bytes.HasPrefix(rest, []byte("file:")) {
+		if m := reKotlinURI.FindSubmatch(line); m != nil {
+			p.start(p.kotlin(m), stDetails)
+			return true
+		}
+	}
+	if i := bytes.Index(rest, []byte(": (")); i > 0 && i+3 < len(rest) && rest[i+3] >= '0' && rest[i+3] <= '9' {
+		if m := reKotlinOld.FindSubmatch(line); m != nil {
+			p.start(p.kotlin(m), stDetails)
+			return true
+		}
+	}
+	// javac's own lines passed through Maven: [ERROR] error: …, [WARNING] F:12: warning: …
+	if bytes.HasPrefix(rest, []byte("error: ")) || bytes.HasPrefix(rest, []byte("warning: ")) ||
+		bytes.Contains(rest, []byte(": error: ")) || bytes.Contains(rest, []byte(": warning: ")) {
+		return p.compilerLine(rest)
+	}
+	return false
+}
+
+// kotlinLine reads the Kotlin compiler's e:/w: lines.
+func (p *Parser) kotlinLine(line []byte) bool {
+	if m := reKotlinURI.FindSubmatch(line); m != nil {
+		p.start(p.kotlin(m), stDetails)
+		return true
+	}
+	if m := reKotlinOld.FindSubmatch(line); m != nil {
+		p.start(p.kotlin(m), stDetails)
+		return true
+	}
+	if m := reKotlinBare.FindSubmatch(line); m != nil {
+		sev := SeverityError
+		if m[1][0] == 'w' {
+			sev = SeverityWarning
+		}
+		p.start(&Diagnostic{Severity: sev, Message: clean(string(m[2]))}, stDetails)
+		return true
+	}
+	return false
+}
+
+// kotlin builds a diagnostic from a reKotlinURI or reKotlinOld match.
+func (p *Parser) kotlin(m [][]byte) *Diagnostic {
+	sev := SeverityError
+	if (len(m[1]) > 0 && m[1][0] == 'w') || (len(m[2]) > 0 && m[2][0] == 'W') {
+		sev = SeverityWarning
+	}
+	return p.located(sev, string(m[3]), m[4], m[5], string(m[6]))
+}
+
+// gradleTask notes the task whose output follows, and a failed one.
+func (p *Parser) gradleTask(task, status string) {
+	if task == ":" || strings.HasSuffix(task, ":") {
+		return
+	}
+	p.task, p.module = task, gradleModule(task)
+	if strings.TrimSpace(status) == "FAILED" {
+		p.failed(task, p.module)
+	}
+}
+
+// blockLine reads a line of Gradle's "* What went wrong:" block.
+func (p *Parser) blockLine(line []byte) {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 || bytes.HasPrefix(line, []byte("* ")) {
+		p.endBlock()
+		p.lineOutsideBlock(line)
+		return
+	}
+	b := p.block
+	switch {
+	case !p.blockHead:
+		p.blockHead = true
+		b.Message = clean(string(t))
+		if m := reGradleWhere.FindStringSubmatch(b.Message); m != nil {
+			switch m[1] {
+			case "task":
+				b.Task, b.Module = m[2], gradleModule(m[2])
+				p.failed(b.Task, b.Module)
+			case "project":
+				b.Module = strings.TrimPrefix(m[2], ":")
+				p.failed("", b.Module)
+			case "configuration":
+				b.Module = gradleModule(m[2])
+				p.failed("", b.Module)
+			}
+		}
+	case t[0] == '>':
+		cause := string(bytes.TrimSpace(t[1:]))
+		if strings.HasPrefix(cause, "Compilation failed; see the compiler") ||
+			strings.HasPrefix(cause, "Compilation error. See log for more details") {
+			b.generic = true
+		}
+		b.Message = appendMessage(b.Message, " ", cause)
+	default:
+		// Gradle 8 and later repeat the compiler's output inside the block,
+		// indented by two spaces.
+		inner := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte(" ")), []byte(" "))
+		task, module := p.task, p.module
+		p.task, p.module = b.Task, b.Module
+		p.lineOutsideBlock(inner)
+		p.task, p.module = task, module
+	}
+}
+
+// endBlock adds the Gradle block's diagnostic.
+func (p *Parser) endBlock() {
+	p.flush()
+	p.inBlock = false
+	if p.blockHead && p.block.Message != "" {
+		p.add(p.block)
+	}
+	p.block = nil
+}
+
+// located builds a diagnostic with a file position from a match.
+func (p *Parser) located(sev, file string, line, col []byte, msg string) *Diagnostic {
+	file = cut(strings.ToValidUTF8(p.relative(strings.TrimSpace(file)), "\uFFFD"), MaxMessageBytes)
+	d := &Diagnostic{Severity: sev, File: file, Message: clean(msg), Module: p.module, Task: p.task}
+	d.Line = atoi(line)
+	d.Column = atoi(col)
+	return d
+}
+
+// start makes d the pending diagnostic, completing the one before.
+func (p *Parser) start(d *Diagnostic, next state) {
+	p.flush()
+	if d.Module == "" && d.Task == "" {
+		d.Module, d.Task = p.module, p.task
+	}
+	p.pending, p.st, p.details = d, next, 0
+}
+
+// flush adds the pending diagnostic.
+func (p *Parser) flush() {
+	if p.pending != nil {
+		p.add(p.pending)
+		p.pending = nil
+	}
+	p.st = stNone
+}
+
+// add merges d into what was found.
+func (p *Parser) add(d *Diagnostic) {
+	if d.Message == "" && d.File == "" {
+		return
+	}
+	list, n := &p.errs, &p.nErr
+	if d.Severity == SeverityWarning {
+		list, n = &p.warns, &p.nWarn
+	}
+	for i := range *list {
+		o := &(*list)[i]
+		if o.File == d.File && o.Line == d.Line && o.Message == d.Message && (o.Column == d.Column || o.Column == 0 || d.Column == 0) {
+			if o.Column == 0 {
+				o.Column = d.Column
+			}
+			if o.Module == "" {
+				o.Module = d.Module
+			}
+			if o.Task == "" {
+				o.Task = d.Task
+			}
+			return
+		}
+	}
+	if len(*list) < MaxDiagnostics {
+		*list = append(*list, *d)
+		*n++
+		return
+	}
+	var h maphash.Hash
+	h.SetSeed(p.seed)
+	h.WriteString(d.Severity)
+	h.WriteByte(0)
+	h.WriteString(d.File)
+	h.WriteByte(0)
+	h.WriteString(strconv.Itoa(d.Line))
+	h.WriteByte(0)
+	h.WriteString(d.Message)
+	k := h.Sum64()
+	if _, dup := p.seen[k]; dup {
+		return
+	}
+	if len(p.seen) < maxSeen {
+		p.seen[k] = struct{}{}
+	}
+	*n++
+}
+
+// failed notes a failed task and module.
+func (p *Parser) failed(task, module string) {
+	if task != "" && len(p.failedTasks) < maxNames && !contains(p.failedTasks, task) {
+		p.failedTasks = append(p.failedTasks, task)
+	}
+	if module != "" && len(p.failedModules) < maxNames && !contains(p.failedModules, module) {
+		p.failedModules = append(p.failedModules, module)
+	}
+	if _, known := p.moduleTask[module]; task != "" && module != "" && !known && len(p.moduleTask) < maxNames {
+		p.moduleTask[module] = task
+	}
+}
+
+// Summary completes the output read so far (a last line without a newline
+// included) and returns what was found. The Parser may be fed more after.
+func (p *Parser) Summary() Summary {
+	if len(p.line) > 0 {
+		p.endLine()
+	}
+	if p.inBlock {
+		p.endBlock()
+	}
+	p.flush()
+	located := false
+	for _, d := range p.errs {
+		if d.File != "" {
+			located = true
+			break
+		}
+	}
+	var s Summary
+	s.Errors, s.Warnings = p.nErr, p.nWarn
+	for _, d := range p.errs {
+		if located && d.generic {
+			s.Errors-- // a wrapper of the located errors listed
+			continue
+		}
+		d.Module = p.fileModule(d)
+		if d.Task == "" {
+			d.Task = p.moduleTask[d.Module]
+		}
+		s.Diagnostics = append(s.Diagnostics, d)
+	}
+	for _, d := range p.warns {
+		d.Module = p.fileModule(d)
+		s.Diagnostics = append(s.Diagnostics, d)
+	}
+	if len(s.Diagnostics) > MaxDiagnostics {
+		s.Diagnostics = s.Diagnostics[:MaxDiagnostics]
+	}
+	s.Omitted = s.Errors + s.Warnings - len(s.Diagnostics)
+	s.FailedTasks = append([]string{}, p.failedTasks...)
+	s.FailedModules = append([]string{}, p.failedModules...)
+	return s
+}
+
+// fileModule is d's module, or the failed module whose directory holds its
+// file when the output named none (mvn -q prints no module headers).
+func (p *Parser) fileModule(d Diagnostic) string {
+	if d.Module != "" || d.File == "" || filepath.IsAbs(d.File) {
+		return d.Module
+	}
+	for _, m := range p.failedModules {
+		dir := strings.ReplaceAll(m, ":", "/") + "/"
+		if strings.HasPrefix(filepath.ToSlash(d.File), dir) {
+			return m
+		}
+	}
+	return ""
+}
+
+// relative is file relative to the project directory when inside it.
+func (p *Parser) relative(file string) string {
+	if strings.HasPrefix(file, "file:") {
+		if u, err := url.Parse(file); err == nil && u.Path != "" {
+			file = u.Path
+		}
+	}
+	if !filepath.IsAbs(file) {
+		return file
+	}
+	for _, d := range p.dirs {
+		if len(file) > len(d)+1 && file[len(d)] == filepath.Separator && file[:len(d)] == d &&
+			!strings.Contains(file, "/.") && !strings.Contains(file, "//") {
+			return file[len(d)+1:]
+		}
+	}
+	file = filepath.Clean(file)
+	for _, d := range p.dirs {
+		if r, err := filepath.Rel(d, file); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return r
+		}
+	}
+	return file
+}
+
+// gradleModule is the project of a Gradle task or configuration path
+// (":b:compileJava" is "b", ":x:y:compileJava" is "x:y", ":compileJava"
+// is the root project, "").
+func gradleModule(path string) string {
+	i := strings.LastIndexByte(path, ':')
+	if i <= 0 {
+		return ""
+	}
+	return strings.TrimPrefix(path[:i], ":")
+}
+
+// shortGoal drops the group of a Maven goal: "org.apache.maven.plugins:
+// maven-compiler-plugin:3.10.1:compile (default-compile)" is
+// "maven-compiler-plugin:3.10.1:compile (default-compile)".
+func shortGoal(goal string) string {
+	head, exec, _ := strings.Cut(goal, " ")
+	if strings.Count(head, ":") >= 3 {
+		head = head[strings.IndexByte(head, ':')+1:]
+	}
+	if exec != "" {
+		return head + " " + exec
+	}
+	return head
+}
+
+// isCaret reports whether line is a caret line: blanks and '^' (javac
+// prints one, kotlinc one under each character).
+func isCaret(line []byte) bool {
+	t := bytes.TrimSpace(line)
+	return len(t) > 0 && len(bytes.Trim(t, "^")) == 0
+}
+
+// clean makes s a message: valid UTF-8, whitespace collapsed, at most
+// MaxMessageBytes.
+func clean(s string) string {
+	if tidy(s) {
+		return cut(s, MaxMessageBytes)
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Join(strings.Fields(s), " ")
+	return cut(s, MaxMessageBytes)
+}
+
+// tidy reports whether s is already a message: ASCII without control
+// characters, leading, trailing or doubled blanks.
+func tidy(s string) bool {
+	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return s == ""
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < ' ' || c >= utf8.RuneSelf || (c == ' ' && s[i+1] == ' ') {
+			return false
+		}
+	}
+	return true
+}
+
+// appendMessage joins more to msg with sep, within MaxMessageBytes.
+func appendMessage(msg, sep, more string) string {
+	more = clean(more)
+	if more == "" {
+		return msg
+	}
+	if msg == "" {
+		return more
+	}
+	return cut(msg+sep+more, MaxMessageBytes)
+}
+
+// cut shortens the valid UTF-8 string s to at most n bytes on a character
+// boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func atoi(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if n > 1<<30 {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// stripANSI removes terminal escape sequences (colours, cursor moves).
+func stripANSI(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != 0x1b {
+			out = append(out, b[i])
+			continue
+		}
+		if i+1 < len(b) && b[i+1] == '[' {
+			i += 2
+			for i < len(b) && (b[i] < 0x40 || b[i] > 0x7e) {
+				i++
+			}
+			continue
+		}
+		i++ // a two-byte escape
+	}
+	return out
+}
+
+// splitCompiler splits javac's and kotlinc's located line
+// "FILE:LINE: error: MSG" (or FILE:LINE:COL: warning: MSG), leading blanks
+// allowed.
+func splitCompiler(line []byte) (file, ln, col []byte, sev string, msg []byte, ok bool) {
+	for from := 0; from < len(line); {
+		i := bytes.Index(line[from:], []byte(": "))
+		if i < 0 {
+			return
+		}
+		i += from
+		from = i + 2
+		after := line[i+2:]
+		switch {
+		case bytes.HasPrefix(after, []byte("error: ")):
+			sev, msg = SeverityError, after[len("error: "):]
+		case bytes.HasPrefix(after, []byte("warning: ")):
+			sev, msg = SeverityWarning, after[len("warning: "):]
+		default:
+			continue
+		}
+		head := line[:i] // FILE:LINE or FILE:LINE:COL
+		j := bytes.LastIndexByte(head, ':')
+		if j < 0 || !digits(head[j+1:]) {
+			continue
+		}
+		ln, head = head[j+1:], head[:j]
+		if k := bytes.LastIndexByte(head, ':'); k >= 0 && digits(head[k+1:]) {
+			col, head = ln, head[:k]
+			ln = line[k+1 : j]
+		}
+		file = bytes.TrimLeft(head, " \t")
+		if len(file) == 0 || file[0] == '[' {
+			continue
+		}
+		return file, ln, col, sev, msg, true
+	}
+	return
+}
+
+// splitMaven splits what follows Maven's [LEVEL] in "FILE:[LINE,COL] MSG".
+func splitMaven(rest []byte) (file, ln, col, msg []byte, ok bool) {
+	for from := 0; from < len(rest); {
+		i := bytes.Index(rest[from:], []byte(":["))
+		if i < 0 {
+			return
+		}
+		i += from
+		from = i + 2
+		pos := rest[i+2:]
+		end := bytes.IndexByte(pos, ']')
+		if end < 0 {
+			return
+		}
+		l, c, found := bytes.Cut(pos[:end], []byte(","))
+		if !found || !digits(l) || !digits(c) || i == 0 {
+			continue
+		}
+		return rest[:i], l, c, bytes.TrimPrefix(pos[end+1:], []byte(" ")), true
+	}
+	return
+}
+
+// digits reports whether b is 1 to 9 decimal digits.
+func digits(b []byte) bool {
+	if len(b) == 0 || len(b) > 9 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
