@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 // fakeAgent is an in-memory Agent that records what it was sent and answers
@@ -336,11 +336,7 @@ func interruptWhileRunning(t *testing.T, h *harness, sig syscall.Signal, ignore 
 		code, err := h.run(t, argv, env)
 		done <- result{code, err}
 	}()
-	var pids []int
-	for _, f := range strings.Fields(waitFile(t, pidFile)) {
-		n, _ := strconv.Atoi(f)
-		pids = append(pids, n)
-	}
+	pids := wait.PIDFile(t, 20*time.Second, pidFile)
 	h.sigs <- sig
 	select {
 	case res := <-done:
@@ -369,7 +365,7 @@ func TestRunSignalStopsChildAndSendsFailed(t *testing.T) {
 				t.Errorf("agent got %s, want started,failed", got)
 			}
 			for _, pid := range pids {
-				waitGone(t, pid)
+				wait.Gone(t, 10*time.Second, pid)
 			}
 		})
 	}
@@ -391,7 +387,7 @@ func TestRunGraceExpiryKillsStubbornChild(t *testing.T) {
 		t.Errorf("agent got %s, want started,failed", got)
 	}
 	for _, pid := range pids {
-		waitGone(t, pid)
+		wait.Gone(t, 10*time.Second, pid)
 	}
 }
 
@@ -520,7 +516,7 @@ func TestRunContextCancelStopsChild(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		waitFile(t, pidFile)
+		wait.File(t, 20*time.Second, pidFile)
 		cancel()
 	}()
 	_, err = g.Run(ctx, argv)

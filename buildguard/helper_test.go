@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/internal/proc"
-
 	"github.com/buildguard/buildguard/agentproto"
 	"golang.org/x/term"
 )
@@ -219,31 +217,4 @@ func childCmd(t *testing.T, mode string, args ...string) ([]string, []string) {
 		t.Fatal(err)
 	}
 	return append([]string{exe}, args...), append(os.Environ(), childEnv+"="+mode)
-}
-
-// waitFile waits (bounded) for path to exist and returns its content.
-func waitFile(t *testing.T, path string) string {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil {
-			return string(b)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("%s did not appear", path)
-	return ""
-}
-
-// waitGone waits (bounded) for pid to stop running.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if proc.Gone(pid) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Errorf("process %d still runs", pid)
 }

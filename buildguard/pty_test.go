@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/internal/proc"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 
@@ -28,17 +29,17 @@ import (
 // waitOutput waits (bounded) until out contains s, calling poke between looks.
 func waitOutput(t *testing.T, out *lockedbuf.Buffer, s string, poke func()) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	if !wait.Until(20*time.Second, func() bool {
 		if strings.Contains(out.String(), s) {
-			return
+			return true
 		}
 		if poke != nil {
 			poke()
 		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("terminal output %q does not contain %q", out.String(), s)
 	}
-	t.Fatalf("terminal output %q does not contain %q", out.String(), s)
 }
 
 // TestRunUnderTerminal plays the user's terminal with a pty: the wrapper's
@@ -251,18 +252,6 @@ func (j *jobShell) finish(t *testing.T) {
 	}
 }
 
-// waitUntil waits (bounded) until cond holds.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not happen within 20 s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // The suspend key typed on the raw terminal stops the build and the
 // wrapper's job as it would stop a build without the wrapper: the shell gets
 // its terminal back in its own mode, and fg raws it again and continues the
@@ -286,12 +275,12 @@ func TestSuspendedJobContinuesInTheBackground(t *testing.T) {
 	j := startJobShell(t, `"$@"; echo "stopped=$?"; read -r line; bg; read -r line; fg; echo "done=$?"`)
 	j.suspend(t)
 	j.typeIn(t, "bg\r")
-	waitUntil(t, "the build continuing", func() bool { s, _ := proc.State(j.child); return s != 'T' })
+	wait.For(t, 20*time.Second, "the build continuing", func() bool { s, _ := proc.State(j.child); return s != 'T' })
 	if after := termios(t, j.tty); *after != *j.before {
 		t.Errorf("the job in the background changed the terminal:\nbefore %+v\nafter  %+v", *j.before, *after)
 	}
 	j.typeIn(t, "fg\r")
-	waitUntil(t, "the terminal raw again after fg", func() bool { return j.raw(t) })
+	wait.For(t, 20*time.Second, "the terminal raw again after fg", func() bool { return j.raw(t) })
 	j.finish(t)
 }
 
@@ -471,7 +460,7 @@ func (j *pipeJob) foreground(t *testing.T) int {
 // the terminal restored.
 func (j *pipeJob) finish(t *testing.T) {
 	t.Helper()
-	waitUntil(t, "the build having the terminal's foreground", func() bool { return j.foreground(t) == j.child })
+	wait.For(t, 20*time.Second, "the build having the terminal's foreground", func() bool { return j.foreground(t) == j.child })
 	j.typeIn(t, "hello\r")
 	waitOutput(t, j.screen, "got hello", nil)
 	j.typeIn(t, "quit\r")
@@ -493,7 +482,7 @@ func (j *pipeJob) finish(t *testing.T) {
 func TestPipeModeSuspendKeyStopsAndContinuesTheJob(t *testing.T) {
 	t.Parallel()
 	j := startPipeJob(t, `out=$1; shift; "$@" > "$out"; echo "stopped=$?"; read -r line; fg; echo "done=$?"`)
-	waitUntil(t, "the build having the terminal's foreground", func() bool { return j.foreground(t) == j.child })
+	wait.For(t, 20*time.Second, "the build having the terminal's foreground", func() bool { return j.foreground(t) == j.child })
 	j.typeIn(t, string(j.before.Cc[unix.VSUSP]))
 	waitOutput(t, j.screen, "stopped=148", nil)
 	if state, _ := proc.State(j.child); state != 'T' {
@@ -544,9 +533,5 @@ func TestPTYRunnerStragglerFailsTheBuild(t *testing.T) {
 	if code != 0 || !errors.As(err, &se) || se.N != 1 {
 		t.Fatalf("Wait = %d, %v; want 0 and 1 straggler", code, err)
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, pidFile)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitGone(t, pid)
+	wait.Gone(t, 10*time.Second, wait.PIDFile(t, 20*time.Second, pidFile)...)
 }

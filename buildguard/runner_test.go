@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/internal/proc"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 func devNull(t *testing.T) *os.File {
@@ -94,16 +95,6 @@ func TestExecRunnerCannotRun(t *testing.T) {
 	}
 }
 
-// pidIn waits (bounded) for the pid a script wrote to path.
-func pidIn(t *testing.T, path string) int {
-	t.Helper()
-	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, path)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pid
-}
-
 // A failed build's leftovers are killed at once; the code is the child's.
 func TestExecRunnerKillsLeftoversAfterFailure(t *testing.T) {
 	t.Parallel()
@@ -112,7 +103,7 @@ func TestExecRunnerKillsLeftoversAfterFailure(t *testing.T) {
 	if code, err := runExec(t, Command{Argv: argv, Stdin: devNull(t)}); err != nil || code != 3 {
 		t.Fatalf("Wait = %d, %v; want 3, nil", code, err)
 	}
-	waitGone(t, pidIn(t, pidFile))
+	wait.Gone(t, 10*time.Second, wait.PIDFile(t, 20*time.Second, pidFile)[0])
 }
 
 // A child that exits 0 while a process of its group still runs is not a
@@ -130,7 +121,7 @@ func TestExecRunnerStragglerFailsTheBuild(t *testing.T) {
 	if want := "1 processes of the build were still running after it exited"; err.Error() != want {
 		t.Errorf("error = %q, want %q", err, want)
 	}
-	waitGone(t, pidIn(t, pidFile))
+	wait.Gone(t, 10*time.Second, wait.PIDFile(t, 20*time.Second, pidFile)[0])
 }
 
 // A process of the group that ends within the grace period is waited for:
@@ -164,7 +155,7 @@ func TestExecRunnerSetsidIsNotAStraggler(t *testing.T) {
 	// A grace period, because the process leaves the group only once setsid
 	// runs; counted, it would never end within it.
 	code, err := runExec(t, Command{Argv: argv, Stdin: devNull(t), Grace: 10 * time.Second})
-	pid := pidIn(t, pidFile)
+	pid := wait.PIDFile(t, 20*time.Second, pidFile)[0]
 	defer syscall.Kill(pid, syscall.SIGKILL)
 	if code != 0 || err != nil {
 		t.Fatalf("Wait = %d, %v; want 0, nil", code, err)
@@ -183,15 +174,13 @@ func TestExecRunnerSignalReachesGroupAndKillIsIdempotent(t *testing.T) {
 	if err := r.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var child, grandchild int
-	fields := strings.Fields(waitFile(t, pidFile))
-	child, _ = strconv.Atoi(fields[0])
-	grandchild, _ = strconv.Atoi(fields[1])
+	pids := wait.PIDFile(t, 20*time.Second, pidFile)
+	child, grandchild := pids[0], pids[1]
 	// The child ignores SIGTERM, the grandchild (sleep) dies of it.
 	if err := r.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, grandchild)
+	wait.Gone(t, 10*time.Second, grandchild)
 	if proc.Gone(child) {
 		t.Fatal("the child ignoring SIGTERM is gone")
 	}

@@ -22,8 +22,8 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
-	"github.com/buildguard/buildguard/internal/proc"
 	"github.com/buildguard/buildguard/internal/safebuild"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp/protocol"
 	"github.com/buildguard/buildguard/mcp/tools"
 	"github.com/buildguard/buildguard/mcp/tools/toolstest"
@@ -198,7 +198,7 @@ func TestSafeBuildCancel(t *testing.T) {
 		_, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
 		errc <- err
 	}()
-	pids := waitPIDFile(t, filepath.Join(p.dir, "pids"))
+	pids := wait.PIDFile(t, 10*time.Second, filepath.Join(p.dir, "pids"))
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled call returned %v", err)
@@ -208,7 +208,7 @@ func TestSafeBuildCancel(t *testing.T) {
 	if _, err := p.agent.WaitCommand(wctx, "BUILD failed request="); err != nil {
 		t.Fatalf("BUILD failed never reached the agent: %v", err)
 	}
-	waitGone(t, pids)
+	wait.Gone(t, 10*time.Second, pids...)
 	if held, _ := p.agent.Hold(); !held {
 		t.Error("the hold is gone after a cancelled build")
 	}
@@ -237,7 +237,7 @@ func TestSafeBuildSecondCallRefused(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
-	waitPIDFile(t, filepath.Join(p.dir, "pids"))
+	wait.PIDFile(t, 10*time.Second, filepath.Join(p.dir, "pids"))
 
 	res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{"build": "other"}})
 	if err != nil {
@@ -292,16 +292,6 @@ func isInvalidParams(err error) bool {
 	return errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams
 }
 
-// waitPIDFile waits (up to 10 s) for a file of pids.
-func waitPIDFile(t *testing.T, path string) []int {
-	t.Helper()
-	pids, err := proc.WaitPIDFile(path, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pids
-}
-
 // validateOutput validates a structured result against the tool's output
 // schema and requires the text to be the same JSON.
 func validateOutput(t *testing.T, tool string, res *sdkmcp.CallToolResult) {
@@ -331,7 +321,7 @@ func TestSafeBuildOnStdio(t *testing.T) {
 	s.send(initLine)
 	s.recv()
 	s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{},"_meta":{"progressToken":42}}}`)
-	pids := waitPIDFile(t, filepath.Join(p.dir, "pids"))
+	pids := wait.PIDFile(t, 10*time.Second, filepath.Join(p.dir, "pids"))
 	if got := s.recv(); got != `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":42,"message":"compiling forever","progress":1}}` {
 		t.Errorf("progress line %s", got)
 	}
@@ -349,16 +339,7 @@ func TestSafeBuildOnStdio(t *testing.T) {
 	if !p.agent.Received("BUILD failed request=") {
 		t.Errorf("BUILD failed not sent before the server stopped: %q", p.agent.Commands())
 	}
-	waitGone(t, pids)
-}
-
-// waitGone requires every pid to end within 10 s: a process killed with
-// SIGKILL takes a moment to end.
-func waitGone(t *testing.T, pids []int) {
-	t.Helper()
-	if left := proc.WaitGone(10*time.Second, pids...); len(left) > 0 {
-		t.Errorf("processes %v of the build still run", left)
-	}
+	wait.Gone(t, 10*time.Second, pids...)
 }
 
 // TestSafeBuildOverHTTP: over mcp --http a safe build with a progress

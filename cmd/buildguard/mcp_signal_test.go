@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
-	"github.com/buildguard/buildguard/internal/proc"
 	"github.com/buildguard/buildguard/internal/testsupport/testbin"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 // TestMCPSignalStopsTheRunningBuild: SIGTERM to `buildguard mcp` while a
@@ -48,10 +48,7 @@ func TestMCPSignalStopsTheRunningBuild(t *testing.T) {
 	go io.Copy(io.Discard, bufio.NewReader(out))
 	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
 	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{}}}`)
-	pids, err := proc.WaitPIDFile(filepath.Join(dir, "pids"), 20*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pids := wait.PIDFile(t, 20*time.Second, filepath.Join(dir, "pids"))
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -66,9 +63,7 @@ func TestMCPSignalStopsTheRunningBuild(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
 		t.Errorf("exit %v, want 143", err)
 	}
-	if left := proc.WaitGone(10*time.Second, pids...); len(left) > 0 {
-		t.Errorf("processes %v of the build outlived the server", left)
-	}
+	wait.Gone(t, 10*time.Second, pids...)
 	if !agent.Received("BUILD failed request=") {
 		t.Errorf("the agent got %q, want BUILD failed", agent.Commands())
 	}

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/buildguard/buildguard/internal/proc"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 // The consumer project's builds in its .buildguard.json
@@ -178,7 +178,7 @@ func (r *runner) safeBuildCancel(ctx context.Context) error {
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		pids, pidErr = proc.WaitPIDFile(pidFile, CallTimeout)
+		pids, pidErr = wait.PIDFileWithin(pidFile, CallTimeout)
 		cancel()
 	}()
 	_, err := r.client.CallProgress(cctx, "reclazz_safe_build", map[string]any{"build": SafeBuildSlow, "timeoutMs": "60000"}, log.add)
@@ -190,7 +190,7 @@ func (r *runner) safeBuildCancel(ctx context.Context) error {
 	if !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("cancelled safe build returned %v, want the cancellation", err)
 	}
-	if left := proc.WaitGone(goneTimeout, pids...); len(left) > 0 {
+	if left := wait.GoneWithin(goneTimeout, pids...); len(left) > 0 {
 		return fmt.Errorf("the cancelled build (pid %v) still runs %s after the cancellation", left, goneTimeout)
 	}
 	deadline := time.Now().Add(goneTimeout)

@@ -2,7 +2,6 @@ package fakeagent
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -15,15 +14,8 @@ import (
 	"github.com/buildguard/buildguard/agentproto"
 )
 
-// wait bounds every blocking step of a test.
-const wait = 10 * time.Second
-
-// ctxT returns a context bounded by wait and cancelled with the test.
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	t.Cleanup(cancel)
-	return ctx
-}
+// limit bounds every blocking step of a test.
+const limit = 10 * time.Second
 
 // quiet is a NewServer for tests: no heartbeat unless the test asks.
 func quiet(t *testing.T, opts ...Option) *Server {
@@ -43,7 +35,7 @@ type rawClient struct {
 // dialRaw connects without reading anything.
 func dialRaw(t *testing.T, s *Server) *rawClient {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", s.Addr(), wait)
+	nc, err := net.DialTimeout("tcp", s.Addr(), limit)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
@@ -64,7 +56,7 @@ func dial(t *testing.T, s *Server) *rawClient {
 
 // line reads one raw line (terminator removed) within wait.
 func (c *rawClient) line() (string, error) {
-	c.nc.SetReadDeadline(time.Now().Add(wait))
+	c.nc.SetReadDeadline(time.Now().Add(limit))
 	l, err := c.br.ReadString('\n')
 	if err != nil {
 		return l, err
@@ -123,14 +115,14 @@ func (c *rawClient) probe() []string {
 // expectEOF requires the peer to close (EOF or reset) before any line.
 func (c *rawClient) expectClosed() error {
 	c.t.Helper()
-	c.nc.SetReadDeadline(time.Now().Add(wait))
+	c.nc.SetReadDeadline(time.Now().Add(limit))
 	b, err := io.ReadAll(c.br)
 	if len(b) > 0 {
 		c.t.Fatalf("got %q before close", b)
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		c.t.Fatalf("connection not closed within %v", wait)
+		c.t.Fatalf("connection not closed within %v", limit)
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 func TestOutboxDropAndWarning(t *testing.T) {
@@ -81,7 +82,7 @@ func TestHandshakeFaults(t *testing.T) {
 				c.expectClosed()
 				return
 			case HandshakeTruncated:
-				c.nc.SetReadDeadline(time.Now().Add(wait))
+				c.nc.SetReadDeadline(time.Now().Add(limit))
 				b, _ := io.ReadAll(c.br)
 				if len(b) == 0 || bytes.ContainsRune(b, '\n') || !bytes.HasPrefix(b, []byte(`{"level":"CONNECTED"`)) {
 					t.Fatalf("truncated handshake %q", b)
@@ -143,7 +144,7 @@ func TestDisconnectOnCommand(t *testing.T) {
 			if rst != errors.Is(err, syscall.ECONNRESET) {
 				t.Fatalf("rst=%v: close error %v", rst, err)
 			}
-			if _, err := s.WaitCommand(ctxT(t), "BUILD ok"); err != nil {
+			if _, err := s.WaitCommand(wait.Context(t, limit), "BUILD ok"); err != nil {
 				t.Fatal(err)
 			}
 			if s.HoldState() != HoldNamed {
@@ -307,7 +308,7 @@ func TestReplyTransportFaults(t *testing.T) {
 		s := quiet(t, only(PartialReply))
 		c := dial(t, s)
 		c.send("RELOAD status request=t")
-		c.nc.SetReadDeadline(time.Now().Add(wait))
+		c.nc.SetReadDeadline(time.Now().Add(limit))
 		b, err := io.ReadAll(c.br)
 		if err != nil || len(b) == 0 || bytes.ContainsRune(b, '\n') || !bytes.HasPrefix(b, []byte(`{"level":"INFO","message":"RELOAD_STATE t`)) {
 			t.Fatalf("got %q, %v", b, err)
@@ -329,7 +330,7 @@ func TestReplyTransportFaults(t *testing.T) {
 		c := dial(t, s)
 		c.send("RELOAD status request=t")
 		buf := make([]byte, 200)
-		c.nc.SetReadDeadline(time.Now().Add(wait))
+		c.nc.SetReadDeadline(time.Now().Add(limit))
 		if _, err := io.ReadFull(c.br, buf); err != nil || bytes.ContainsRune(buf, '\n') || !bytes.HasSuffix(buf, []byte("xxxx")) {
 			t.Fatalf("got %q, %v", buf, err)
 		}
@@ -377,14 +378,14 @@ func TestHalfCloseClosesConnection(t *testing.T) {
 	release := s.HoldWriter(1)
 	c.send("RELOAD pause request=p")
 	c.nc.(interface{ CloseWrite() error }).CloseWrite()
-	if err := s.WaitClients(ctxT(t), 0); err != nil {
+	if err := s.WaitClients(wait.Context(t, limit), 0); err != nil {
 		t.Fatal(err)
 	}
 	release()
 	if !s.Paused() {
 		t.Fatal("command before EOF not handled")
 	}
-	c.nc.SetReadDeadline(time.Now().Add(wait))
+	c.nc.SetReadDeadline(time.Now().Add(limit))
 	if b, _ := io.ReadAll(c.br); len(b) != 0 {
 		t.Fatalf("queued reply delivered after close: %q", b)
 	}

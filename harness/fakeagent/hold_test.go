@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 // TestHoldTable covers every cell of the docs/agent-protocol.md#5 transition table: three
@@ -81,7 +83,7 @@ func TestHoldTable(t *testing.T) {
 					} else if len(got) != 1 || s.Generation() != gen0 {
 						t.Fatalf("lines %q, generation %d→%d", got, gen0, s.Generation())
 					}
-					if err := s.Sync(ctxT(t)); err != nil {
+					if err := s.Sync(wait.Context(t, limit)); err != nil {
 						t.Fatal(err)
 					}
 					holding, owner := s.Hold()
@@ -103,7 +105,7 @@ func TestOwnerSurvivesDisconnectAndRecovers(t *testing.T) {
 	c.send("BUILD started request=a owner=O")
 	c.probe()
 	c.nc.Close()
-	if err := s.WaitClients(ctxT(t), 0); err != nil {
+	if err := s.WaitClients(wait.Context(t, limit), 0); err != nil {
 		t.Fatal(err)
 	}
 	d := dial(t, s)
@@ -114,7 +116,7 @@ func TestOwnerSurvivesDisconnectAndRecovers(t *testing.T) {
 	if got[0] != "BUILD_REJECTED b started owner=other" || got[2] != "BUILD_ACK c started owner=O" || got[3] != "BUILD_ACK d ok owner=O" {
 		t.Fatalf("got %q", got)
 	}
-	if err := s.WaitHold(ctxT(t), HoldNone); err != nil {
+	if err := s.WaitHold(wait.Context(t, limit), HoldNone); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -170,7 +172,7 @@ func TestAcceptanceSuccessAppliesPending(t *testing.T) {
 	if len(got) == 0 || got[0] != "BUILD_ACK k ok owner=O" {
 		t.Fatalf("got %q", got)
 	}
-	if err := s.Sync(ctxT(t)); err != nil {
+	if err := s.Sync(wait.Context(t, limit)); err != nil {
 		t.Fatal(err)
 	}
 	if s.HoldState() != HoldNone {
@@ -198,14 +200,14 @@ func TestAcceptanceWhilePausedKeepsPending(t *testing.T) {
 	c := dial(t, s)
 	c.send("BUILD ok request=k owner=O")
 	c.probe()
-	s.Sync(ctxT(t))
+	s.Sync(wait.Context(t, limit))
 	c.send("RELOAD status request=s")
 	if got := c.probe(); len(got) != 1 || got[0] != "RELOAD_STATE s status paused=true pendingClasses=1 pendingActions=0 buildHold=none" {
 		t.Fatalf("got %q", got)
 	}
 	c.send("RELOAD resume request=r")
 	c.probe()
-	s.Sync(ctxT(t))
+	s.Sync(wait.Context(t, limit))
 	if r, ok := s.Receipt("a.A"); !ok || r.Status != StatusApplied {
 		t.Fatalf("resume did not admit the pending file: %+v %v", r, ok)
 	}
@@ -234,7 +236,7 @@ func TestAcceptanceFailures(t *testing.T) {
 			c := dial(t, s)
 			c.send("BUILD ok request=k owner=O")
 			got := c.probe() // the acceptance may already have reported
-			s.Sync(ctxT(t))
+			s.Sync(wait.Context(t, limit))
 			got = append(got, c.probe()...)
 			if len(got) != 2 || got[0] != "BUILD_ACK k ok owner=O" || !strings.HasPrefix(got[1], tc.message) {
 				t.Fatalf("got %q, want the ACK then %q", got, tc.message)
@@ -251,7 +253,7 @@ func TestAcceptanceFailures(t *testing.T) {
 			mu.Unlock()
 			c.send("BUILD ok request=k2 owner=O")
 			c.probe()
-			if err := s.WaitHold(ctxT(t), HoldNone); err != nil {
+			if err := s.WaitHold(wait.Context(t, limit), HoldNone); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -284,7 +286,7 @@ func TestDelayedAcceptance(t *testing.T) {
 	a.send("BUILD started request=s2 owner=A")
 	a.probe()
 	close(gate)
-	s.Sync(ctxT(t))
+	s.Sync(wait.Context(t, limit))
 	if got := a.probe(); len(got) != 1 || got[0] != "A later build superseded this success; files remain held" {
 		t.Fatalf("got %q", got)
 	}
@@ -315,7 +317,7 @@ func TestUnwiredBuildListeners(t *testing.T) {
 	if got := c.probe(); len(got) != 1 || got[0] != "BUILD_ACK d ok" {
 		t.Fatalf("old agent ACK: %q", got)
 	}
-	s.Sync(ctxT(t))
+	s.Sync(wait.Context(t, limit))
 	c.send("BUILD started request=e owner=O")
 	if got := c.probe(); len(got) != 2 || got[1] != "BUILD_ACK e started" {
 		t.Fatalf("old agent ACK: %q", got)

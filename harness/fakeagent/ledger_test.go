@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 // verify sends a VERIFY and returns the decoded payload.
@@ -229,7 +230,7 @@ func TestReloadControl(t *testing.T) {
 	if len(got) != 1 || got[0] != "RELOAD_STATE r resume paused=false pendingClasses=1 pendingActions=3 buildHold=named" {
 		t.Fatalf("resume under hold: %q", got)
 	}
-	s.Sync(ctxT(t))
+	s.Sync(wait.Context(t, limit))
 	if n, _ := s.Pending(); n != 1 || s.HoldState() != HoldNamed {
 		t.Fatal("resume admitted files or released the hold")
 	}
@@ -257,12 +258,12 @@ func TestScanAdmitsOnlyWhenFree(t *testing.T) {
 	c := dial(t, s)
 	c.send("SCAN")
 	c.probe()
-	s.Sync(ctxT(t))
+	s.Sync(wait.Context(t, limit))
 	if n, _ := s.Pending(); n != 1 {
 		t.Fatal("SCAN bypassed the pause")
 	}
 	s.SetPaused(false)
-	s.Sync(ctxT(t))
+	s.Sync(wait.Context(t, limit))
 	if n, _ := s.Pending(); n != 0 {
 		t.Fatal("resume did not admit")
 	}

@@ -91,7 +91,7 @@ func TestRunInProcess(t *testing.T) {
 		done <- run(ctx, []string{"-portfile", pf, "-log", logf, "-heartbeat", "0", "-hold", "other",
 			"-drop-reply", "BUILD:ok", "-workdir", "/w", "-watch", "/w/classes"}, strings.NewReader(""), &stdout, &stderr)
 	}()
-	wctx, wcancel := context.WithTimeout(context.Background(), wait)
+	wctx, wcancel := context.WithTimeout(context.Background(), limit)
 	defer wcancel()
 	port, err := WaitPortFile(wctx, pf)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 func TestPortFileWrittenAndRemoved(t *testing.T) {
@@ -209,7 +210,7 @@ func TestSixthClientClosedWithoutConnected(t *testing.T) {
 	}
 	// A closed client frees its slot (pruned at the next accept).
 	cs[0].nc.Close()
-	if err := s.WaitClients(ctxT(t), 4); err != nil {
+	if err := s.WaitClients(wait.Context(t, limit), 4); err != nil {
 		t.Fatal(err)
 	}
 	dial(t, s)
@@ -267,13 +268,13 @@ func TestEOFPartialLineIsProcessed(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.nc.(interface{ CloseWrite() error }).CloseWrite()
-	if _, err := s.WaitCommand(ctxT(t), "BUILD started"); err != nil {
+	if _, err := s.WaitCommand(wait.Context(t, limit), "BUILD started"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.WaitHold(ctxT(t), HoldNamed); err != nil {
+	if err := s.WaitHold(wait.Context(t, limit), HoldNamed); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.WaitClients(ctxT(t), 0); err != nil {
+	if err := s.WaitClients(wait.Context(t, limit), 0); err != nil {
 		t.Fatal("connection not closed after client EOF:", err)
 	}
 }

@@ -1,22 +1,20 @@
-// Package proc reads the state of processes from Linux's /proc: the state of
-// one process, for tests and harnesses that check what became of the
-// processes a build started, and the running members of a process group, for
-// the core's rule that a build is ok only once its group is empty
-// (docs/decisions.md#D12).
+// Package proc reads the state of processes from Linux's /proc: the running
+// members of a process group, for the core's rule that a build is ok only
+// once its group is empty (docs/decisions.md#D12), and the state of one
+// process (State, Gone), which tests and the harness use to check what
+// became of the processes a build started.
 //
-// It does not signal processes or collect them; WaitGone and WaitPIDFile poll,
-// within a bound, for tests that wait for a build's processes to end or to
-// say they run. On systems without /proc every lookup reports nothing found.
+// It is a leaf of the product (process-group inspection) and imports nothing
+// of ours. It does not signal processes, collect them or wait for them: the
+// bounded waits of tests are in internal/testsupport/wait. On systems
+// without /proc every lookup reports nothing found.
 package proc
 
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
-	"strings"
-	"time"
 )
 
 // stat is what this package reads from /proc/<pid>/stat.
@@ -99,51 +97,4 @@ func GroupMembers(pgid int) ([]int, error) {
 		}
 	}
 	return pids, nil
-}
-
-// pollEvery is the pause between two looks at a process or a pid file.
-const pollEvery = 5 * time.Millisecond
-
-// WaitGone waits up to d until every pid is Gone, and returns those that
-// still run then (nil when all ended). A process killed with SIGKILL takes
-// a moment to end; a test asserting that it is gone waits this way.
-func WaitGone(d time.Duration, pids ...int) []int {
-	deadline := time.Now().Add(d)
-	for {
-		var left []int
-		for _, pid := range pids {
-			if !Gone(pid) {
-				left = append(left, pid)
-			}
-		}
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
-		}
-		time.Sleep(pollEvery)
-	}
-}
-
-// WaitPIDFile waits up to d for path to exist and returns the pids it holds
-// (decimal numbers separated by white space), as a build in a test writes
-// them to say it runs.
-func WaitPIDFile(path string, d time.Duration) ([]int, error) {
-	deadline := time.Now().Add(d)
-	for {
-		b, err := os.ReadFile(path)
-		if err == nil {
-			var pids []int
-			for _, f := range strings.Fields(string(b)) {
-				n, err := strconv.Atoi(f)
-				if err != nil {
-					return nil, fmt.Errorf("reading pids from %s: %w", path, err)
-				}
-				pids = append(pids, n)
-			}
-			return pids, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%s did not appear within %s: %w", path, d, err)
-		}
-		time.Sleep(pollEvery)
-	}
 }

@@ -20,7 +20,6 @@ import (
 
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/harness/fakeagent"
-	"github.com/buildguard/buildguard/internal/proc"
 )
 
 // fakeBuildEnv switches the test binary into a fake build (see fakeBuild).
@@ -171,24 +170,5 @@ func (f *fixture) request(t *testing.T, args ...string) Request {
 		Dir:      f.dir,
 		Build:    Build{Name: "fake", Command: append([]string{testBinary(t)}, args...), Timeout: time.Minute},
 		Endpoint: agentproto.Endpoint{PortFile: f.agent.PortFile(), Base: f.dir},
-	}
-}
-
-// waitPIDs waits (up to 10 s) for a pid file and returns its pids.
-func waitPIDs(t *testing.T, path string) []int {
-	t.Helper()
-	pids, err := proc.WaitPIDFile(path, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pids
-}
-
-// waitGone requires every pid to end within 10 s: a process killed with
-// SIGKILL takes a moment to end.
-func waitGone(t *testing.T, pids []int) {
-	t.Helper()
-	if left := proc.WaitGone(10*time.Second, pids...); len(left) > 0 {
-		t.Errorf("processes %v of the build still run", left)
 	}
 }

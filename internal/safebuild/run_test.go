@@ -19,6 +19,7 @@ import (
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/buildguard"
 	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 func sum(s string) string {
@@ -90,7 +91,7 @@ func TestRunFailedSendsFailedAndKeepsHold(t *testing.T) {
 	if h, owner := f.agent.Hold(); !h || owner != *res.Owner {
 		t.Errorf("hold %v by %q, want held by the build's owner", h, owner)
 	}
-	if _, err := f.agent.WaitCommand(ctxT(t), "BUILD failed request="); err != nil {
+	if _, err := f.agent.WaitCommand(wait.Context(t, 10*time.Second), "BUILD failed request="); err != nil {
 		t.Fatal(err)
 	}
 	if cc := res.ChangedClasses; cc.Count != 0 || cc.AllApplied || len(cc.Classes) != 0 {
@@ -102,15 +103,9 @@ func TestRunFailedSendsFailedAndKeepsHold(t *testing.T) {
 	if res2.Outcome != OutcomeOK || *res2.Owner != *res.Owner {
 		t.Fatalf("recovery: outcome %s owner %v: %s", res2.Outcome, res2.Owner, res2.Detail)
 	}
-	if err := f.agent.WaitHold(ctxT(t), fakeagent.HoldNone); err != nil {
+	if err := f.agent.WaitHold(wait.Context(t, 10*time.Second), fakeagent.HoldNone); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 func TestRunCancelledTerminatesGroupAndSendsFailed(t *testing.T) {
@@ -120,13 +115,13 @@ func TestRunCancelledTerminatesGroupAndSendsFailed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *Result, 1)
 	go func() { done <- f.builder.Run(ctx, f.request(t, "hang", pidFile)) }()
-	pids := waitPIDs(t, pidFile)
+	pids := wait.PIDFile(t, 10*time.Second, pidFile)
 	cancel()
 	res := <-done
 	if res.Outcome != OutcomeCancelled || res.ExitCode == nil || *res.ExitCode != 128+15 {
 		t.Fatalf("outcome %s exit %v: %s", res.Outcome, res.ExitCode, res.Detail)
 	}
-	waitGone(t, pids)
+	wait.Gone(t, 10*time.Second, pids...)
 	if h, _ := f.agent.Hold(); !h {
 		t.Error("no hold after a cancelled build")
 	}
@@ -155,7 +150,7 @@ func TestRunTimeoutKillsAnIgnoringBuild(t *testing.T) {
 	if res.Outcome != OutcomeTimeout || res.ExitCode == nil || *res.ExitCode != 128+9 {
 		t.Fatalf("outcome %s exit %s: %s", res.Outcome, exitText(res.ExitCode), res.Detail)
 	}
-	waitGone(t, waitPIDs(t, pidFile))
+	wait.Gone(t, 10*time.Second, wait.PIDFile(t, 10*time.Second, pidFile)...)
 	if !f.agent.Received("BUILD failed request=") {
 		t.Errorf("BUILD failed not sent: %q", f.agent.Commands())
 	}
@@ -171,7 +166,7 @@ func TestRunSecondCallIsRefusedNamingTheRunningBuild(t *testing.T) {
 	first := f.request(t, "hang", pidFile)
 	first.Build.Name = "slow"
 	go func() { done <- f.builder.Run(ctx, first) }()
-	waitPIDs(t, pidFile)
+	wait.PIDFile(t, 10*time.Second, pidFile)
 	marker := filepath.Join(t.TempDir(), "second")
 	res := f.builder.Run(context.Background(), f.request(t, "compile", marker, "X=1"))
 	if res.Outcome != OutcomeRefused || !res.IsError() || res.ExitCode != nil || res.Owner != nil {
@@ -291,7 +286,7 @@ func TestRunStragglerFails(t *testing.T) {
 	if !strings.Contains(res.Detail, "1 processes of the build were still running") || !strings.Contains(res.Detail, "BUILD failed was acknowledged") {
 		t.Errorf("detail %q", res.Detail)
 	}
-	waitGone(t, waitPIDs(t, pidFile))
+	wait.Gone(t, 10*time.Second, wait.PIDFile(t, 10*time.Second, pidFile)...)
 	if h, _ := f.agent.Hold(); !h {
 		t.Error("the hold is gone after a build that left a process behind")
 	}
@@ -309,7 +304,7 @@ func TestStopCancelsTheRunningBuild(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	done := make(chan *Result, 1)
 	go func() { done <- f.builder.Run(context.Background(), f.request(t, "hang", pidFile)) }()
-	pids := waitPIDs(t, pidFile)
+	pids := wait.PIDFile(t, 10*time.Second, pidFile)
 	f.builder.Stop()
 	// Stop waited for the build: its BUILD failed was already acknowledged.
 	if !f.agent.Received("BUILD failed request=") {
@@ -319,7 +314,7 @@ func TestStopCancelsTheRunningBuild(t *testing.T) {
 	if res.Outcome != OutcomeCancelled || !strings.Contains(res.Detail, "because the server is stopping") {
 		t.Fatalf("outcome %s: %s", res.Outcome, res.Detail)
 	}
-	waitGone(t, pids)
+	wait.Gone(t, 10*time.Second, pids...)
 	marker := filepath.Join(t.TempDir(), "later")
 	if later := f.builder.Run(context.Background(), f.request(t, "compile", marker, "X=1")); later.Outcome != OutcomeRefused {
 		t.Errorf("a build after Stop: %s", later.Outcome)
@@ -340,7 +335,7 @@ func TestRunCancelWhileStartedAwaitsAckSendsFailed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		if _, err := f.agent.WaitCommand(ctxT(t), "BUILD started request="); err == nil {
+		if _, err := f.agent.WaitCommand(wait.Context(t, 10*time.Second), "BUILD started request="); err == nil {
 			cancel()
 		}
 	}()
@@ -372,7 +367,7 @@ func TestRunCancelWhileOKAwaitsAckSaysReleased(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		if _, err := f.agent.WaitCommand(ctxT(t), "BUILD ok request="); err == nil {
+		if _, err := f.agent.WaitCommand(wait.Context(t, 10*time.Second), "BUILD ok request="); err == nil {
 			cancel()
 		}
 	}()
@@ -386,7 +381,7 @@ func TestRunCancelWhileOKAwaitsAckSaysReleased(t *testing.T) {
 	if strings.Contains(res.Detail, "BUILD failed") || !strings.Contains(res.Detail, "BUILD ok was acknowledged") {
 		t.Errorf("detail %q does not say what the agent was told", res.Detail)
 	}
-	if err := f.agent.WaitHold(ctxT(t), fakeagent.HoldNone); err != nil {
+	if err := f.agent.WaitHold(wait.Context(t, 10*time.Second), fakeagent.HoldNone); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,8 +2,10 @@ package tools_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp/tools"
 )
 
@@ -42,7 +44,7 @@ func TestNoConnectionLeftOpen(t *testing.T) {
 				if a.Accepted() == 0 {
 					t.Fatal("the tool never connected")
 				}
-				if err := a.WaitClients(ctxT(t), 0); err != nil {
+				if err := a.WaitClients(wait.Context(t, 5*time.Second), 0); err != nil {
 					t.Fatalf("%s left a connection open: %v", name, err)
 				}
 			})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp/tools"
 )
 
@@ -116,19 +117,13 @@ func TestScan(t *testing.T) {
 	if res.IsError || data["status"] != "sent" || data["reloadConfirmed"] != false || !strings.HasPrefix(res.LegacyText, "Sent SCAN") {
 		t.Fatalf("scan = %s / %q", res.Data, res.LegacyText)
 	}
-	if _, err := a.WaitCommand(ctxT(t), "SCAN"); err != nil {
+	if _, err := a.WaitCommand(wait.Context(t, 5*time.Second), "SCAN"); err != nil {
 		t.Errorf("agent never received SCAN: %v", err)
 	}
 	res, data = call(t, svc(), tools.ToolScan, map[string]any{"port": "1"})
 	if !res.IsError || data["status"] != "unavailable" || !strings.HasPrefix(res.LegacyText, "Scan request failed: cannot reach") {
 		t.Fatalf("scan offline = %s / %q", res.Data, res.LegacyText)
 	}
-}
-
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 func TestPendingAndDiagnose(t *testing.T) {
@@ -148,7 +143,7 @@ func TestPendingAndDiagnose(t *testing.T) {
 	if res.IsError || data["className"] != "com.acme.A" || !strings.HasPrefix(data["lines"].([]any)[0].(string), "Reclazz diagnosis for com.acme.A") {
 		t.Fatalf("diagnose = %s", res.Data)
 	}
-	if _, err := a.WaitCommand(ctxT(t), "DIAGNOSE com.acme.A"); err != nil {
+	if _, err := a.WaitCommand(wait.Context(t, 5*time.Second), "DIAGNOSE com.acme.A"); err != nil {
 		t.Error(err)
 	}
 
@@ -184,7 +179,7 @@ func TestBuild(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("build ok = %s", res.Data)
 	}
-	if err := a.WaitHold(ctxT(t), "none"); err != nil {
+	if err := a.WaitHold(wait.Context(t, 5*time.Second), "none"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -332,7 +327,7 @@ func TestVerifyBatch(t *testing.T) {
 		results[1].(map[string]any)["status"] != "unavailable" || data["sessionId"] != flip.SessionID() {
 		t.Fatalf("session change = %s", res.Data)
 	}
-	if cmds, _ := flip.WaitCommands(ctxT(t), "VERIFY ", 2); len(cmds) != 2 || len(filter(flip.Commands(), "VERIFY ")) != 2 {
+	if cmds, _ := flip.WaitCommands(wait.Context(t, 5*time.Second), "VERIFY ", 2); len(cmds) != 2 || len(filter(flip.Commands(), "VERIFY ")) != 2 {
 		t.Errorf("agent received %q; the third item must not be queried", flip.Commands())
 	}
 }
