@@ -8,9 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/buildguard/buildguard/internal/proc"
 	"github.com/buildguard/buildguard/internal/testsupport/testbin"
 	"github.com/buildguard/buildguard/mcp/tools"
 )
@@ -62,5 +66,50 @@ func TestInitCheckRealBinary(t *testing.T) {
 	fail := regexp.MustCompile(`(?m)^FAIL \S+ +\S+: starting ` + regexp.QuoteMeta(bin) + ` mcp --project-dir \S+: fork/exec \S+: no such file or directory$`)
 	if code != 1 || len(fail.FindAllString(stdout, -1)) != 6 {
 		t.Errorf("init --check with the binary gone = %d, want six FAIL lines with the reason:\n%s", code, stdout)
+	}
+}
+
+// A server that never answers, ignores SIGTERM and starts a process of its
+// own FAILs at the 10 s deadline, and its whole process group is gone when
+// --check returns: no wait past the deadline, nothing left running.
+func TestInitCheckKillsAServerThatIgnoresSIGTERM(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	bin := testbin.Build(t, root)
+	project := filepath.Join(root, "project")
+	pids := filepath.Join(root, "pids")
+	script := `trap '' TERM; sleep 300 & echo $! > "$1.tmp"; echo $$ >> "$1.tmp"; mv "$1.tmp" "$1"; while :; do sleep 1; done`
+	entry := fmt.Sprintf(`{"mcpServers": {"buildguard": {"command": "/bin/sh", "args": [%q, %q, "sh", %q, "--project-dir", %q]}}}`, "-c", script, pids, project)
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, ".mcp.json"), []byte(entry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "init", "--check", "--host", "claude", "--project-dir", project)
+	cmd.Env = append(os.Environ(), "HOME="+root)
+	start := time.Now()
+	out, err := cmd.Output()
+	took := time.Since(start)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "no answer within 10s") {
+		t.Fatalf("init --check = %v:\n%s", err, out)
+	}
+	if took > 13*time.Second {
+		t.Errorf("init --check took %s; the deadline is 10 s", took)
+	}
+	b, err := os.ReadFile(pids)
+	if err != nil {
+		t.Fatalf("the server never wrote its pids: %v", err)
+	}
+	var list []int
+	for _, f := range strings.Fields(string(b)) {
+		pid, _ := strconv.Atoi(f)
+		list = append(list, pid)
+	}
+	if left := proc.WaitGone(2*time.Second, list...); len(left) > 0 {
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Errorf("processes of the server still run after --check: %v", left)
 	}
 }

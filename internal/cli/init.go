@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -136,19 +137,9 @@ func runInit(args []string, stdout, stderr io.Writer) ExitCode {
 		fmt.Fprintf(stderr, "buildguard init: %v\n%s\n", err, initUsage)
 		return ExitUsage
 	}
-	dir := o.dir
-	if dir == "" {
-		dir = "."
-	}
-	abs, err := filepath.Abs(dir)
-	if err == nil {
-		var fi fs.FileInfo
-		if fi, err = os.Stat(abs); err == nil && !fi.IsDir() {
-			err = errors.New("not a directory")
-		}
-	}
+	abs, err := initProjectDir(o.dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "buildguard init: --project-dir %s must name an existing directory: %v\n", dir, err)
+		fmt.Fprintf(stderr, "buildguard init: %v\n", err)
 		return ExitUsage
 	}
 	env := hostconfig.EnvFromOS(abs)
@@ -162,70 +153,157 @@ func runInit(args []string, stdout, stderr io.Writer) ExitCode {
 	if o.check {
 		return runInitCheck(hosts, len(o.hosts) > 0 || o.all, env, stdout, stderr)
 	}
+	self, err := entryCommand(os.Args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "buildguard init: finding this binary's path: %v\n", err)
+		return ExitFailure
+	}
+	changes, code := planInit(o, env, hosts, self, stderr)
+	switch {
+	case code != ExitOK:
+		fmt.Fprintln(stderr, "buildguard init: nothing was written")
+		return code
+	case o.dryRun:
+		return dryRunInit(changes, stdout, stderr)
+	}
+	return writeInit(changes, abs, stderr)
+}
+
+// initProjectDir returns dir (default: the working directory) made
+// absolute, or why it is not an existing directory.
+func initProjectDir(dir string) (string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		var fi fs.FileInfo
+		if fi, err = os.Stat(abs); err == nil && !fi.IsDir() {
+			err = errors.New("not a directory")
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("--project-dir %s must name an existing directory: %w", dir, err)
+	}
+	return abs, nil
+}
+
+// entryCommand returns the command an entry names (docs/hosts.md#1): the
+// path buildguard was invoked by (arg0, found on PATH when it has no
+// slash) when it leads to this very binary, so that a symlink an upgrade
+// repoints (/usr/local/bin/buildguard, a Homebrew or asdf shim) keeps
+// working; else the binary's real path.
+func entryCommand(arg0 string) (string, error) {
 	self, err := os.Executable()
 	if err == nil {
 		self, err = filepath.EvalSymlinks(self)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "buildguard init: finding this binary's path: %v\n", err)
-		return ExitFailure
+		return "", err
 	}
+	invoked := arg0
+	if !strings.ContainsRune(arg0, filepath.Separator) {
+		if invoked, err = exec.LookPath(arg0); err != nil {
+			return self, nil
+		}
+	}
+	invoked, err = filepath.Abs(invoked)
+	if err != nil {
+		return self, nil
+	}
+	a, errA := os.Stat(invoked)
+	b, errB := os.Stat(self)
+	if errA != nil || errB != nil || !os.SameFile(a, b) {
+		return self, nil
+	}
+	return invoked, nil
+}
 
-	var changes []hostconfig.Change
-	failed := ExitOK
-	plan := func(c hostconfig.Change, err error) {
+// planInit plans every file of the run: each host's entry and, with
+// --skill, the block in the agent instruction files. Each refusal is
+// printed; any refusal makes the run write nothing.
+func planInit(o initOptions, env hostconfig.Env, hosts []hostconfig.Host, self string, stderr io.Writer) ([]hostconfig.Change, ExitCode) {
+	p := hostconfig.NewPlanner(env)
+	code := ExitOK
+	report := func(err error) {
 		var r *hostconfig.Refusal
 		switch {
 		case errors.As(err, &r):
 			fmt.Fprintf(stderr, "buildguard init: %v\n", r)
-			failed = max(failed, ExitUsage)
+			code = max(code, ExitUsage)
 		case err != nil:
 			fmt.Fprintf(stderr, "buildguard init: %v\n", err)
-			failed = max(failed, ExitFailure)
-		default:
-			changes = append(changes, c)
+			code = max(code, ExitFailure)
 		}
 	}
 	for _, h := range hosts {
-		plan(hostconfig.Plan(h, env, hostconfig.NewEntry(h, self, abs)))
+		report(p.Host(h, hostconfig.NewEntry(h, self, env.ProjectDir)))
 	}
 	if o.skill {
-		for _, f := range hostconfig.SkillFiles(abs) {
-			plan(hostconfig.PlanSkill(f))
+		for _, f := range hostconfig.SkillFiles(env.ProjectDir) {
+			report(p.Skill(f))
 		}
 	}
-	if failed != ExitOK {
-		fmt.Fprintln(stderr, "buildguard init: nothing was written")
-		return failed
-	}
+	return p.Changes(), code
+}
+
+// dryRunInit prints each planned change as a diff and writes nothing.
+func dryRunInit(changes []hostconfig.Change, stdout, stderr io.Writer) ExitCode {
 	for _, c := range changes {
-		what := "the buildguard block"
-		if c.Host.Name != "" {
-			what = fmt.Sprintf("%s (%s)", c.Host.Path(), c.Host.Title)
-		}
-		switch {
-		case !c.Changed():
-			fmt.Fprintf(stderr, "buildguard init: %s already has %s; left unchanged\n", c.Path, what)
-			continue
-		case o.dryRun:
-			fmt.Fprint(stdout, c.Diff())
-			fmt.Fprintf(stderr, "buildguard init: would write %s to %s\n", what, c.Path)
+		if !c.Changed() {
+			fmt.Fprintf(stderr, "buildguard init: %s already has %s; left unchanged\n", c.Path, c.Describe())
 			continue
 		}
+		fmt.Fprint(stdout, c.Diff())
+		printNotes(c, stderr)
+		fmt.Fprintf(stderr, "buildguard init: would write %s to %s\n", c.Describe(), c.Path)
+	}
+	fmt.Fprintln(stderr, "buildguard init: dry run; nothing was written")
+	return ExitOK
+}
+
+// writeInit writes the planned changes in order. When a write still fails
+// (a full disk, a file changed under us), it says which files were written
+// and which were not.
+func writeInit(changes []hostconfig.Change, dir string, stderr io.Writer) ExitCode {
+	var written []string
+	for i, c := range changes {
+		if !c.Changed() {
+			fmt.Fprintf(stderr, "buildguard init: %s already has %s; left unchanged\n", c.Path, c.Describe())
+			continue
+		}
+		printNotes(c, stderr)
 		if err := c.Write(); err != nil {
 			fmt.Fprintf(stderr, "buildguard init: %v; %s was left unchanged\n", err, c.Path)
+			var rest []string
+			for _, d := range changes[i+1:] {
+				if d.Changed() {
+					rest = append(rest, d.Path)
+				}
+			}
+			fmt.Fprintf(stderr, "buildguard init: written: %s; not written: %s\n", orNone(written), orNone(append([]string{c.Path}, rest...)))
 			return ExitFailure
 		}
-		fmt.Fprintf(stderr, "buildguard init: wrote %s to %s\n", what, c.Path)
-	}
-	if o.dryRun {
-		fmt.Fprintln(stderr, "buildguard init: dry run; nothing was written")
-		return ExitOK
+		written = append(written, c.Path)
+		fmt.Fprintf(stderr, "buildguard init: wrote %s to %s\n", c.Describe(), c.Path)
 	}
 	for _, c := range changes {
-		if c.Host.Name != "" {
-			fmt.Fprintf(stderr, "buildguard init: next: %s\n", fmt.Sprintf(c.Host.NextStep, abs))
+		for _, h := range c.Hosts {
+			fmt.Fprintf(stderr, "buildguard init: next: %s\n", fmt.Sprintf(h.NextStep, dir))
 		}
 	}
 	return ExitOK
+}
+
+func printNotes(c hostconfig.Change, stderr io.Writer) {
+	for _, n := range c.Notes {
+		fmt.Fprintf(stderr, "buildguard init: note: %s: %s\n", c.Path, n)
+	}
+}
+
+func orNone(paths []string) string {
+	if len(paths) == 0 {
+		return "none"
+	}
+	return strings.Join(paths, ", ")
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/buildguard/buildguard/internal/hostconfig"
 )
 
 func runInitIn(t *testing.T, dir string) (ExitCode, string) {
@@ -153,5 +155,60 @@ func TestInitMCPWritesThroughSymlink(t *testing.T) {
 	code, msg := runInitIn(t, dangling)
 	if fi, err := os.Lstat(link); code != ExitUsage || err != nil || fi.Mode()&os.ModeSymlink == 0 || !strings.Contains(msg, "left unchanged") {
 		t.Errorf("dangling link: init = %d %q; link now %v %v", code, msg, fi, err)
+	}
+}
+
+// When a write still fails after every file was planned (the disk, or a
+// file changed under init), init says which files were written and which
+// were not, and exits 1.
+func TestInitSaysWhatWasAndWasNotWritten(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := hostconfig.Env{ProjectDir: dir, Home: filepath.Join(dir, "home")}
+	var hosts []hostconfig.Host
+	for _, name := range []string{"claude", "vscode", "cursor"} {
+		h, _ := hostconfig.Lookup(name)
+		hosts = append(hosts, h)
+	}
+	var stderr bytes.Buffer
+	changes, code := planInit(initOptions{}, env, hosts, "/bin/bg", &stderr)
+	if code != ExitOK || len(changes) != 3 {
+		t.Fatalf("planInit = %d: %s", code, stderr.String())
+	}
+	// After the plan, .vscode becomes a file: its mcp.json cannot be created.
+	if err := os.WriteFile(filepath.Join(dir, ".vscode"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code = writeInit(changes, dir, &stderr)
+	claude, vscode, cursor := filepath.Join(dir, ".mcp.json"), filepath.Join(dir, ".vscode", "mcp.json"), filepath.Join(dir, ".cursor", "mcp.json")
+	want := "buildguard init: written: " + claude + "; not written: " + vscode + ", " + cursor + "\n"
+	if code != ExitFailure || !strings.HasSuffix(stderr.String(), want) {
+		t.Errorf("writeInit = %d:\n%s\nwant it to end with %q", code, stderr.String(), want)
+	}
+	if _, err := os.Stat(cursor); err == nil {
+		t.Errorf("%s was written after the failure", cursor)
+	}
+}
+
+// The entry names the path buildguard was invoked by when that leads to
+// this binary (a symlink an upgrade repoints), else the real path.
+func TestEntryCommandKeepsTheInvokedPath(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, _ = filepath.EvalSymlinks(self)
+	dir := t.TempDir()
+	link := filepath.Join(dir, "buildguard")
+	if err := os.Symlink(self, link); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other")
+	os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755)
+	for arg0, want := range map[string]string{link: link, other: self, "no-such-buildguard-here": self, self: self} {
+		if got, err := entryCommand(arg0); err != nil || got != want {
+			t.Errorf("entryCommand(%s) = %s, %v; want %s", arg0, got, err, want)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,26 +16,35 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/buildguard/buildguard/internal/hostconfig"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
-// checkTimeout bounds the start, handshake and tools/list of one entry
-// (docs/decisions.md#D15).
+// checkTimeout bounds each entry's check from start to the end of its
+// process group (docs/decisions.md#D15).
 const checkTimeout = 10 * time.Second
+
+// checkExitGrace is how long a server that has answered may take to exit
+// after its stdin closes before its process group is killed.
+const checkExitGrace = 2 * time.Second
 
 // runInitCheck is `init --check`: each host's configured entry is started
 // as the host would start it — its command, args, env and working
-// directory — and must answer the MCP handshake and tools/list within
+// directory, with the host's variables expanded — and must answer the MCP
+// handshake as buildguard, serving this project, and list our tools within
 // checkTimeout. One OK or FAIL line per host on stdout; exit 1 on any FAIL.
 // A host that was not asked for by name and has no entry is skipped.
 func runInitCheck(hosts []hostconfig.Host, named bool, env hostconfig.Env, stdout, stderr io.Writer) ExitCode {
 	code, checked := ExitOK, 0
 	for _, h := range hosts {
-		c, err := hostconfig.ReadConfigured(h, env)
+		c, err := hostconfig.ReadConfigured(h, env, os.LookupEnv)
 		if errors.Is(err, hostconfig.ErrNoEntry) && !named {
 			continue
 		}
 		checked++
 		what := h.File(env)
+		if err == nil {
+			err = servesProject(c, env.ProjectDir)
+		}
 		if err == nil {
 			var detail string
 			detail, err = checkEntry(context.Background(), c)
@@ -56,40 +67,176 @@ func runInitCheck(hosts []hostconfig.Host, named bool, env hostconfig.Env, stdou
 	return code
 }
 
-// checkEntry starts c over stdio with the go-sdk client and lists its tools.
+// servesProject checks that the entry serves dir: its --project-dir, or
+// without one the directory the host starts it in, is dir.
+func servesProject(c hostconfig.Configured, dir string) error {
+	served, how := c.Dir, "it has no --project-dir and the host starts it in"
+	for i, a := range c.Args {
+		if v, ok := strings.CutPrefix(a, "--project-dir="); ok {
+			served, how = v, "it serves"
+		} else if a == "--project-dir" && i+1 < len(c.Args) {
+			served, how = c.Args[i+1], "it serves"
+		}
+	}
+	if !filepath.IsAbs(served) {
+		served = filepath.Join(c.Dir, served)
+	}
+	a, errA := os.Stat(served)
+	b, errB := os.Stat(dir)
+	if errA == nil && errB == nil && os.SameFile(a, b) {
+		return nil
+	}
+	return fmt.Errorf("the entry is for another project: %s %s, not %s; run buildguard init in this project to point it here", how, served, dir)
+}
+
+// checkEntry starts c in a process group of its own, talks MCP to it with
+// the go-sdk client, and requires serverInfo.name buildguard and every tool
+// of ours in tools/list. At checkTimeout the group is killed, whatever
+// the server does with SIGTERM; after the check its stdin is closed and,
+// after checkExitGrace, the group is killed too, so no process it started
+// outlives the check.
 func checkEntry(ctx context.Context, c hostconfig.Configured) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
+	argv := strings.Join(append([]string{c.Command}, c.Args...), " ")
+	s, err := startServer(c)
+	if err != nil {
+		return "", fmt.Errorf("starting %s: %w", argv, err)
+	}
+	stopKill := context.AfterFunc(ctx, s.kill)
+	defer func() {
+		stopKill()
+		s.stop(ctx)
+	}()
+	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "buildguard-init-check", Version: version()}, nil)
+	cs, err := client.Connect(ctx, &sdkmcp.IOTransport{Reader: s.stdout, Writer: s.stdin}, nil)
+	if err != nil {
+		return "", s.failure(ctx, fmt.Errorf("starting %s: %w", argv, err))
+	}
+	defer cs.Close()
+	res := cs.InitializeResult()
+	if res.ServerInfo == nil || res.ServerInfo.Name != "buildguard" {
+		name := "no name"
+		if res.ServerInfo != nil {
+			name = fmt.Sprintf("%q", res.ServerInfo.Name)
+		}
+		return "", fmt.Errorf("%s answered as %s, not as buildguard; the entry starts another server", argv, name)
+	}
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return "", s.failure(ctx, fmt.Errorf("tools/list: %w", err))
+	}
+	var missing []string
+	for _, name := range tools.Names() {
+		if !slices.ContainsFunc(list.Tools, func(t *sdkmcp.Tool) bool { return t.Name == name }) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return "", fmt.Errorf("the server (buildguard %s) lists %d tools but not %s; the entry starts another version of buildguard: run buildguard init again", res.ServerInfo.Version, len(list.Tools), strings.Join(missing, ", "))
+	}
+	return fmt.Sprintf("%d tools, protocol %s", len(list.Tools), res.ProtocolVersion), nil
+}
+
+// checkedServer is a server process under check.
+type checkedServer struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	errs   *tailBuffer
+	exited chan struct{} // closed once Wait has returned
+}
+
+// startServer starts c in its own process group with pipes of our own, so
+// that Wait, which runs from the start, never closes what the client reads.
+func startServer(c hostconfig.Configured) (*checkedServer, error) {
 	cmd := exec.Command(c.Command, c.Args...)
 	cmd.Dir = c.Dir
 	cmd.Env = append(os.Environ(), c.Env...)
-	errTail := &tailBuffer{max: 2048}
-	cmd.Stderr = errTail
-	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "buildguard-init-check", Version: version()}, nil)
-	cs, err := client.Connect(ctx, &sdkmcp.CommandTransport{Command: cmd}, nil)
+	cmd.WaitDelay = time.Second // a stderr held open by a process that left the group
+	ownGroup(cmd)
+	inR, inW, err := os.Pipe()
 	if err != nil {
-		return "", withStderr(ctx, fmt.Errorf("starting %s: %w", strings.Join(append([]string{c.Command}, c.Args...), " "), err), errTail)
+		return nil, err
 	}
-	defer cs.Close()
-	list, err := cs.ListTools(ctx, nil)
+	outR, outW, err := os.Pipe()
 	if err != nil {
-		return "", withStderr(ctx, fmt.Errorf("tools/list: %w", err), errTail)
+		inR.Close()
+		inW.Close()
+		return nil, err
 	}
-	if len(list.Tools) == 0 {
-		return "", errors.New("the server lists no tools")
+	s := &checkedServer{cmd: cmd, stdin: inW, stdout: outR, errs: &tailBuffer{max: 8192}, exited: make(chan struct{})}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, s.errs
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
 	}
-	return fmt.Sprintf("%d tools, protocol %s", len(list.Tools), cs.InitializeResult().ProtocolVersion), nil
+	go func() {
+		_ = cmd.Wait()
+		close(s.exited)
+	}()
+	return s, nil
 }
 
-func withStderr(ctx context.Context, err error, tail *tailBuffer) error {
+// kill ends the server's whole process group.
+func (s *checkedServer) kill() { killGroup(s.cmd) }
+
+// stop closes the server's stdin, gives it checkExitGrace (within ctx) to
+// exit, and kills its group either way; it returns once Wait has.
+func (s *checkedServer) stop(ctx context.Context) {
+	s.stdin.Close()
+	grace := time.NewTimer(checkExitGrace)
+	defer grace.Stop()
+	select {
+	case <-s.exited:
+	case <-grace.C:
+	case <-ctx.Done():
+	}
+	s.kill()
+	<-s.exited // bounded: the group is killed and WaitDelay bounds the stderr copy
+	s.stdout.Close()
+}
+
+// failure is err with the server's own reason: a note when the deadline
+// passed, and the last meaningful line it wrote on stderr, read after it
+// has exited so that nothing it said is missed.
+func (s *checkedServer) failure(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		err = fmt.Errorf("no answer within %s: %w", checkTimeout, err)
 	}
-	if s := strings.TrimSpace(tail.String()); s != "" {
-		lines := strings.Split(s, "\n")
-		return fmt.Errorf("%w (the server said: %s)", err, lines[len(lines)-1])
+	s.stdin.Close()
+	select {
+	case <-s.exited:
+	case <-time.After(checkExitGrace):
+	case <-ctx.Done():
+	}
+	if reason := serverReason(s.errs.String()); reason != "" {
+		return fmt.Errorf("%w (the server said: %s)", err, reason)
 	}
 	return err
+}
+
+// serverReason picks the line of a server's stderr that says why it
+// failed: the last non-blank line before a usage text, else the last one.
+func serverReason(stderr string) string {
+	var lines []string
+	for _, l := range strings.Split(stderr, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(strings.ToLower(l), "usage:") && len(lines) > 0 {
+			break
+		}
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return lines[len(lines)-1]
 }
 
 // tailBuffer keeps the last max bytes written to it.

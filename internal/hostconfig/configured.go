@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -24,10 +26,11 @@ type Configured struct {
 	Dir string
 }
 
-// ReadConfigured reads host h's entry from its file, with the bound of
-// docs/decisions.md#D13. VS Code's ${workspaceFolder} is replaced by the
-// project directory, as VS Code does.
-func ReadConfigured(h Host, env Env) (Configured, error) {
+// ReadConfigured reads host h's entry from its file with the bounds and
+// checks init's edits have (docs/decisions.md#D13), refuses an entry the
+// host would not start (ErrWillNotStart), and expands the variables the
+// host expands (docs/hosts.md), reading values with lookup (os.LookupEnv).
+func ReadConfigured(h Host, env Env, lookup func(string) (string, bool)) (Configured, error) {
 	path := h.File(env)
 	b, err := boundedfile.ReadFile(path, boundedfile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -40,30 +43,29 @@ func ReadConfigured(h Host, env Env) (Configured, error) {
 	if err != nil {
 		return Configured{}, err
 	}
+	if err := expandEntry(h, env, lookup, &c); err != nil {
+		return Configured{}, err
+	}
 	if c.Dir == "" {
 		c.Dir = h.WorkDir(env)
-	}
-	if h.Name == "vscode" {
-		expand := func(s string) string { return strings.ReplaceAll(s, "${workspaceFolder}", env.ProjectDir) }
-		c.Command, c.Dir = expand(c.Command), expand(c.Dir)
-		for i := range c.Args {
-			c.Args[i] = expand(c.Args[i])
-		}
 	}
 	return c, nil
 }
 
-// ReadConfiguredData reads host h's entry from the file's contents b; Dir
-// is the entry's cwd, empty when it has none.
+// ReadConfiguredData reads host h's entry from the file's contents b,
+// variables unexpanded; Dir is the entry's cwd, empty when it has none.
 func ReadConfiguredData(h Host, b []byte) (Configured, error) {
-	doc, err := decode(h.Format, b)
+	doc, err := parse(h, b)
 	if err != nil {
-		return Configured{}, fmt.Errorf("the file %w: %v", ErrSyntax, err)
+		return Configured{}, fmt.Errorf("the file %w", err)
 	}
 	servers, _ := doc[h.Container].(map[string]any)
 	entry, isObject := servers[EntryName].(map[string]any)
 	if !isObject {
 		return Configured{}, fmt.Errorf("the file %w (%s)", ErrNoEntry, h.Path())
+	}
+	if problems := notStarted(h, doc, false); len(problems) > 0 {
+		return Configured{}, fmt.Errorf("the host would not start this entry: %s", strings.Join(problems, "; "))
 	}
 	var c Configured
 	var ok bool
@@ -93,4 +95,127 @@ func ReadConfiguredData(h Host, b []byte) (Configured, error) {
 		c.Dir = cwd
 	}
 	return c, nil
+}
+
+// parse decodes a host file with every check an edit makes first: valid
+// UTF-8, nesting within maxDepth, no duplicate key, an object at the top.
+// A form init cannot edit in place (a TOML inline table) reads fine.
+func parse(h Host, b []byte) (map[string]any, error) {
+	var err error
+	if h.Format == TOML {
+		_, err = editTOML(b, h.Container, Entry{Command: "-", Args: []string{}})
+	} else {
+		_, err = editJSON(b, h.Container, Entry{Command: "-", Args: []string{}})
+	}
+	if err != nil && !errors.Is(err, ErrUnsupported) {
+		return nil, err
+	}
+	doc, err := decode(h.Format, b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
+	}
+	return doc, nil
+}
+
+// The variables hosts replace in an entry (docs/hosts.md).
+var (
+	// dollarBrace is ${NAME}, ${NAME:-default}, ${env:NAME} and the
+	// editors' ${workspaceFolder}-style names.
+	dollarBrace = regexp.MustCompile(`\$\{([^}]*)\}`)
+	// dollarWord is Gemini CLI's $NAME.
+	dollarWord = regexp.MustCompile(`\$(\w+)|\$\{([^}]+)\}`)
+)
+
+// expandEntry replaces the variables host h replaces in the command, the
+// arguments, the env values and the cwd, as the host does: an unknown
+// variable is an error where the host refuses it, and stays as written
+// where the host leaves it.
+func expandEntry(h Host, env Env, lookup func(string) (string, bool), c *Configured) error {
+	expand := expander(h, env, lookup)
+	if expand == nil {
+		return nil
+	}
+	var err error
+	one := func(s string) string {
+		out, e := expand(s)
+		if e != nil && err == nil {
+			err = e
+		}
+		return out
+	}
+	c.Command, c.Dir = one(c.Command), one(c.Dir)
+	for i := range c.Args {
+		c.Args[i] = one(c.Args[i])
+	}
+	for i, kv := range c.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		c.Env[i] = k + "=" + one(v)
+	}
+	return err
+}
+
+// expander returns host h's variable expansion, or nil when it expands
+// nothing (Codex).
+func expander(h Host, env Env, lookup func(string) (string, bool)) func(string) (string, error) {
+	editor := map[string]string{
+		"workspaceFolder":         env.ProjectDir,
+		"workspaceFolderBasename": filepath.Base(env.ProjectDir),
+		"userHome":                env.Home,
+		"pathSeparator":           string(filepath.Separator),
+		"/":                       string(filepath.Separator),
+	}
+	switch h.Name {
+	case "claude":
+		// ${VAR} and ${VAR:-default}; a variable that is unset and has no
+		// default makes Claude Code reject the entry.
+		return replaceAll(dollarBrace, func(m []string) (string, error) {
+			name, def, hasDef := strings.Cut(m[1], ":-")
+			if v, ok := lookup(name); ok && (v != "" || !hasDef) {
+				return v, nil
+			}
+			if hasDef {
+				return def, nil
+			}
+			return "", fmt.Errorf("the entry uses ${%s}, which is not set; Claude Code would not start it", name)
+		})
+	case "vscode", "cursor", "windsurf":
+		// The editors' ${name} and ${env:NAME}; Windsurf knows only ${env:NAME}.
+		return replaceAll(dollarBrace, func(m []string) (string, error) {
+			if name, ok := strings.CutPrefix(m[1], "env:"); ok {
+				v, _ := lookup(name)
+				return v, nil
+			}
+			if v, ok := editor[m[1]]; ok && h.Name != "windsurf" {
+				return v, nil
+			}
+			if strings.HasPrefix(m[1], "input:") {
+				return "", fmt.Errorf("the entry uses %s, which %s asks the user for; --check cannot answer it", m[0], h.Title)
+			}
+			return m[0], nil
+		})
+	case "gemini":
+		// $NAME and ${NAME}, left as written when unset.
+		return replaceAll(dollarWord, func(m []string) (string, error) {
+			name := m[1] + m[2]
+			if v, ok := lookup(name); ok {
+				return v, nil
+			}
+			return m[0], nil
+		})
+	}
+	return nil
+}
+
+func replaceAll(re *regexp.Regexp, f func(m []string) (string, error)) func(string) (string, error) {
+	return func(s string) (string, error) {
+		var err error
+		out := re.ReplaceAllStringFunc(s, func(match string) string {
+			v, e := f(re.FindStringSubmatch(match))
+			if e != nil && err == nil {
+				err = e
+			}
+			return v
+		})
+		return out, err
+	}
 }

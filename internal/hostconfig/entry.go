@@ -56,6 +56,14 @@ var (
 	ErrUnsupported = errors.New("has a form init cannot edit in place")
 	// ErrReadOnly marks a target file without write permission.
 	ErrReadOnly = errors.New("is read-only")
+	// ErrNotWritable marks a file the user cannot really replace (the
+	// file or its directory is not writable for them), or could replace
+	// only by taking it from its owner.
+	ErrNotWritable = errors.New("cannot be written")
+	// ErrWillNotStart marks an existing entry the host would not start as
+	// buildguard over stdio whatever command it names (a URL, another
+	// transport type, disabled, excluded).
+	ErrWillNotStart = errors.New("has a buildguard entry its host would not start")
 )
 
 // Refusal is a refused edit: the file stays as it is.

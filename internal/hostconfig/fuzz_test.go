@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -12,7 +13,7 @@ import (
 
 // refusal reports whether err is one of the refusals of docs/decisions.md#D13.
 func refusal(err error) bool {
-	for _, r := range []error{ErrInvalidUTF8, ErrSyntax, ErrDuplicateKey, ErrNotObject, ErrUnsupported} {
+	for _, r := range []error{ErrInvalidUTF8, ErrSyntax, ErrDuplicateKey, ErrNotObject, ErrUnsupported, ErrWillNotStart} {
 		if errors.Is(err, r) {
 			return true
 		}
@@ -26,7 +27,7 @@ func refusal(err error) bool {
 // that nothing else changed; a failure of that check is a bug.
 func fuzzEdit(t *testing.T, h Host, data []byte) []byte {
 	e := NewEntry(h, "/opt/bg/buildguard", "/home/dev/shop \"quoted\" & <tagged>")
-	out, err := edit(h, data, e)
+	out, _, err := edit(h, data, e)
 	if err != nil {
 		if !refusal(err) || errors.Is(err, errEditBroken) {
 			t.Fatalf("%s: %v\ninput:\n%q", h.Name, err, data)
@@ -49,7 +50,7 @@ func fuzzEdit(t *testing.T, h Host, data []byte) []byte {
 			t.Fatalf("%s: server %q changed\ninput:\n%s\noutput:\n%s", h.Name, name, data, out)
 		}
 	}
-	if again, err := edit(h, out, e); err != nil || !bytes.Equal(again, out) {
+	if again, _, err := edit(h, out, e); err != nil || !bytes.Equal(again, out) {
 		t.Fatalf("%s: a second edit changed the file (%v):\n%s\n----\n%s", h.Name, err, out, again)
 	}
 	return out
@@ -185,14 +186,14 @@ func FuzzEditSkill(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out, err := editSkill(data)
+		out, _, err := editSkill(data)
 		if err != nil {
 			if !refusal(err) {
 				t.Fatal(err)
 			}
 			return
 		}
-		if bytes.Count(out, []byte(SkillBlock)) != 1 {
+		if block := strings.ReplaceAll(SkillBlock, "\n", lineEnding(data)); bytes.Count(out, []byte(block)) != 1 {
 			t.Fatalf("the block is not there once:\n%s", out)
 		}
 		if i := bytes.Index(data, []byte(SkillBegin)); i >= 0 && !bytes.HasPrefix(out, data[:i]) {
@@ -201,7 +202,7 @@ func FuzzEditSkill(f *testing.F) {
 		if !bytes.Contains(data, []byte(SkillBegin)) && !bytes.HasPrefix(out, data) {
 			t.Fatalf("the file's text changed")
 		}
-		if again, err := editSkill(out); err != nil || !bytes.Equal(again, out) {
+		if again, _, err := editSkill(out); err != nil || !bytes.Equal(again, out) {
 			t.Fatalf("a second edit changed the file (%v)", err)
 		}
 	})

@@ -48,10 +48,10 @@ func TestGolden(t *testing.T) {
 				if strings.HasSuffix(name, "no-newline") || name == "compact" {
 					in = bytes.TrimSuffix(in, []byte("\n"))
 				}
-				got, err := edit(h, in, e)
+				got, _, err := edit(h, in, e)
 				if err != nil {
 					got = []byte("refused: " + err.Error() + "\n")
-				} else if again, err := edit(h, got, e); err != nil || !bytes.Equal(again, got) {
+				} else if again, _, err := edit(h, got, e); err != nil || !bytes.Equal(again, got) {
 					t.Errorf("%s: a second run changed the file or failed (%v):\n%s", name, err, again)
 				}
 				if !bytes.HasSuffix(got, []byte("\n")) {
@@ -87,15 +87,15 @@ func TestEditJSONRefusesDeepNesting(t *testing.T) {
 	h, _ := Lookup("claude")
 	e := NewEntry(h, goldenBinary, goldenDir)
 	deep := bytes.Repeat([]byte("["), 1<<20-1)
-	if _, err := edit(h, deep, e); !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), "deeper than 100 levels") {
+	if _, _, err := edit(h, deep, e); !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), "deeper than 100 levels") {
 		t.Errorf("1 MiB of [ = %v, want a syntax refusal", err)
 	}
 	ok := []byte(`{"mcpServers": {}, "s": "` + strings.Repeat("[", 200) + `", "c": 1 /* ` + strings.Repeat("{", 200) + ` */}`)
-	if _, err := edit(h, ok, e); err != nil {
+	if _, _, err := edit(h, ok, e); err != nil {
 		t.Errorf("brackets in a string and a comment: %v", err)
 	}
 	edge := append(bytes.Repeat([]byte(`{"a":`), maxDepth-1), []byte("{}"+strings.Repeat("}", maxDepth-1))...)
-	if _, err := edit(h, edge, e); err != nil {
+	if _, _, err := edit(h, edge, e); err != nil {
 		t.Errorf("%d levels: %v", maxDepth, err)
 	}
 }

@@ -68,6 +68,9 @@ type Env struct {
 	Home string
 	// CodexHome is $CODEX_HOME; empty means Home/.codex.
 	CodexHome string
+	// As is whose permissions the plan judges: nil for this process, as
+	// the kernel judges it (access(2)); tests name another user.
+	As *Identity
 }
 
 // EnvFromOS returns the Env for dir with the home directory and CODEX_HOME

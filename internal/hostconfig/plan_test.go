@@ -71,7 +71,7 @@ func TestPlanWriteEveryHost(t *testing.T) {
 		if err != nil || again.Changed() {
 			t.Errorf("second plan = changed %v, %v", again.Changed(), err)
 		}
-		got, err := ReadConfigured(h, env)
+		got, err := ReadConfigured(h, env, os.LookupEnv)
 		if err != nil || got.Command != "/bin/bg" || strings.Join(got.Args, " ") != "mcp --project-dir "+env.ProjectDir || got.Dir != h.WorkDir(env) {
 			t.Errorf("ReadConfigured = %+v, %v", got, err)
 		}
@@ -260,14 +260,151 @@ func TestReadConfiguredAsTheHostStartsIt(t *testing.T) {
 	h, _ := Lookup("vscode")
 	writeFile(t, h.File(env), `{"servers": {"buildguard": {"type": "stdio", "command": "${workspaceFolder}/bin/bg",
 		"args": ["mcp", "--project-dir", "${workspaceFolder}"], "env": {"B": "2", "A": "1"}, "cwd": "${workspaceFolder}/sub"}}}`, 0o644)
-	got, err := ReadConfigured(h, env)
+	got, err := ReadConfigured(h, env, os.LookupEnv)
 	want := Configured{Command: env.ProjectDir + "/bin/bg", Args: []string{"mcp", "--project-dir", env.ProjectDir}, Env: []string{"A=1", "B=2"}, Dir: env.ProjectDir + "/sub"}
 	if err != nil || !equalData(normalize(got.Args), normalize(want.Args)) || got.Command != want.Command || strings.Join(got.Env, ",") != "A=1,B=2" || got.Dir != want.Dir {
 		t.Errorf("ReadConfigured = %+v, %v; want %+v", got, err, want)
 	}
 	c, _ := Lookup("codex")
 	writeFile(t, c.File(env), "[mcp_servers.buildguard]\ncommand = \"bg\"\n", 0o600)
-	if got, err := ReadConfigured(c, env); err != nil || got.Dir != filepath.Join(env.Home, ".codex") || got.Args != nil {
+	if got, err := ReadConfigured(c, env, os.LookupEnv); err != nil || got.Dir != filepath.Join(env.Home, ".codex") || got.Args != nil {
 		t.Errorf("codex: %+v, %v; want its working directory in ~/.codex", got, err)
+	}
+	if got, err := ReadConfiguredData(c, []byte("mcp_servers.buildguard = {command = \"bg\"}\n")); err != nil || got.Command != "bg" {
+		t.Errorf("codex inline table: %+v, %v; init cannot edit it, but Codex reads it", got, err)
+	}
+}
+
+// Two hosts whose files are one file (a symlink) get both entries: the
+// second edit is made on the first one's result, and the file is written
+// once. A file two edits would read as different formats is refused.
+func TestPlanOneFileReachedTwice(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t)
+	claude, _ := Lookup("claude")
+	vscode, _ := Lookup("vscode")
+	codex, _ := Lookup("codex")
+	writeFile(t, claude.File(env), "{\"keep\": 1}\n", 0o644)
+	os.MkdirAll(filepath.Dir(vscode.File(env)), 0o755)
+	if err := os.Symlink(claude.File(env), vscode.File(env)); err != nil {
+		t.Fatal(err)
+	}
+	p := NewPlanner(env)
+	for _, h := range []Host{claude, vscode} {
+		if err := p.Host(h, NewEntry(h, "/bin/bg", env.ProjectDir)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changes := p.Changes()
+	if len(changes) != 1 || len(changes[0].Hosts) != 2 || changes[0].Describe() != "mcpServers.buildguard (Claude Code) and servers.buildguard (VS Code)" {
+		t.Fatalf("changes = %+v", changes)
+	}
+	if err := changes[0].Write(); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []Host{claude, vscode} {
+		if got, err := ReadConfigured(h, env, os.LookupEnv); err != nil || got.Command != "/bin/bg" {
+			t.Errorf("%s's entry = %+v, %v", h.Name, got, err)
+		}
+	}
+	if b, _ := os.ReadFile(claude.File(env)); !bytes.Contains(b, []byte(`"keep": 1`)) {
+		t.Errorf("file now %s", b)
+	}
+
+	os.MkdirAll(filepath.Dir(codex.File(env)), 0o755)
+	os.Symlink(claude.File(env), codex.File(env))
+	p = NewPlanner(env)
+	p.Host(claude, NewEntry(claude, "/bin/bg2", env.ProjectDir))
+	if err := p.Host(codex, NewEntry(codex, "/bin/bg2", env.ProjectDir)); !errors.As(err, new(*Refusal)) || !strings.Contains(err.Error(), "is the same file as "+claude.File(env)) {
+		t.Errorf("a JSON file reached as Codex's TOML = %v, want a refusal", err)
+	}
+}
+
+// AGENTS.md and CLAUDE.md as one file (CLAUDE.md a link): one block.
+func TestPlanSkillThroughLinkedFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "AGENTS.md"), "# Agents\n", 0o644)
+	os.Symlink("AGENTS.md", filepath.Join(dir, "CLAUDE.md"))
+	p := NewPlanner(Env{ProjectDir: dir})
+	for _, f := range SkillFiles(dir) {
+		if err := p.Skill(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changes := p.Changes()
+	if len(changes) != 1 {
+		t.Fatalf("%d changes, want one", len(changes))
+	}
+	changes[0].Write()
+	if b, _ := os.ReadFile(filepath.Join(dir, "AGENTS.md")); bytes.Count(b, []byte(SkillBegin)) != 1 {
+		t.Errorf("AGENTS.md:\n%s", b)
+	}
+}
+
+// An edit whose result would pass the 1 MiB limit is refused: init would
+// never read the file again.
+func TestPlanRefusesAResultOverTheLimit(t *testing.T) {
+	t.Parallel()
+	eachHost(t, func(t *testing.T, h Host) {
+		env := testEnv(t)
+		pad := strings.Repeat("x", 1<<20-40)
+		data := `{"pad": "` + pad + `"}`
+		if h.Format == TOML {
+			data = `pad = "` + pad + `"` + "\n"
+		}
+		writeFile(t, h.File(env), data, 0o644)
+		_, err := Plan(h, env, NewEntry(h, "/bin/bg", env.ProjectDir))
+		if !errors.As(err, new(*Refusal)) || !strings.Contains(err.Error(), "would be larger than the limit of 1 MiB with the "+h.Path()+" entry") {
+			t.Errorf("Plan = %v, want a refusal", err)
+		}
+	})
+}
+
+// An entry the host would not start as buildguard over stdio, whatever
+// command init writes into it, is refused unchanged, and --check says why
+// (docs/hosts.md#1).
+func TestEntriesTheHostWouldNotStart(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		host, doc, says string
+	}{
+		{"claude", `{"mcpServers": {"buildguard": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}}`, `mcpServers.buildguard has "url", so the host connects to that URL instead of starting a command`},
+		{"claude", `{"mcpServers": {"buildguard": {"type": "sse", "command": "x"}}}`, `mcpServers.buildguard has "type": "sse", so the host does not start a command for it`},
+		{"cursor", `{"mcpServers": {"buildguard": {"command": "x", "disabled": true}}}`, `mcpServers.buildguard has "disabled": true`},
+		{"windsurf", `{"mcpServers": {"buildguard": {"serverUrl": "http://127.0.0.1:1/mcp"}}}`, `has "serverUrl"`},
+		{"gemini", `{"mcpServers": {"buildguard": {"httpUrl": "http://127.0.0.1:1/mcp"}}}`, `has "httpUrl"`},
+		{"gemini", `{"mcp": {"excluded": ["buildguard"]}, "mcpServers": {}}`, `mcp.excluded lists buildguard`},
+		{"gemini", `{"mcp": {"allowed": ["other"]}}`, `mcp.allowed does not list buildguard`},
+		{"vscode", `{"servers": {"buildguard": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}}`, `servers.buildguard has "url"`},
+		{"codex", "[mcp_servers.buildguard]\ncommand = \"x\"\nenabled = false\n", `mcp_servers.buildguard has enabled = false`},
+		{"codex", "[mcp_servers.buildguard]\nurl = \"http://127.0.0.1:1/mcp\"\n", `mcp_servers.buildguard has "url"`},
+	} {
+		h, _ := Lookup(c.host)
+		_, _, err := edit(h, []byte(c.doc), NewEntry(h, "/bin/bg", "/p"))
+		if !errors.Is(err, ErrWillNotStart) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s %s: edit = %v, want a refusal saying %s", c.host, c.doc, err, c.says)
+		}
+		if _, err := ReadConfiguredData(h, []byte(c.doc)); (err == nil || !strings.Contains(err.Error(), c.says)) && !strings.Contains(c.doc, "allowed") && !strings.Contains(c.doc, "excluded") {
+			t.Errorf("%s %s: ReadConfiguredData = %v, want it to say %s", c.host, c.doc, err, c.says)
+		}
+	}
+	// VS Code's type is init's to write: an http type without a URL becomes stdio.
+	h, _ := Lookup("vscode")
+	if _, _, err := edit(h, []byte(`{"servers": {"buildguard": {"type": "http", "command": "x"}}}`), NewEntry(h, "/bin/bg", "/p")); err != nil {
+		t.Errorf("vscode type http = %v", err)
+	}
+}
+
+// A user-level entry that served another project is pointed at this one,
+// and the user is told.
+func TestPlanNotesAnotherProject(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t)
+	h, _ := Lookup("codex")
+	writeFile(t, h.File(env), "[mcp_servers.buildguard]\ncommand = \"/bin/bg\"\nargs = [\"mcp\", \"--project-dir\", \"/srv/other\"]\n", 0o600)
+	c, err := Plan(h, env, NewEntry(h, "/bin/bg", env.ProjectDir))
+	if err != nil || len(c.Notes) != 1 || c.Notes[0] != "the Codex entry served the project /srv/other; it now serves "+env.ProjectDir+" (one entry serves one project)" {
+		t.Errorf("Plan = %v, notes %q", err, c.Notes)
 	}
 }
