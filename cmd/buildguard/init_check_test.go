@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/internal/proc"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/internal/testsupport/testbin"
 	"github.com/buildguard/buildguard/mcp/tools"
 )
@@ -106,7 +106,7 @@ func TestInitCheckKillsAServerThatIgnoresSIGTERM(t *testing.T) {
 		pid, _ := strconv.Atoi(f)
 		list = append(list, pid)
 	}
-	if left := proc.WaitGone(2*time.Second, list...); len(left) > 0 {
+	if left := wait.GoneWithin(2*time.Second, list...); len(left) > 0 {
 		for _, pid := range left {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
