@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/internal/testsupport/testbin"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp/tools"
 )
 
