@@ -364,3 +364,41 @@ func TestSafeBuildOverHTTP(t *testing.T) {
 		t.Fatalf("status %d, progress at %d, answer at %d:\n%s", code, progress, answer, body)
 	}
 }
+
+// TestSafeBuildRefusalNamesArguments: an MCP client whose safe build is
+// refused before the command is told what to do in the tool's arguments
+// (projectDir, portFile, port), never in a command-line flag
+// (docs/safe-build.md#4).
+func TestSafeBuildRefusalNamesArguments(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir() // a project without an agent
+	if err := os.WriteFile(filepath.Join(dir, safebuild.ConfigFile), []byte(`{"builds": {"ok": {"command": ["touch", "marker"]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startSession(t, tools.NewService(tools.Deps{Base: dir}), time.Second)
+	s.send(initLine)
+	s.recv()
+	for i, c := range []struct{ args, advice string }{
+		{`{}`, "; the agent writes .reclazz/agent.port in the application's project directory: pass projectDir that directory, or portFile the agent's port file, or port its port"},
+		{`{"portFile":"none.port"}`, "; point portFile at the port file the running agent wrote (.reclazz/agent.port in its project), or pass port"},
+		{`{"port":"1"}`, "; start the application with the Reclazz agent attached, or point port/portFile at its current port"},
+	} {
+		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":%s}}`, i+1, c.args))
+		var msg struct {
+			Result struct {
+				StructuredContent struct{ Outcome, Detail string }
+			}
+		}
+		line := s.recv()
+		if err := json.Unmarshal([]byte(line), &msg); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		got := msg.Result.StructuredContent
+		if got.Outcome != "refused" || !strings.HasSuffix(got.Detail, c.advice) || strings.Contains(got.Detail, "--") {
+			t.Errorf("arguments %s: outcome %q, detail %q; want refused, ending %q, naming no flag", c.args, got.Outcome, got.Detail, c.advice)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "marker")); err == nil {
+		t.Error("a refused build ran its command")
+	}
+}

@@ -128,7 +128,7 @@ func runTool(t *tools.Tool, args []string, stdout, stderr io.Writer) ExitCode {
 			fmt.Fprintf(stderr, "buildguard: build: %d lines: %s\n", lines, message)
 		})
 	}
-	res, err := tools.NewService(tools.Deps{}).Call(ctx, t.Name, raw)
+	res, err := tools.NewService(tools.Deps{Advice: buildRunAdvice}).Call(ctx, t.Name, raw)
 	var argErr *tools.ArgError
 	switch {
 	case errors.As(err, &argErr):

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/buildguard"
 	"github.com/buildguard/buildguard/internal/safebuild"
 )
 
@@ -40,6 +41,11 @@ type Deps struct {
 	// VerifyWait bounds the verification of the changed classes after an
 	// ok safe build. Zero means the safe build's default.
 	VerifyWait time.Duration
+	// Advice words a refused safe build's fix for the front that presents
+	// the tools, in the names its users give the settings. Nil means the
+	// tools' own argument names (ArgumentAdvice): what an MCP client
+	// passes. The CLI passes its flags'.
+	Advice buildguard.Advice
 
 	// builder runs the instance's safe builds, one at a time
 	// (reclazz_safe_build, docs/safe-build.md#4); NewService makes it.
@@ -63,6 +69,9 @@ func NewService(deps Deps) *Service {
 	}
 	if deps.ClientWorkingDirectory == "" {
 		deps.ClientWorkingDirectory = wd
+	}
+	if deps.Advice == nil {
+		deps.Advice = ArgumentAdvice
 	}
 	deps.builder = safebuild.New(safebuild.Config{Dialer: deps.Dialer, Grace: deps.BuildGrace, VerifyWait: deps.VerifyWait, Logger: deps.Logger})
 	tools := All()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/buildguard/buildguard/buildguard"
 	"github.com/buildguard/buildguard/internal/safebuild"
 )
 
@@ -39,6 +40,22 @@ func safeBuildTool() *Tool {
 				return nil, errors.New("build run takes at most one build NAME")
 			}},
 	}
+}
+
+// ArgumentAdvice is what a refused safe build tells an MCP client to do
+// next, in the tools' arguments (portFile, port, projectDir), never in a
+// command-line flag. The agent's acknowledgement timeout is not one of the
+// safe build's arguments (timeoutMs bounds the whole build), so an agent
+// that answers too late is retried, not given more time.
+var ArgumentAdvice = buildguard.Advice{
+	buildguard.FixRetry:      "check that the application is running and responsive, and call again",
+	buildguard.FixDiscovery:  "the agent writes .reclazz/agent.port in the application's project directory: pass projectDir that directory, or portFile the agent's port file, or port its port",
+	buildguard.FixPortFile:   "point portFile at the port file the running agent wrote (.reclazz/agent.port in its project), or pass port",
+	buildguard.FixPort:       "pass port the agent's port (1 to 65535), or portFile its port file",
+	buildguard.FixStartAgent: "start the application with the Reclazz agent attached, or point port/portFile at its current port",
+	buildguard.FixNotAgent:   "what answers on that port is not a Reclazz agent: point port/portFile at the agent's current port",
+	buildguard.FixAckTimeout: "the agent did not answer in time: check that the application is responsive, and call again",
+	buildguard.FixOwner:      "another build holds the output: it must finish, or a build with the owner it printed must recover it; restart the application if that owner is lost",
 }
 
 const safeBuildNamePattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -88,6 +105,7 @@ func runSafeBuild(ctx context.Context, c *toolCall) (Result, error) {
 		Endpoint: c.endpoint,
 		Confirm:  c.project,
 		Progress: progressFrom(ctx),
+		Advice:   c.deps.Advice,
 	}
 	if _, given := c.str["timeoutMs"]; given {
 		req.Timeout = c.timeout
