@@ -20,93 +20,143 @@ import (
 // were (docs/decisions.md#D13). The positions come from go-toml's parser,
 // so a "[" in a string or a comment is never taken for a header.
 func editTOML(old []byte, container string, e Entry) ([]byte, error) {
+	if err := checkTOML(old, container); err != nil {
+		return nil, err
+	}
+	t, err := scanTOML(old, container)
+	if err != nil {
+		return nil, err
+	}
+	edits := t.edits(old, container, e)
+	if len(edits) == 0 {
+		return old, nil
+	}
+	slices.SortFunc(edits, func(a, b byteEdit) int { return b.start - a.start })
+	out := slices.Clone(old)
+	for _, ed := range edits {
+		out = slices.Concat(out[:ed.start], []byte(ed.text), out[ed.end:])
+	}
+	return out, nil
+}
+
+// checkTOML refuses a document that is not UTF-8, does not parse, names a
+// key twice, or has a container or entry that is not a table.
+func checkTOML(old []byte, container string) error {
 	if !utf8.Valid(old) {
-		return nil, ErrInvalidUTF8
+		return ErrInvalidUTF8
 	}
 	var doc map[string]any
 	if err := toml.Unmarshal(old, &doc); err != nil {
 		if strings.Contains(err.Error(), "already") {
-			return nil, fmt.Errorf("%w: %v", ErrDuplicateKey, err)
+			return fmt.Errorf("%w: %v", ErrDuplicateKey, err)
 		}
-		return nil, fmt.Errorf("%w as TOML: %v", ErrSyntax, err)
+		return fmt.Errorf("%w as TOML: %v", ErrSyntax, err)
 	}
-	if servers, ok := doc[container]; ok {
-		m, isTable := servers.(map[string]any)
-		if !isTable {
-			return nil, fmt.Errorf("%w: %s is not a table", ErrNotObject, container)
-		}
-		if entry, ok := m[EntryName]; ok {
-			if _, isTable := entry.(map[string]any); !isTable {
-				return nil, fmt.Errorf("%w: %s.%s is not a table", ErrNotObject, container, EntryName)
-			}
+	servers, ok := doc[container]
+	if !ok {
+		return nil
+	}
+	m, isTable := servers.(map[string]any)
+	if !isTable {
+		return fmt.Errorf("%w: %s is not a table", ErrNotObject, container)
+	}
+	if entry, ok := m[EntryName]; ok {
+		if _, isTable := entry.(map[string]any); !isTable {
+			return fmt.Errorf("%w: %s.%s is not a table", ErrNotObject, container, EntryName)
 		}
 	}
+	return nil
+}
+
+// tomlTable is where our table and its owned keys stand in a document.
+type tomlTable struct {
+	// headerEnd is the offset after the line of our [container.buildguard]
+	// header, -1 when there is none.
+	headerEnd int
+	// values maps each owned key present to its value's byte range.
+	values map[string][2]int
+	// decoded maps each owned key present to its value (nil when it is
+	// not a string or a list of strings).
+	decoded map[string]any
+	// afterOurs is the offset after the line of our last owned key, -1
+	// when there is none.
+	afterOurs int
+}
+
+// scanTOML walks old's expressions with go-toml's parser and finds our
+// table; our entry written with dotted keys or as an inline table is
+// refused (ErrUnsupported): it has no place to edit in.
+func scanTOML(old []byte, container string) (tomlTable, error) {
 	ours := []string{container, EntryName}
-	var (
-		p         unstable.Parser
-		cur       []string
-		inOurs    bool
-		headerEnd = -1
-		values    = map[string][2]int{} // owned key -> value byte range
-		afterOurs = -1                  // end of the line of our last owned key
-		decoded   = map[string]any{}
-	)
+	t := tomlTable{headerEnd: -1, afterOurs: -1, values: map[string][2]int{}, decoded: map[string]any{}}
+	var p unstable.Parser
+	var cur []string
+	inOurs := false
 	p.Reset(old)
 	for p.NextExpression() {
 		expr := p.Expression()
 		switch expr.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			cur, _ = keyOf(&p, expr)
+			var end int
+			cur, end = keyOf(&p, expr)
 			inOurs = expr.Kind == unstable.Table && slices.Equal(cur, ours)
 			if inOurs {
-				_, end := keyOf(&p, expr)
-				headerEnd = lineEnd(old, end)
+				t.headerEnd = lineEnd(old, end)
 			}
 		case unstable.KeyValue:
 			key, keyEnd := keyOf(&p, expr)
 			full := append(slices.Clone(cur), key...)
 			switch {
 			case inOurs && len(key) == 1 && (key[0] == "command" || key[0] == "args"):
-				start := valueStart(old, keyEnd)
 				end := int(expr.Raw.Offset + expr.Raw.Length)
-				values[key[0]] = [2]int{start, end}
-				afterOurs = lineEnd(old, end)
-				decoded[key[0]] = tomlValue(expr.Value())
+				t.values[key[0]] = [2]int{valueStart(old, keyEnd), end}
+				t.afterOurs = lineEnd(old, end)
+				t.decoded[key[0]] = tomlValue(expr.Value())
 			case hasPrefix(cur, ours):
 				// another key of our table or of a subtable: the user's
 			case hasPrefix(full, ours) || (slices.Equal(full, ours[:1]) && expr.Value().Kind == unstable.InlineTable):
-				return nil, fmt.Errorf("%w: %s is written with dotted keys or an inline table on line %d; write it as a [%s.%s] table",
+				return t, fmt.Errorf("%w: %s is written with dotted keys or an inline table on line %d; write it as a [%s.%s] table",
 					ErrUnsupported, strings.Join(full, "."), p.Shape(expr.Raw).Start.Line, container, EntryName)
 			}
 		}
 	}
 	if err := p.Error(); err != nil {
-		return nil, fmt.Errorf("%w as TOML: %v", ErrSyntax, err)
+		return t, fmt.Errorf("%w as TOML: %v", ErrSyntax, err)
 	}
+	return t, nil
+}
 
+// byteEdit replaces old[start:end] by text.
+type byteEdit struct {
+	start, end int
+	text       string
+}
+
+// edits returns the byte edits that give our table e's command and args:
+// differing values replaced where they stand, missing keys added after our
+// last key (or the header), a missing table appended. Added lines end as
+// the file's do.
+func (t tomlTable) edits(old []byte, container string, e Entry) []byteEdit {
 	nl := "\n"
 	if bytes.Contains(old, []byte("\r\n")) {
 		nl = "\r\n"
 	}
-	type edit struct {
-		start, end int
-		text       string
-	}
-	var edits []edit
+	var edits []byteEdit
 	var missing strings.Builder
 	for _, f := range e.fields() {
 		if f.key == "type" {
 			continue
 		}
-		r, ok := values[f.key]
+		r, ok := t.values[f.key]
 		switch {
 		case !ok:
 			missing.WriteString(f.key + " = " + quoteTOMLValue(f.value) + nl)
-		case !equalAny(decoded[f.key], f.value):
-			edits = append(edits, edit{r[0], r[1], quoteTOMLValue(f.value)})
+		case !equalAny(t.decoded[f.key], f.value):
+			edits = append(edits, byteEdit{r[0], r[1], quoteTOMLValue(f.value)})
 		}
 	}
-	if headerEnd < 0 {
+	switch {
+	case t.headerEnd < 0:
 		var b strings.Builder
 		if len(old) > 0 {
 			if !bytes.HasSuffix(old, []byte("\n")) {
@@ -115,27 +165,19 @@ func editTOML(old []byte, container string, e Entry) ([]byte, error) {
 			b.WriteString(nl)
 		}
 		b.WriteString("[" + container + "." + EntryName + "]" + nl + missing.String())
-		edits = append(edits, edit{len(old), len(old), b.String()})
-	} else if missing.Len() > 0 {
-		at := headerEnd
-		if afterOurs >= 0 {
-			at = afterOurs
+		edits = append(edits, byteEdit{len(old), len(old), b.String()})
+	case missing.Len() > 0:
+		at := t.headerEnd
+		if t.afterOurs >= 0 {
+			at = t.afterOurs
 		}
 		text := missing.String()
 		if at == len(old) && !bytes.HasSuffix(old, []byte("\n")) {
 			text = nl + text
 		}
-		edits = append(edits, edit{at, at, text})
+		edits = append(edits, byteEdit{at, at, text})
 	}
-	if len(edits) == 0 {
-		return old, nil
-	}
-	slices.SortFunc(edits, func(a, b edit) int { return b.start - a.start })
-	out := slices.Clone(old)
-	for _, ed := range edits {
-		out = slices.Concat(out[:ed.start], []byte(ed.text), out[ed.end:])
-	}
-	return out, nil
+	return edits
 }
 
 func hasPrefix(path, prefix []string) bool {
