@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/internal/testsupport/reexec"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
@@ -130,7 +131,7 @@ func TestRunOKSendsStartedThenOK(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	marker := filepath.Join(t.TempDir(), "ran")
-	argv, env := childCmd(t, "marker", marker)
+	argv, env := reexec.Command(t, "marker", marker)
 	code, err := h.run(t, argv, env)
 	if err != nil || code != 0 {
 		t.Fatalf("Run = %d, %v", code, err)
@@ -153,7 +154,7 @@ func TestRunOKSendsStartedThenOK(t *testing.T) {
 func TestRunFailedKeepsChildCode(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	argv, env := childCmd(t, "exit", "7")
+	argv, env := reexec.Command(t, "exit", "7")
 	code, err := h.run(t, argv, env)
 	if err != nil || code != 7 {
 		t.Fatalf("Run = %d, %v; want 7, nil", code, err)
@@ -200,7 +201,7 @@ func TestRunRefusedStartNeverRunsChild(t *testing.T) {
 				return nil
 			}
 			marker := filepath.Join(t.TempDir(), "ran")
-			argv, env := childCmd(t, "marker", marker)
+			argv, env := reexec.Command(t, "marker", marker)
 			_, err := h.run(t, argv, env)
 			if !errors.Is(err, ErrRefused) || !errors.Is(err, fault) {
 				t.Fatalf("err = %v, want ErrRefused wrapping %v", err, fault)
@@ -283,7 +284,7 @@ func TestRunLostOKAckIsUnsafeAndSaysFailed(t *testing.T) {
 	h := newHarness(t)
 	h.agent.hang = agentproto.BuildOK
 	h.cfg.Timeout = 50 * time.Millisecond
-	argv, env := childCmd(t, "exit", "0")
+	argv, env := reexec.Command(t, "exit", "0")
 	code, err := h.run(t, argv, env)
 	if !errors.Is(err, ErrUnsafe) || code != 1 {
 		t.Fatalf("Run = %d, %v; want 1, ErrUnsafe", code, err)
@@ -311,7 +312,7 @@ func TestRunRejectedFailedIsUnsafe(t *testing.T) {
 		}
 		return nil
 	}
-	argv, env := childCmd(t, "exit", "3")
+	argv, env := reexec.Command(t, "exit", "3")
 	if code, err := h.run(t, argv, env); !errors.Is(err, ErrUnsafe) || code != 1 {
 		t.Fatalf("Run = %d, %v; want 1, ErrUnsafe", code, err)
 	}
@@ -326,7 +327,7 @@ func interruptWhileRunning(t *testing.T, h *harness, sig syscall.Signal, ignore 
 	if ignore {
 		args = append(args, "ignore")
 	}
-	argv, env := childCmd(t, "sleeper", args...)
+	argv, env := reexec.Command(t, "sleeper", args...)
 	type result struct {
 		code int
 		err  error
@@ -397,7 +398,7 @@ func TestRunSignalBeforeAckRunsNoChild(t *testing.T) {
 	h.agent.hang = agentproto.BuildStarted
 	h.cfg.Timeout = time.Minute
 	marker := filepath.Join(t.TempDir(), "ran")
-	argv, env := childCmd(t, "marker", marker)
+	argv, env := reexec.Command(t, "marker", marker)
 	go func() {
 		<-h.agent.sentStarted
 		h.sigs <- syscall.SIGINT
@@ -425,7 +426,7 @@ func TestRunCancelBeforeAckSendsFailed(t *testing.T) {
 	h.agent.hang = agentproto.BuildStarted
 	h.cfg.Timeout = time.Minute
 	marker := filepath.Join(t.TempDir(), "ran")
-	argv, env := childCmd(t, "marker", marker)
+	argv, env := reexec.Command(t, "marker", marker)
 	h.cfg.Env = env
 	g, err := New(h.cfg)
 	if err != nil {
@@ -457,7 +458,7 @@ func TestRunCancelBeforeAckSendsFailed(t *testing.T) {
 func TestRunCancelDuringOKAckIsOK(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	argv, env := childCmd(t, "exit", "0")
+	argv, env := reexec.Command(t, "exit", "0")
 	h.cfg.Env = env
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -486,7 +487,7 @@ func TestRunSignalAfterAckBeforeStartRunsNoChild(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	marker := filepath.Join(t.TempDir(), "ran")
-	argv, env := childCmd(t, "marker", marker)
+	argv, env := reexec.Command(t, "marker", marker)
 	h.cfg.NewRunner = func(c Command) Runner {
 		h.sigs <- syscall.SIGTERM
 		return NewExecRunner(c)
@@ -508,7 +509,7 @@ func TestRunContextCancelStopsChild(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	pidFile := filepath.Join(t.TempDir(), "pids")
-	argv, env := childCmd(t, "sleeper", pidFile)
+	argv, env := reexec.Command(t, "sleeper", pidFile)
 	h.cfg.Env = env
 	g, err := New(h.cfg)
 	if err != nil {
@@ -555,7 +556,7 @@ func TestRunDrainsTheAgentWhileTheCommandRuns(t *testing.T) {
 	h := newHarness(t)
 	a := &drainingAgent{fakeAgent: h.agent, events: make(chan string, 16)}
 	h.cfg.Dial = func(ctx context.Context, port int) (Agent, error) { h.dials++; return a, nil }
-	argv, env := childCmd(t, "marker", filepath.Join(t.TempDir(), "ran"))
+	argv, env := reexec.Command(t, "marker", filepath.Join(t.TempDir(), "ran"))
 	if code, err := h.run(t, argv, env); err != nil || code != 0 {
 		t.Fatalf("Run = %d, %v", code, err)
 	}
@@ -576,7 +577,7 @@ func TestRunReleasesSignalsUnlessKept(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		mode := map[bool]string{false: "release", true: "keep"}[keep]
 		t.Run(mode, func(t *testing.T) {
-			argv, env := childCmd(t, "guard", mode)
+			argv, env := reexec.Command(t, "guard", mode)
 			cmd := exec.Command(argv[0], argv[1:]...)
 			cmd.Env = env
 			var stderr bytes.Buffer

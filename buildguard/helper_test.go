@@ -15,21 +15,14 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/internal/testsupport/reexec"
 	"golang.org/x/term"
 )
 
-// childEnv switches the test binary into a child program (see childMain).
-const childEnv = "BUILDGUARD_TEST_CHILD"
-
-func TestMain(m *testing.M) {
-	if mode := os.Getenv(childEnv); mode != "" {
-		os.Exit(childMain(mode, os.Args[1:]))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { reexec.Main(m, childMain) }
 
 // childMain is a build command with scripted behaviour, run as the test
-// binary re-executed.
+// binary re-executed (reexec): mode is the child program.
 func childMain(mode string, args []string) int {
 	switch mode {
 	case "exit": // exit CODE
@@ -99,8 +92,7 @@ func childMain(mode string, args []string) int {
 		}
 		return 5
 	}
-	fmt.Fprintf(os.Stderr, "unknown child mode %q\n", mode)
-	return 99
+	return reexec.Unknown(mode)
 }
 
 // guardThenSignal runs one guarded build of a child that exits 0, catching
@@ -114,7 +106,7 @@ func guardThenSignal(keep bool) int {
 	}
 	g, err := New(Config{
 		Endpoint:    agentproto.Endpoint{Port: "4000"},
-		Env:         append(os.Environ(), childEnv+"=exit"),
+		Env:         append(os.Environ(), reexec.Env("exit")),
 		KeepSignals: keep,
 		Dial: func(context.Context, int) (Agent, error) {
 			return newFakeAgent(), nil
@@ -148,7 +140,7 @@ func guardOnTerminal(mode string) int {
 	agent := newFakeAgent()
 	g, err := New(Config{
 		Endpoint: agentproto.Endpoint{Port: "4000"},
-		Env:      append(os.Environ(), childEnv+"="+mode),
+		Env:      append(os.Environ(), reexec.Env(mode)),
 		Dial: func(context.Context, int) (Agent, error) {
 			return agent, nil
 		},
@@ -182,7 +174,7 @@ func guardThenPanic(where string) int {
 	}
 	cfg := Config{
 		Endpoint:  agentproto.Endpoint{Port: "4000"},
-		Env:       append(os.Environ(), childEnv+"=print"),
+		Env:       append(os.Environ(), reexec.Env("print")),
 		NewRunner: func(c Command) Runner { return NewPTYRunner(c) },
 		Dial: func(context.Context, int) (Agent, error) {
 			return newFakeAgent(), nil
@@ -206,15 +198,4 @@ func guardThenPanic(where string) int {
 	}
 	_, _ = g.Run(context.Background(), argv)
 	return 7 // not reached: the panic ends the process
-}
-
-// childCmd returns the argv and environment that run the test binary as the
-// child program mode.
-func childCmd(t *testing.T, mode string, args ...string) ([]string, []string) {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append([]string{exe}, args...), append(os.Environ(), childEnv+"="+mode)
 }

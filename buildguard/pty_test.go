@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/internal/proc"
+	"github.com/buildguard/buildguard/internal/testsupport/reexec"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
@@ -58,7 +59,7 @@ func TestRunUnderTerminal(t *testing.T) {
 	h := newHarness(t)
 	h.cfg.Stdin, h.cfg.Stdout, h.cfg.Stderr = tty, tty, tty
 	h.cfg.Transcript = &transcript
-	argv, env := childCmd(t, "tty")
+	argv, env := reexec.Command(t, "tty")
 	h.cfg.Env = env
 	g, err := New(h.cfg)
 	if err != nil {
@@ -125,7 +126,7 @@ func TestRunUnderTerminalInterruptedRestoresTerminal(t *testing.T) {
 	go io.Copy(&screen, ptmx)
 	h := newHarness(t)
 	h.cfg.Stdin, h.cfg.Stdout, h.cfg.Stderr = tty, tty, tty
-	argv, env := childCmd(t, "tty")
+	argv, env := reexec.Command(t, "tty")
 	h.cfg.Env = env
 	g, err := New(h.cfg)
 	if err != nil {
@@ -168,7 +169,7 @@ type jobShell struct {
 // until the build runs with the terminal raw.
 func startJobShell(t *testing.T, script string) *jobShell {
 	t.Helper()
-	argv, env := childCmd(t, "terminal-guard")
+	argv, env := reexec.Command(t, "terminal-guard")
 	j := startShell(t, script, argv, env)
 	waitOutput(t, j.screen, "ready size=", nil)
 	m := regexp.MustCompile(`pid=(\d+)`).FindStringSubmatch(j.screen.String())
@@ -294,7 +295,7 @@ func TestPanicRestoresTerminal(t *testing.T) {
 			t.Parallel()
 			_, tty := openPTY(t)
 			before := termios(t, tty)
-			argv, env := childCmd(t, "pty-panic", where)
+			argv, env := reexec.Command(t, "pty-panic", where)
 			cmd := exec.Command(argv[0], argv[1:]...)
 			cmd.Env = env
 			cmd.Stdin = tty
@@ -320,7 +321,7 @@ func TestPanicInPipeModeGivesTheTerminalBack(t *testing.T) {
 	ptmx, tty := openPTY(t)
 	var screen lockedbuf.Buffer
 	go io.Copy(&screen, ptmx)
-	argv, env := childCmd(t, "pty-panic", "pipe")
+	argv, env := reexec.Command(t, "pty-panic", "pipe")
 	script := `"$@"; awk '{ print ($5 == $8 ? "shell-foreground" : "shell-background") }' /proc/$$/stat`
 	sh := exec.Command("sh", append([]string{"-c", script, "sh"}, argv...)...)
 	sh.Env = env
@@ -434,7 +435,7 @@ type pipeJob struct {
 func startPipeJob(t *testing.T, script string) *pipeJob {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "build.log")
-	argv, env := childCmd(t, "terminal-guard", "job")
+	argv, env := reexec.Command(t, "terminal-guard", "job")
 	j := &pipeJob{jobShell: startShell(t, script, append([]string{out}, argv...), env), out: out}
 	waitOutput(t, j.screen, " ready", nil)
 	m := regexp.MustCompile(`pid=(\d+) ready`).FindStringSubmatch(j.screen.String())

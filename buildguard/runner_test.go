@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/internal/proc"
+	"github.com/buildguard/buildguard/internal/testsupport/reexec"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
@@ -39,7 +40,7 @@ func runExec(t *testing.T, c Command) (int, error) {
 
 func TestExecRunnerPassesOutputUnchangedAndTranscribes(t *testing.T) {
 	t.Parallel()
-	argv, env := childCmd(t, "print", "out\x1b[1m line\n", "err line\r\n")
+	argv, env := reexec.Command(t, "print", "out\x1b[1m line\n", "err line\r\n")
 	var stdout, stderr, transcript bytes.Buffer
 	code, err := runExec(t, Command{Argv: argv, Env: env, Stdin: devNull(t), Stdout: &stdout, Stderr: &stderr, Transcript: &transcript})
 	if err != nil || code != 0 {
@@ -60,7 +61,7 @@ func TestExecRunnerPassesOutputUnchangedAndTranscribes(t *testing.T) {
 func TestExecRunnerArgvIsNotInterpreted(t *testing.T) {
 	t.Parallel()
 	args := []string{"a b", "; $(touch x)", "*", "", "'q'"}
-	argv, env := childCmd(t, "args", args...)
+	argv, env := reexec.Command(t, "args", args...)
 	var stdout bytes.Buffer
 	if code, err := runExec(t, Command{Argv: argv, Env: env, Stdin: devNull(t), Stdout: &stdout, Dir: t.TempDir()}); err != nil || code != 0 {
 		t.Fatalf("Run = %d, %v", code, err)
@@ -76,7 +77,7 @@ func TestExecRunnerArgvIsNotInterpreted(t *testing.T) {
 
 func TestExecRunnerExitCodes(t *testing.T) {
 	t.Parallel()
-	argv, env := childCmd(t, "exit", "7")
+	argv, env := reexec.Command(t, "exit", "7")
 	if code, err := runExec(t, Command{Argv: argv, Env: env, Stdin: devNull(t)}); err != nil || code != 7 {
 		t.Errorf("exit 7: got %d, %v", code, err)
 	}
@@ -168,7 +169,7 @@ func TestExecRunnerSetsidIsNotAStraggler(t *testing.T) {
 func TestExecRunnerSignalReachesGroupAndKillIsIdempotent(t *testing.T) {
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pids")
-	argv, env := childCmd(t, "sleeper", pidFile, "ignore")
+	argv, env := reexec.Command(t, "sleeper", pidFile, "ignore")
 	r := NewExecRunner(Command{Argv: argv, Env: env, Stdin: devNull(t)})
 	defer r.Close()
 	if err := r.Start(); err != nil {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package proc
+package proc_test
 
 import (
 	"fmt"
@@ -10,36 +10,38 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/buildguard/buildguard/internal/proc"
+	"github.com/buildguard/buildguard/internal/testsupport/reexec"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
-// groupEnv switches the test binary into the leader of TestGroupMembers's
-// process group: it starts a member, a process that leaves the group and a
-// child that exits at once, which it never collects (a zombie), writes their
-// pids to the directory named by the variable, and sleeps.
-const groupEnv = "PROC_TEST_GROUP_DIR"
-
 func TestMain(m *testing.M) {
-	if dir := os.Getenv(groupEnv); dir != "" {
-		start := func(name string, setsid bool, argv ...string) {
-			c := exec.Command(argv[0], argv[1:]...)
-			c.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
-			if err := c.Start(); err != nil {
-				os.Exit(3)
-			}
-			os.WriteFile(filepath.Join(dir, name+".tmp"), []byte(strconv.Itoa(c.Process.Pid)), 0o644)
-			os.Rename(filepath.Join(dir, name+".tmp"), filepath.Join(dir, name))
+	reexec.Main(m, func(_ string, args []string) int { return groupLeader(args[0]) })
+}
+
+// groupLeader leads TestGroupMembers's process group, run as the test
+// binary re-executed: it starts a member, a process that leaves the group
+// and a child that exits at once, which it never collects (a zombie),
+// writes their pids to dir, and sleeps.
+func groupLeader(dir string) int {
+	start := func(name string, setsid bool, argv ...string) {
+		c := exec.Command(argv[0], argv[1:]...)
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+		if err := c.Start(); err != nil {
+			os.Exit(3)
 		}
-		start("member", false, "sleep", "300")
-		start("left", true, "sleep", "300")
-		start("zombie", false, "true")
-		time.Sleep(300 * time.Second)
-		os.Exit(0)
+		os.WriteFile(filepath.Join(dir, name+".tmp"), []byte(strconv.Itoa(c.Process.Pid)), 0o644)
+		os.Rename(filepath.Join(dir, name+".tmp"), filepath.Join(dir, name))
 	}
-	os.Exit(m.Run())
+	start("member", false, "sleep", "300")
+	start("left", true, "sleep", "300")
+	start("zombie", false, "true")
+	time.Sleep(300 * time.Second)
+	return 0
 }
 
 // GroupMembers lists the running members of a process group, not a zombie
@@ -50,47 +52,26 @@ func TestGroupMembers(t *testing.T) {
 	}
 	t.Parallel()
 	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), groupEnv+"="+dir)
+	argv, env := reexec.Command(t, "group-leader", dir)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	pgid := cmd.Process.Pid
-	deadline := time.Now().Add(10 * time.Second)
-	// pidOf waits (bounded) until the file name holds a pid.
-	pidOf := func(name string) int {
-		for {
-			b, _ := os.ReadFile(filepath.Join(dir, name))
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				return pid
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s was not written", name)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	pidOf := func(name string) int { return wait.PIDFile(t, 10*time.Second, filepath.Join(dir, name))[0] }
 	t.Cleanup(func() {
 		syscall.Kill(-pgid, syscall.SIGKILL)
 		cmd.Wait()
 		syscall.Kill(pidOf("left"), syscall.SIGKILL)
 	})
 	zombie := pidOf("zombie")
-	for {
-		if s, _ := State(zombie); s == 'Z' {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the exited child did not stay a zombie")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	got, err := GroupMembers(pgid)
+	wait.For(t, 10*time.Second, "the exited child stays a zombie", func() bool {
+		s, _ := proc.State(zombie)
+		return s == 'Z'
+	})
+	got, err := proc.GroupMembers(pgid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +91,7 @@ func BenchmarkGroupMembers(b *testing.B) {
 		b.Skip("no /proc here")
 	}
 	for b.Loop() {
-		if _, err := GroupMembers(os.Getpid()); err != nil {
+		if _, err := proc.GroupMembers(os.Getpid()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -20,16 +20,11 @@ import (
 
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/internal/testsupport/reexec"
 )
 
-// fakeBuildEnv switches the test binary into a fake build (see fakeBuild).
-const fakeBuildEnv = "SAFEBUILD_FAKE_BUILD"
-
 func TestMain(m *testing.M) {
-	if os.Getenv(fakeBuildEnv) == "1" {
-		os.Exit(fakeBuild(os.Args[1:]))
-	}
-	os.Exit(m.Run())
+	reexec.Main(m, func(_ string, args []string) int { return fakeBuild(args) })
 }
 
 // fakeBuild is a build command with scripted behaviour, run as the test
@@ -102,16 +97,6 @@ func writeAtomic(path, text string) {
 	os.Rename(path+".tmp", path)
 }
 
-// testBinary is this test binary, the fake build's argv[0].
-func testBinary(t *testing.T) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return exe
-}
-
 // fixture is a project directory with a watched output directory and a fake
 // agent that watches it: on an accepted BUILD ok it captures every class
 // file there, as the agent's watcher would have reported them while held.
@@ -159,7 +144,7 @@ func newFixture(t *testing.T, opts ...fakeagent.Option) *fixture {
 		Grace:            500 * time.Millisecond,
 		VerifyWait:       5 * time.Second,
 		ProgressInterval: 50 * time.Millisecond,
-		Env:              append(os.Environ(), fakeBuildEnv+"=1"),
+		Env:              append(os.Environ(), reexec.Env("build")),
 	})
 	return f
 }
@@ -168,7 +153,7 @@ func newFixture(t *testing.T, opts ...fakeagent.Option) *fixture {
 func (f *fixture) request(t *testing.T, args ...string) Request {
 	return Request{
 		Dir:      f.dir,
-		Build:    Build{Name: "fake", Command: append([]string{testBinary(t)}, args...), Timeout: time.Minute},
+		Build:    Build{Name: "fake", Command: append([]string{reexec.Binary(t)}, args...), Timeout: time.Minute},
 		Endpoint: agentproto.Endpoint{PortFile: f.agent.PortFile(), Base: f.dir},
 	}
 }
