@@ -236,7 +236,26 @@ func serverReason(stderr string) string {
 	if len(lines) == 0 {
 		return ""
 	}
-	return lines[len(lines)-1]
+	return printable(lines[len(lines)-1], 300)
+}
+
+// printable returns s without control characters (a server's escape
+// sequences never reach the user's terminal), cut to at most max runes.
+func printable(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			continue
+		}
+		if n == max {
+			b.WriteString("…")
+			break
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -408,3 +408,29 @@ func TestPlanNotesAnotherProject(t *testing.T) {
 		t.Errorf("Plan = %v, notes %q", err, c.Notes)
 	}
 }
+
+// A file that changes between the plan and the write (another editor, a
+// second init) is not written over: what changed stays.
+func TestWriteRefusesAFileChangedSinceThePlan(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t)
+	h, _ := Lookup("claude")
+	writeFile(t, h.File(env), `{"a": 1}`, 0o644)
+	c, err := Plan(h, env, NewEntry(h, "/bin/bg", env.ProjectDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, h.File(env), `{"a": 2}`, 0o644)
+	if err := c.Write(); !errors.Is(err, ErrChanged) {
+		t.Errorf("Write = %v, want ErrChanged", err)
+	}
+	if b, _ := os.ReadFile(h.File(env)); string(b) != `{"a": 2}` {
+		t.Errorf("file now %s", b)
+	}
+	cursor, _ := Lookup("cursor")
+	c, _ = Plan(cursor, env, NewEntry(cursor, "/bin/bg", env.ProjectDir))
+	writeFile(t, cursor.File(env), `{}`, 0o644)
+	if err := c.Write(); !errors.Is(err, ErrChanged) {
+		t.Errorf("Write of a file that appeared = %v, want ErrChanged", err)
+	}
+}
