@@ -77,32 +77,26 @@ func parseDoctor(token, payload string) (*Doctor, error) {
 	return d, nil
 }
 
+// decodeDoctor checks a DOCTOR_RESULT payload field by field
+// (docs/agent-protocol.md#7): the correlation and status first, then, for an
+// observed result, its strings, flags, counts and watched directories.
 func decodeDoctor(token, payload string) (*Doctor, error) {
 	obj, err := ParseObject([]byte(payload))
 	if err != nil {
 		return nil, err
 	}
-	str := func(key string, max int) (string, error) {
-		s, ok := obj.String(key)
-		if !ok {
-			return "", fmt.Errorf("%q is not a string", key)
-		}
-		if UTF16Len(s) > max {
-			return "", fmt.Errorf("%q exceeds %d characters", key, max)
-		}
-		return s, nil
-	}
+	r := doctorReader{obj}
 	d := &Doctor{}
-	if d.RequestID, err = str("requestId", maxDoctorString); err != nil {
+	if d.RequestID, err = r.str("requestId"); err != nil {
 		return nil, err
 	}
 	if d.RequestID != token {
 		return nil, errors.New("uncorrelated requestId")
 	}
-	if d.Status, err = str("status", maxDoctorString); err != nil {
+	if d.Status, err = r.str("status"); err != nil {
 		return nil, err
 	}
-	if d.Detail, err = str("detail", maxDoctorString); err != nil {
+	if d.Detail, err = r.str("detail"); err != nil {
 		return nil, err
 	}
 	switch d.Status {
@@ -117,6 +111,32 @@ func decodeDoctor(token, payload string) (*Doctor, error) {
 	default:
 		return nil, fmt.Errorf("unknown status %q", d.Status)
 	}
+	for _, step := range []func(*Doctor) error{r.strings, r.flags, r.counts, r.watched} {
+		if err := step(d); err != nil {
+			return nil, err
+		}
+	}
+	d.Raw = obj
+	return d, nil
+}
+
+// doctorReader reads the fields of one DOCTOR_RESULT object.
+type doctorReader struct{ obj Object }
+
+// str reads a string of at most maxDoctorString UTF-16 units.
+func (r doctorReader) str(key string) (string, error) {
+	s, ok := r.obj.String(key)
+	if !ok {
+		return "", fmt.Errorf("%q is not a string", key)
+	}
+	if UTF16Len(s) > maxDoctorString {
+		return "", fmt.Errorf("%q exceeds %d characters", key, maxDoctorString)
+	}
+	return s, nil
+}
+
+// strings reads the observed result's strings and checks the enumerated ones.
+func (r doctorReader) strings(d *Doctor) error {
 	for _, f := range []struct {
 		key string
 		dst *string
@@ -125,19 +145,26 @@ func decodeDoctor(token, payload string) (*Doctor, error) {
 		{"javaVersion", &d.JavaVersion}, {"vmName", &d.VMName}, {"workingDirectory", &d.WorkingDirectory},
 		{"watcherState", &d.WatcherState}, {"buildHold", &d.BuildHold},
 	} {
-		if *f.dst, err = str(f.key, maxDoctorString); err != nil {
-			return nil, err
+		var err error
+		if *f.dst, err = r.str(f.key); err != nil {
+			return err
 		}
 	}
 	if !validPID(d.PID) {
-		return nil, fmt.Errorf("pid %q is not a positive decimal", d.PID)
+		return fmt.Errorf("pid %q is not a positive decimal", d.PID)
 	}
 	if !oneOf(d.WatcherState, "starting", "watching", "stopped", "unavailable") {
-		return nil, fmt.Errorf("unknown watcherState %q", d.WatcherState)
+		return fmt.Errorf("unknown watcherState %q", d.WatcherState)
 	}
 	if !oneOf(d.BuildHold, "none", "named", "legacy", "unavailable") {
-		return nil, fmt.Errorf("unknown buildHold %q", d.BuildHold)
+		return fmt.Errorf("unknown buildHold %q", d.BuildHold)
 	}
+	return nil
+}
+
+// flags reads the observed result's booleans; reloadConfirmed must be false
+// and verification needs a session.
+func (r doctorReader) flags(d *Doctor) error {
 	var reloadConfirmed bool
 	for _, f := range []struct {
 		key string
@@ -146,48 +173,58 @@ func decodeDoctor(token, payload string) (*Doctor, error) {
 		{"watchSampleTruncated", &d.WatchSampleTruncated}, {"buildOwnershipSupported", &d.BuildOwnershipSupported},
 		{"verifySupported", &d.VerifySupported}, {"scanSupported", &d.ScanSupported}, {"reloadConfirmed", &reloadConfirmed},
 	} {
-		v, ok := obj.Bool(f.key)
+		v, ok := r.obj.Bool(f.key)
 		if !ok {
-			return nil, fmt.Errorf("%q is not a boolean", f.key)
+			return fmt.Errorf("%q is not a boolean", f.key)
 		}
 		*f.dst = v
 	}
 	if reloadConfirmed {
-		return nil, errors.New("reloadConfirmed must be false")
+		return errors.New("reloadConfirmed must be false")
 	}
 	if d.VerifySupported && IsBlank(d.SessionID) {
-		return nil, errors.New("verifySupported with a blank sessionId")
+		return errors.New("verifySupported with a blank sessionId")
 	}
+	return nil
+}
+
+// counts reads the observed result's directory counts.
+func (r doctorReader) counts(d *Doctor) error {
 	for _, f := range []struct {
 		key string
 		dst *int
 	}{
 		{"watchedDirectoryCount", &d.WatchedDirectoryCount}, {"unwatchableDirectoryCount", &d.UnwatchableDirectoryCount},
 	} {
-		raw, _ := obj.Get(f.key)
+		raw, _ := r.obj.Get(f.key)
 		if !validCount(raw) {
-			return nil, fmt.Errorf("%q is not a count", f.key)
+			return fmt.Errorf("%q is not a count", f.key)
 		}
 		*f.dst, _ = strconv.Atoi(string(raw))
 	}
-	raw, _ := obj.Get("watchedDirectories")
+	return nil
+}
+
+// watched reads the sample of watched directories and checks it against the
+// count and the truncation flag.
+func (r doctorReader) watched(d *Doctor) error {
+	raw, _ := r.obj.Get("watchedDirectories")
 	if err := json.Unmarshal(raw, &d.WatchedDirectories); err != nil || len(raw) == 0 || raw[0] != '[' {
-		return nil, errors.New(`"watchedDirectories" is not an array of strings`)
+		return errors.New(`"watchedDirectories" is not an array of strings`)
 	}
 	if len(d.WatchedDirectories) > maxWatchedSample {
-		return nil, fmt.Errorf("more than %d watched directories in the sample", maxWatchedSample)
+		return fmt.Errorf("more than %d watched directories in the sample", maxWatchedSample)
 	}
 	for _, p := range d.WatchedDirectories {
 		if IsBlank(p) || UTF16Len(p) > maxWatchedPath {
-			return nil, errors.New("a watched directory is blank or too long")
+			return errors.New("a watched directory is blank or too long")
 		}
 	}
 	sample := len(d.WatchedDirectories)
 	if d.WatchedDirectoryCount < sample || (d.WatchedDirectoryCount > sample) != d.WatchSampleTruncated {
-		return nil, errors.New("watchedDirectoryCount, sample and watchSampleTruncated disagree")
+		return errors.New("watchedDirectoryCount, sample and watchSampleTruncated disagree")
 	}
-	d.Raw = obj
-	return d, nil
+	return nil
 }
 
 func oneOf(s string, set ...string) bool {
