@@ -3,11 +3,6 @@ package safebuild
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
@@ -18,8 +13,6 @@ const (
 	// MaxChangedClasses is the most classes a result lists and verifies; the
 	// count says how many changed in all.
 	MaxChangedClasses = 64
-	// maxScannedFiles bounds the walk of the watched directories.
-	maxScannedFiles = 200000
 	// DefaultVerifyWait bounds the wait for the receipts of the changed
 	// classes after BUILD ok was acknowledged: the agent captures and
 	// reloads asynchronously.
@@ -28,101 +21,6 @@ const (
 	// reload has not completed yet.
 	verifyPoll = 50 * time.Millisecond
 )
-
-// stamp identifies one version of a class file without reading it.
-type stamp struct {
-	size  int64
-	mtime time.Time
-}
-
-// classFiles are the class files under the watched directories, by path.
-type classFiles map[string]classFile
-
-type classFile struct {
-	class string
-	stamp stamp
-}
-
-// scanClasses walks dirs for class files. complete is false when a
-// directory could not be read or the walk hit its bound.
-func scanClasses(dirs []string) (files classFiles, complete bool) {
-	files, complete = classFiles{}, true
-	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				complete = false
-				return nil
-			}
-			if d.IsDir() || !d.Type().IsRegular() || !strings.HasSuffix(d.Name(), ".class") {
-				return nil
-			}
-			if len(files) >= maxScannedFiles {
-				complete = false
-				return filepath.SkipAll
-			}
-			rel, err := filepath.Rel(dir, path)
-			if err != nil {
-				return nil
-			}
-			class := strings.ReplaceAll(strings.TrimSuffix(rel, ".class"), string(filepath.Separator), ".")
-			if !agentproto.ValidClassName(class) { // module-info, package-info
-				return nil
-			}
-			fi, err := d.Info()
-			if err != nil {
-				return nil
-			}
-			if _, seen := files[path]; !seen {
-				files[path] = classFile{class: class, stamp: stamp{fi.Size(), fi.ModTime()}}
-			}
-			return nil
-		})
-		if err != nil {
-			complete = false
-		}
-	}
-	return files, complete
-}
-
-// changedSince lists the class files of after that are new or differ from
-// before, sorted by class name (then path).
-func changedSince(before, after classFiles) []changedFile {
-	var out []changedFile
-	for path, f := range after {
-		if b, ok := before[path]; ok && b.stamp.size == f.stamp.size && b.stamp.mtime.Equal(f.stamp.mtime) {
-			continue
-		}
-		out = append(out, changedFile{class: f.class, path: path})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].class != out[j].class {
-			return out[i].class < out[j].class
-		}
-		return out[i].path < out[j].path
-	})
-	return out
-}
-
-type changedFile struct{ class, path string }
-
-// watchedDirs returns the usable directories of DOCTOR evidence, and whether
-// they are all the agent watches.
-func watchedDirs(d *agentproto.Doctor) ([]string, bool) {
-	if d == nil || d.Status != agentproto.DoctorObserved {
-		return nil, false
-	}
-	var dirs []string
-	for _, p := range d.WatchedDirectories {
-		if !filepath.IsAbs(p) {
-			continue
-		}
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			dirs = append(dirs, filepath.Clean(p))
-		}
-	}
-	complete := !d.WatchSampleTruncated && d.WatchedDirectoryCount == len(d.WatchedDirectories)
-	return dirs, complete
-}
 
 // ChangedClasses is the proof of the bytes after BUILD ok
 // (docs/safe-build.md#8).
@@ -155,8 +53,8 @@ type ClassReceipt struct {
 	Detail string `json:"detail"`
 }
 
-// verifyClasses hashes the changed files and asks the agent for each
-// receipt on conn, polling until it is applied or ends otherwise, all within
+// verifyClasses asks the agent on conn for the receipt of each changed
+// file's hash, taken right after the build (searchAfter), polling until it is applied or ends otherwise, all within
 // ctx. A changed session id (the JVM restarted) ends the verification.
 func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) []ClassReceipt {
 	if len(changed) > MaxChangedClasses {
@@ -166,20 +64,18 @@ func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) []
 	session := ""
 	broken := ""
 	for _, f := range changed {
-		r := ClassReceipt{ClassName: f.class, Status: "unavailable"}
-		sum, err := agentproto.FileSHA256(f.path)
-		if err != nil {
-			r.Detail = "the class file could not be read after the build: " + err.Error()
+		r := ClassReceipt{ClassName: f.class, Status: "unavailable", SHA256: f.sum}
+		if f.err != nil {
+			r.Detail = "the class file could not be read after the build: " + f.err.Error()
 			out = append(out, r)
 			continue
 		}
-		r.SHA256 = sum
 		if broken != "" {
 			r.Detail = broken
 			out = append(out, r)
 			continue
 		}
-		rec, err := pollReceipt(ctx, conn, f.class, sum)
+		rec, err := pollReceipt(ctx, conn, f.class, f.sum)
 		switch {
 		case err != nil:
 			r.Detail = "no valid receipt: " + err.Error()

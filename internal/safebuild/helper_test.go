@@ -43,6 +43,20 @@ func fakeBuild(args []string) int {
 			fmt.Printf("compiled %s\n", class)
 		}
 		return 0
+	case "rewrite": // rewrite PATH TEXT: rewrites PATH keeping its size and modification time
+		fi, err := os.Stat(args[1])
+		if err != nil || int64(len(args[2])) != fi.Size() {
+			fmt.Fprintln(os.Stderr, "rewrite needs an existing file of the same size", err)
+			return 4
+		}
+		if err := os.WriteFile(args[1], []byte(args[2]), 0o644); err != nil {
+			return 4
+		}
+		if err := os.Chtimes(args[1], fi.ModTime(), fi.ModTime()); err != nil {
+			return 4
+		}
+		fmt.Println("rewrote", args[1])
+		return 0
 	case "fail": // fail CODE: an error line on stderr, then exit CODE
 		n, _ := strconv.Atoi(args[1])
 		fmt.Println("> Task :b:compileJava")
@@ -124,7 +138,7 @@ func newFixture(t *testing.T, opts ...fakeagent.Option) *fixture {
 			s := srv
 			mu.Unlock()
 			filepath.WalkDir(f.classes, func(path string, d fs.DirEntry, err error) error {
-				if err != nil || d.IsDir() || !strings.HasSuffix(path, ".class") {
+				if err != nil || !d.Type().IsRegular() || !strings.HasSuffix(path, ".class") {
 					return nil
 				}
 				rel, _ := filepath.Rel(f.classes, path)

@@ -171,7 +171,7 @@ func (b *Builder) runClaimed(ctx, sctx context.Context, req Request, res *Result
 	bctx, cancel := context.WithTimeoutCause(sctx, timeout, errBuildTimeout)
 	defer cancel()
 
-	run := &attempt{b: b, req: req}
+	run := &attempt{b: b, req: req, ctx: bctx}
 	defer run.close()
 	if err := run.openLog(); err != nil {
 		res.refuse("refused: the build log cannot be written, so nothing was asked of the agent: " + err.Error())
@@ -344,12 +344,18 @@ type attempt struct {
 	// agent records what the agent was told and acknowledged
 	agent recorder
 
-	// set by dial: the watched directories and their class files before
-	// the build
-	dirs     []string
-	complete bool
-	before   classFiles
-	dialed   bool
+	// ctx is the build's context (its timeout, the call's cancellation),
+	// which bounds the search after the command exited.
+	ctx context.Context
+
+	// the search for changed classes (proof.go): the watched directories
+	// and their class files before the hold, then the changed files right
+	// after the command exited 0, and the connection that found them
+	search  search
+	before  snapshot
+	changed []changedFile
+	after   bool // the search after the build ran
+	proof   *agentproto.Conn
 
 	// set by newRunner
 	logPath string
@@ -363,25 +369,15 @@ type attempt struct {
 	code            int
 }
 
-// dial connects for the guard, confirms the project when asked, and reads
-// the agent's watched directories (DOCTOR) and their class files before the
-// hold is taken.
+// dial connects for the guard, confirms the project when asked, and notes
+// the agent's watched directories and their class files before the hold is
+// taken (proof.go).
 func (a *attempt) dial(ctx context.Context, port int) (buildguard.Agent, error) {
 	conn, err := a.b.open(ctx, port, a.req.Confirm)
 	if err != nil {
 		return nil, err
 	}
-	dctx, cancel := context.WithTimeout(ctx, a.b.cfg.AgentTimeout)
-	d, derr := conn.Doctor(dctx)
-	cancel()
-	if derr != nil {
-		a.b.log.Debug("DOCTOR before the build failed; changed classes cannot be found", "error", derr)
-	}
-	a.dirs, a.complete = watchedDirs(d)
-	var ok bool
-	a.before, ok = scanClasses(a.dirs)
-	a.complete = a.complete && ok
-	a.dialed = true
+	a.searchBefore(ctx, conn)
 	a.agent.Agent = conn
 	return &a.agent, nil
 }
@@ -469,52 +465,8 @@ func (a *attempt) close() {
 	if a.devnull != nil {
 		a.devnull.Close()
 	}
-}
-
-// prove finds the class files the build wrote in the watched directories
-// and verifies each against the agent (docs/safe-build.md#8).
-func (b *Builder) prove(ctx context.Context, a *attempt, res *Result) {
-	cc := ChangedClasses{Complete: a.complete, Classes: []ClassReceipt{}}
-	after, ok := scanClasses(a.dirs)
-	cc.Complete = cc.Complete && ok
-	changed := changedSince(a.before, after)
-	cc.Count = len(changed)
-	if len(changed) > 0 {
-		vctx, cancel := context.WithTimeout(ctx, b.cfg.VerifyWait)
-		defer cancel()
-		port, err := a.req.Endpoint.Resolve()
-		var conn *agentproto.Conn
-		if err == nil {
-			conn, err = b.open(vctx, port, a.req.Confirm)
-		}
-		if err != nil {
-			for _, f := range changed[:min(len(changed), MaxChangedClasses)] {
-				r := ClassReceipt{ClassName: f.class, Status: "unavailable", Detail: "cannot open a verification session: " + err.Error()}
-				r.SHA256, _ = agentproto.FileSHA256(f.path)
-				cc.Classes = append(cc.Classes, r)
-			}
-		} else {
-			cc.Classes = verifyClasses(vctx, conn, changed)
-			conn.Close()
-		}
-	}
-	cc.AllApplied = len(cc.Classes) == cc.Count
-	for _, r := range cc.Classes {
-		if r.Status != agentproto.ReceiptApplied {
-			cc.AllApplied = false
-		}
-	}
-	res.ChangedClasses = cc
-	switch {
-	case cc.Count == 0:
-		res.Detail += "; no class file in the watched directories changed"
-	case cc.AllApplied:
-		res.Detail += fmt.Sprintf("; all %d changed classes are applied with the built bytes", cc.Count)
-	default:
-		res.Detail += "; not every changed class is applied with the built bytes: see changedClasses (reclazz_diagnose explains one class)"
-	}
-	if !cc.Complete {
-		res.Detail += "; the search for changed classes was incomplete (the agent named only part of its watched directories, or one could not be read)"
+	if a.proof != nil {
+		a.proof.Close()
 	}
 }
 
@@ -536,6 +488,11 @@ func (r *recordingRunner) Wait() (int, error) {
 	var left *buildguard.StragglersError
 	if err == nil || errors.As(err, &left) {
 		r.a.code, r.a.exited = code, true
+	}
+	if err == nil && code == 0 {
+		// Before BUILD ok: the agent still holds, nothing is reloaded, and
+		// what is hashed now is what the build wrote.
+		r.a.searchAfter()
 	}
 	return code, err
 }

@@ -1,0 +1,207 @@
+//go:build unix
+
+package safebuild
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/harness/fakeagent"
+)
+
+// requireProven requires an ok build whose changedClasses list exactly the
+// classes with the hashes of texts, all applied, the search complete.
+func requireProven(t *testing.T, res *Result, texts map[string]string) {
+	t.Helper()
+	if res.Outcome != OutcomeOK {
+		t.Fatalf("outcome %s: %s", res.Outcome, res.Detail)
+	}
+	cc := res.ChangedClasses
+	if !cc.AllApplied || !cc.Complete || cc.Count != len(texts) || len(cc.Classes) != len(texts) {
+		t.Fatalf("changedClasses %+v, want %d classes proven: %s", cc, len(texts), res.Detail)
+	}
+	for _, c := range cc.Classes {
+		if text, ok := texts[c.ClassName]; !ok || c.SHA256 != sum(text) || c.Status != agentproto.ReceiptApplied {
+			t.Errorf("class %+v, want one of %v applied with the built bytes", c, texts)
+		}
+	}
+}
+
+// requireUnproven requires an ok build whose allApplied is false, with the
+// reason in the detail.
+func requireUnproven(t *testing.T, res *Result, reason string) {
+	t.Helper()
+	if res.Outcome != OutcomeOK {
+		t.Fatalf("outcome %s: %s", res.Outcome, res.Detail)
+	}
+	if res.ChangedClasses.AllApplied || res.ChangedClasses.Complete {
+		t.Errorf("changedClasses %+v claims a proof", res.ChangedClasses)
+	}
+	if !strings.Contains(res.Detail, reason) {
+		t.Errorf("detail %q does not say %q", res.Detail, reason)
+	}
+}
+
+// Without a complete search there is no proof: no DOCTOR evidence, or an
+// agent that watches nothing, is allApplied false with the reason, not an
+// empty proof (docs/decisions.md#D21).
+func TestRunNoProofWithoutTheWatchedDirectories(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		ev     fakeagent.Evidence
+		reason string
+	}{
+		"doctor-unavailable": {fakeagent.Evidence{Unavailable: true}, "DOCTOR evidence is unavailable"},
+		"watches-nothing":    {fakeagent.Evidence{}, "watches no directory"},
+		"watcher-starting":   {fakeagent.Evidence{WatcherState: fakeagent.WatcherStarting}, "watcher is starting"},
+		"sample-only":        {fakeagent.Evidence{WatchedDirectories: []string{"/nonexistent/a"}, WatchedDirectoryCount: 12}, "watches 12 directories and named only 1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, fakeagent.WithDoctor(tc.ev))
+			res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1"))
+			requireUnproven(t, res, tc.reason)
+		})
+	}
+}
+
+// A watched directory that does not exist before the build (a first build,
+// or after clean) is searched after it: every class in it is new.
+func TestRunFindsClassesInADirectoryTheBuildCreated(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	if err := os.RemoveAll(f.classes); err != nil {
+		t.Fatal(err)
+	}
+	res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1", "app.B=v2"))
+	requireProven(t, res, map[string]string{"app.A": "v1", "app.B": "v2"})
+}
+
+// A watched directory the agent names through a symlink, or relative to its
+// working directory, is searched where it really is.
+func TestRunFindsClassesInSymlinkedAndRelativeDirectories(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"symlink", "relative"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			named := filepath.Join(f.dir, "classes-link")
+			if err := os.Symlink(f.classes, named); err != nil {
+				t.Fatal(err)
+			}
+			if name == "relative" {
+				named = "build/classes"
+			}
+			f.agent.SetDoctor(fakeagent.Evidence{WatchedDirectories: []string{named}, WorkingDirectory: f.dir})
+			res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1"))
+			requireProven(t, res, map[string]string{"app.A": "v1"})
+		})
+	}
+}
+
+// A class file rewritten with the same size and modification time is a
+// changed class: what the times cannot tell, the file's change time or its
+// content does.
+func TestRunFindsARewriteThatKeepsSizeAndTime(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	path := filepath.Join(f.classes, "app", "A.class")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("AAAA"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	res := f.builder.Run(context.Background(), f.request(t, "rewrite", path, "BBBB"))
+	requireProven(t, res, map[string]string{"app.A": "BBBB"})
+}
+
+// What is verified is what the build wrote, hashed before BUILD ok: a class
+// file rewritten while the verification runs (an IDE compiling), or
+// replaced by a named pipe, changes nothing and blocks nothing
+// (docs/decisions.md#D13).
+func TestRunVerifiesTheBytesTheBuildWrote(t *testing.T) {
+	t.Parallel()
+	for name, replace := range map[string]func(path string) error{
+		"rewritten": func(path string) error { return os.WriteFile(path, []byte("later bytes"), 0o644) },
+		"fifo": func(path string) error {
+			if err := os.Remove(path); err != nil {
+				return err
+			}
+			return syscall.Mkfifo(path, 0o644)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var f *fixture
+			var once sync.Once
+			// Once the agent applied the build's batch (its first applied
+			// receipt), B.class is replaced.
+			f = newFixture(t, fakeagent.WithFaults(fakeagent.Faults{Reply: fakeagent.ForKind(func(r *fakeagent.Reply) {
+				if !strings.Contains(r.Message, `"status":"applied"`) {
+					return
+				}
+				once.Do(func() {
+					if err := replace(filepath.Join(f.classes, "app", "B.class")); err != nil {
+						t.Error(err)
+					}
+				})
+			}, fakeagent.KindVerify)}))
+			done := make(chan *Result, 1)
+			go func() {
+				done <- f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1", "app.B=v2"))
+			}()
+			select {
+			case res := <-done:
+				requireProven(t, res, map[string]string{"app.A": "v1", "app.B": "v2"})
+			case <-time.After(30 * time.Second):
+				t.Fatal("the build's verification did not end within 30 s")
+			}
+		})
+	}
+}
+
+// The scan of the watched directories ends with its context, and says so.
+func TestScanHonoursItsContext(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "A.class"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	snap := scan(ctx, []watchedDir{{named: dir, root: dir}})
+	if len(snap.problems) == 0 || !strings.Contains(snap.problems[0], "ran out of time") {
+		t.Errorf("problems %q, want the search cut short", snap.problems)
+	}
+}
+
+// A named pipe with a class file's name in a watched directory is never
+// opened for reading: the build ends, and the search says it could not
+// read that class.
+func TestRunFIFOInAWatchedDirectoryNeverBlocks(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	if err := syscall.Mkfifo(filepath.Join(f.classes, "P.class"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *Result, 1)
+	go func() { done <- f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1")) }()
+	select {
+	case res := <-done:
+		requireUnproven(t, res, "P.class is not a regular file")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the build did not end within 30 s")
+	}
+}

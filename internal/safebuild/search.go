@@ -1,0 +1,276 @@
+package safebuild
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/internal/boundedfile"
+)
+
+// The search for changed classes (docs/safe-build.md#8): the agent's
+// watched directories from DOCTOR, a snapshot of their class files before
+// the hold, another right after the command exited 0 (before BUILD ok), and
+// the changed files hashed then, so that what is verified is what the build
+// wrote. Every reason the search may have missed a class is kept: the
+// result claims a complete search only when there is none
+// (docs/decisions.md#D21).
+
+const (
+	// maxScannedFiles bounds the walk of the watched directories.
+	maxScannedFiles = 200000
+	// recentWindow is how close to a snapshot a file's change time must be
+	// for its content to be hashed then: a file rewritten within the file
+	// system's timestamp granularity can keep its size and times, and only
+	// its content tells the change.
+	recentWindow = 2 * time.Second
+	// maxProblems bounds the reasons kept for an incomplete search.
+	maxProblems = 8
+)
+
+// watchedDir is one directory the agent watches: as the agent named it, and
+// the real directory searched (symlinks resolved, a relative name resolved
+// against the agent's working directory).
+type watchedDir struct {
+	named, root string
+}
+
+// search is what is known about where the build's classes can be.
+type search struct {
+	dirs     []watchedDir
+	problems []string // why the search may be incomplete; none when complete
+}
+
+func (s *search) problem(format string, args ...any) {
+	p := fmt.Sprintf(format, args...)
+	if len(s.problems) < maxProblems && !slices.Contains(s.problems, p) {
+		s.problems = append(s.problems, p)
+	}
+}
+
+// addDoctor adds the directories of DOCTOR evidence (or the reason there
+// are none) to the search. A directory is kept even when it does not exist
+// yet: the build may create it, and every class in it is then new.
+func (s *search) addDoctor(d *agentproto.Doctor, err error) {
+	switch {
+	case err != nil:
+		s.problem("the agent's DOCTOR evidence could not be read (%v), so its watched directories are unknown", err)
+		return
+	case d.Status != agentproto.DoctorObserved:
+		s.problem("the agent's DOCTOR evidence is unavailable (%s), so its watched directories are unknown", d.Detail)
+		return
+	case d.WatcherState != "" && d.WatcherState != "watching":
+		s.problem("the agent's watcher is %s, not watching", d.WatcherState)
+	}
+	if d.WatchSampleTruncated || d.WatchedDirectoryCount > len(d.WatchedDirectories) {
+		s.problem("the agent watches %d directories and named only %d of them", d.WatchedDirectoryCount, len(d.WatchedDirectories))
+	}
+	if d.WatchedDirectoryCount == 0 && len(d.WatchedDirectories) == 0 && len(s.dirs) == 0 {
+		s.problem("the agent watches no directory, so no class the build wrote can reach the JVM through it")
+	}
+	for _, named := range d.WatchedDirectories {
+		s.add(named, d.WorkingDirectory)
+	}
+}
+
+// add resolves one watched directory and adds it once.
+func (s *search) add(named, workDir string) {
+	path := named
+	if !filepath.IsAbs(path) {
+		if !filepath.IsAbs(workDir) {
+			s.problem("the agent named the relative directory %q and no absolute working directory to resolve it against", named)
+			return
+		}
+		path = filepath.Join(workDir, path)
+	}
+	root := filepath.Clean(path)
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		s.problem("the watched directory %s cannot be resolved: %v", named, err)
+		return
+	}
+	for _, d := range s.dirs {
+		if d.root == root {
+			return
+		}
+	}
+	s.dirs = append(s.dirs, watchedDir{named: named, root: root})
+}
+
+// stamp identifies one version of a file without reading it: size, times
+// and identity; a content hash when the file changed too recently for its
+// times to tell.
+type stamp struct {
+	size         int64
+	mtime, ctime int64 // ns; ctime 0 where the system has none
+	dev, ino     uint64
+	sum          string // set when hashed at the snapshot
+}
+
+func (a stamp) sameFile(b stamp) bool {
+	return a.size == b.size && a.mtime == b.mtime && a.ctime == b.ctime && a.dev == b.dev && a.ino == b.ino
+}
+
+type classFile struct {
+	class string
+	stamp stamp
+}
+
+// snapshot is the class files of the watched directories at one moment.
+type snapshot struct {
+	files    map[string]classFile // by path
+	problems []string             // why it may miss some
+	at       time.Time
+}
+
+// scan walks the watched directories for class files within ctx. Files
+// changed within recentWindow of the scan are hashed (bounded reads, as
+// docs/decisions.md#D13 reads every file). A directory that does not exist
+// is empty; one that cannot be read, an entry named like a class file that
+// is not a regular file, the bound of maxScannedFiles or the end of ctx make
+// the snapshot incomplete.
+func scan(ctx context.Context, dirs []watchedDir) snapshot {
+	snap := snapshot{files: map[string]classFile{}, at: time.Now()}
+	s := &search{}
+	for _, dir := range dirs {
+		if ctx.Err() != nil {
+			s.problem("the search ran out of time before %s was read", dir.named)
+			continue
+		}
+		if _, err := os.Lstat(dir.root); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		err := filepath.WalkDir(dir.root, func(path string, d fs.DirEntry, err error) error {
+			if ctx.Err() != nil {
+				s.problem("the search ran out of time while reading %s", dir.named)
+				return filepath.SkipAll
+			}
+			if err != nil {
+				s.problem("%s could not be read: %v", path, err)
+				return nil
+			}
+			if d.IsDir() || !strings.HasSuffix(d.Name(), ".class") {
+				return nil
+			}
+			class, ok := className(dir.root, path)
+			if !ok { // module-info, package-info
+				return nil
+			}
+			if !d.Type().IsRegular() {
+				s.problem("%s is not a regular file (%v), so its class cannot be read", path, d.Type())
+				return nil
+			}
+			if len(snap.files) >= maxScannedFiles {
+				s.problem("the watched directories hold more than %d class files", maxScannedFiles)
+				return filepath.SkipAll
+			}
+			if _, seen := snap.files[path]; seen {
+				return nil
+			}
+			fi, err := d.Info()
+			if err != nil {
+				s.problem("%s could not be read: %v", path, err)
+				return nil
+			}
+			st := fileStamp(fi)
+			if recent(st, snap.at) {
+				st.sum, _ = hashFile(ctx, path) // unreadable now: compared by times only
+			}
+			snap.files[path] = classFile{class: class, stamp: st}
+			return nil
+		})
+		if err != nil {
+			s.problem("%s could not be read: %v", dir.named, err)
+		}
+	}
+	snap.problems = s.problems
+	return snap
+}
+
+// recent reports whether a file changed within recentWindow of t.
+func recent(st stamp, t time.Time) bool {
+	newest := max(st.mtime, st.ctime)
+	return t.UnixNano()-newest < int64(recentWindow)
+}
+
+// className is the binary name of the class file at path under root, and
+// whether it is one (not module-info or package-info).
+func className(root, path string) (string, bool) {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return "", false
+	}
+	class := strings.ReplaceAll(strings.TrimSuffix(rel, ".class"), string(filepath.Separator), ".")
+	return class, agentproto.ValidClassName(class)
+}
+
+// changedFile is a class file the build wrote, with the hash of what it
+// wrote (or why it could not be read).
+type changedFile struct {
+	class, path string
+	sum         string
+	err         error
+}
+
+// changes lists the class files of after that are new or differ from
+// before, sorted by class name (then path): by size, times and identity,
+// and by content where those are equal but the file had just changed at the
+// first snapshot (and was hashed then). The first MaxChangedClasses are
+// hashed now, within ctx: what the build wrote is what is verified.
+func changes(ctx context.Context, before, after snapshot) []changedFile {
+	var out []changedFile
+	for path, f := range after.files {
+		b, existed := before.files[path]
+		if existed && b.stamp.sameFile(f.stamp) {
+			if b.stamp.sum == "" {
+				continue
+			}
+			sum, err := hashFile(ctx, path)
+			if err != nil || sum == b.stamp.sum {
+				continue
+			}
+		}
+		out = append(out, changedFile{class: f.class, path: path})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].class != out[j].class {
+			return out[i].class < out[j].class
+		}
+		return out[i].path < out[j].path
+	})
+	for i := range out[:min(len(out), MaxChangedClasses)] {
+		out[i].sum, out[i].err = hashFile(ctx, out[i].path)
+	}
+	return out
+}
+
+// hashFile hashes the class file at path as docs/decisions.md#D13 reads
+// every file: a regular file only (never a wait on a named pipe), at most
+// boundedfile.ClassFileLimit bytes, and given up when ctx ends (a read that
+// hangs, as on a stuck network file system, is left behind).
+func hashFile(ctx context.Context, path string) (string, error) {
+	type result struct {
+		sum string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sum, err := boundedfile.SHA256(path, boundedfile.ClassFileLimit)
+		done <- result{sum, err}
+	}()
+	select {
+	case r := <-done:
+		return r.sum, r.err
+	case <-ctx.Done():
+		return "", fmt.Errorf("reading %s: %w", path, ctx.Err())
+	}
+}
