@@ -176,19 +176,13 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 		return 0, refused(FixNone, "no command given")
 	}
 	fmt.Fprintln(c.Stderr, OwnerLine(g.owner))
-	if c.refusal != nil {
-		return 0, c.refusal
-	}
-	if err := checkTimeout(c.Timeout); err != nil {
+	transcript, err := g.check()
+	if err != nil {
 		return 0, err
 	}
-	if c.transcriptPath != "" {
-		f, err := os.OpenFile(c.transcriptPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-		if err != nil {
-			return 0, refused(FixTranscript, "cannot create the transcript: %w", err)
-		}
-		defer f.Close()
-		c.Transcript = f
+	if transcript != nil {
+		defer transcript.Close()
+		c.Transcript = transcript
 	}
 	go warmStart()
 	sigs := g.catchSignals()
@@ -204,7 +198,34 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	case err != nil:
 		return 0, err
 	}
+	return g.runHeld(ctx, c, agent, sigs, argv)
+}
 
+// check reports the refusals found before anything connects: the options'
+// own, the timeout's range, a transcript file that cannot be created (else
+// it returns that file, for Run to close).
+func (g *Guard) check() (*os.File, error) {
+	c := g.cfg
+	if c.refusal != nil {
+		return nil, c.refusal
+	}
+	if err := checkTimeout(c.Timeout); err != nil {
+		return nil, err
+	}
+	if c.transcriptPath == "" {
+		return nil, nil
+	}
+	f, err := os.OpenFile(c.transcriptPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, refused(FixTranscript, "cannot create the transcript: %w", err)
+	}
+	return f, nil
+}
+
+// runHeld runs the command under the acknowledged hold: it starts it (or
+// says BUILD failed when it cannot, or when a signal came first),
+// supervises it, and concludes the session.
+func (g *Guard) runHeld(ctx context.Context, c Config, agent Agent, sigs caught, argv []string) (int, error) {
 	// Ctrl-C typed on a raw terminal (pty mode) arrives here, not as SIGINT.
 	typed := make(chan struct{}, 1)
 	r := c.NewRunner(Command{
@@ -249,6 +270,13 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	case werr != nil:
 		g.log.Error("waiting for the build failed", "error", werr)
 	}
+	return g.conclude(ctx, agent, code, sig, werr)
+}
+
+// conclude tells the agent how the command ended — `BUILD ok` only for exit
+// 0 with nothing wrong, else `BUILD failed` — and returns the build's code
+// and the error that says which promise could not be kept.
+func (g *Guard) conclude(ctx context.Context, agent Agent, code int, sig os.Signal, werr error) (int, error) {
 	// Whether ctx ended the build is decided once, with the state sent: a
 	// cancellation that arrives while `BUILD ok` is acknowledged did not end
 	// this build, the agent released its output (docs/decisions.md#D21).
