@@ -15,7 +15,8 @@
 //   - leaves: bounded file reads, process-group inspection, the integration
 //     scripts — they import nothing of ours.
 //
-// Beside them stand the test-only helpers (internal/testsupport), the
+// Beside them stand the test-only helpers (internal/testsupport, and a
+// service's own next to it, such as mcp/tools/toolstest), the
 // repository's own checks (internal/repocheck), the proof (harness) and the
 // build (magefiles): product code never imports any of them. A command
 // (cmd/...) is imported by nobody and imports only the CLI, and the CLI is
@@ -69,7 +70,7 @@ var arrows = map[Tier][]Tier{
 	Wire:     {Wire},
 	Leaves:   nil,
 
-	TestHelpers: {TestHelpers, Core, Wire, Leaves},
+	TestHelpers: {TestHelpers, Services, Core, Wire, Leaves},
 	RepoChecks:  nil,
 	Proof:       {Proof, TestHelpers, Fronts, Services, Core, Wire, Leaves},
 	Build:       {Proof, TestHelpers, Fronts, Services, Core, Wire, Leaves},
@@ -95,10 +96,9 @@ var places = []place{
 	{pattern: "cmd/...", tier: Fronts, sealed: []string{}, only: []string{"internal/cli"}},
 	{pattern: "internal/cli", tier: Fronts, sealed: []string{"cmd/..."}},
 	{pattern: "mcp/tools", tier: Services},
-	// The output-schema check the tool and server tests share: it reads the
-	// tool service, so it stands with the fronts, sealed: no product code
-	// imports it.
-	{pattern: "mcp/tools/toolstest", tier: Fronts, sealed: []string{}},
+	// The output-schema check the tool and server tests share: a test
+	// helper of the tool service, next to it.
+	{pattern: "mcp/tools/toolstest", tier: TestHelpers},
 	{pattern: "mcp", tier: Fronts},
 	{pattern: "mcp/...", tier: Fronts},
 

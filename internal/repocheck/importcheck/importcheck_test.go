@@ -81,6 +81,7 @@ func TestCheckRefusesTheWrongArrows(t *testing.T) {
 		{"internal/boundedfile", "buildguard", "internal/boundedfile (leaves) imports buildguard (core): leaves may import no package of the module"},
 		{"buildguard", "internal/testsupport/testbin", "buildguard (core) imports internal/testsupport/testbin (test helpers): core may import only core, wire, leaves"},
 		{"mcp", "internal/testsupport/lockedbuf", "mcp (fronts) imports internal/testsupport/lockedbuf (test helpers): fronts may import only fronts, services, core, wire, leaves"},
+		{"mcp/tools", "mcp/tools/toolstest", "mcp/tools (services) imports mcp/tools/toolstest (test helpers): services may import only services, core, wire, leaves"},
 	} {
 		pkgs := []Package{{module + "/" + c.from, m(c.to)}}
 		if diff := cmp.Diff([]string{c.want}, Check(module, pkgs)); diff != "" {
