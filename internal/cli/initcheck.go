@@ -42,6 +42,13 @@ func runInitCheck(hosts []hostconfig.Host, named bool, env hostconfig.Env, stdou
 		}
 		checked++
 		what := h.File(env)
+		var unchecked []string
+		if err == nil {
+			var problems []string
+			if problems, unchecked = hostconfig.Overrides(h, env); len(problems) > 0 {
+				err = fmt.Errorf("the host would not start this entry: %s", strings.Join(problems, "; "))
+			}
+		}
 		if err == nil {
 			err = servesProject(c, env.ProjectDir)
 		}
@@ -49,6 +56,9 @@ func runInitCheck(hosts []hostconfig.Host, named bool, env hostconfig.Env, stdou
 			var detail string
 			detail, err = checkEntry(context.Background(), c)
 			if err == nil {
+				if len(unchecked) > 0 {
+					detail += "; not read, so not checked for settings that disable it: " + strings.Join(unchecked, ", ")
+				}
 				fmt.Fprintf(stdout, "OK   %-8s %s: %s\n", h.Name, what, detail)
 				continue
 			}

@@ -434,3 +434,21 @@ func TestWriteRefusesAFileChangedSinceThePlan(t *testing.T) {
 		t.Errorf("Write of a file that appeared = %v, want ErrChanged", err)
 	}
 }
+
+// Settings elsewhere that disable or override our entry are read with the
+// same bounds; one that cannot be read is named as not checked.
+func TestOverrides(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t)
+	h, _ := Lookup("claude")
+	writeFile(t, filepath.Join(env.Home, ".claude", "settings.json"), `{"disabledMcpjsonServers": ["other", "buildguard"]}`, 0o644)
+	writeFile(t, filepath.Join(env.Home, ".claude.json"), "{}", 0o644)
+	os.Truncate(filepath.Join(env.Home, ".claude.json"), 1<<20+1)
+	problems, unchecked := Overrides(h, env)
+	if len(problems) != 1 || !strings.HasSuffix(problems[0], ".claude/settings.json lists buildguard in disabledMcpjsonServers") {
+		t.Errorf("problems = %q", problems)
+	}
+	if len(unchecked) != 1 || !strings.Contains(unchecked[0], ".claude.json (is larger than the limit of 1 MiB)") {
+		t.Errorf("unchecked = %q", unchecked)
+	}
+}
