@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -228,31 +229,100 @@ func TestSafeBuildCancel(t *testing.T) {
 	}
 }
 
-// TestSafeBuildSecondCallRefused: while a build runs, a second call is a
-// tool error naming the running build, and other tools are served.
-func TestSafeBuildSecondCallRefused(t *testing.T) {
+// TestSafeBuildSecondCallWaitsItsTurn: while a build runs, a second call
+// is not refused (docs/decisions.md#D18): it waits, its progress says where
+// it stands (below 1, growing), other tools are served, a call past its
+// queue timeout ends with queued-timeout, and the second build runs once
+// the first has ended.
+func TestSafeBuildSecondCallWaitsItsTurn(t *testing.T) {
 	t.Parallel()
 	p := newBuildProject(t, map[string]string{"ok": hangBuild, "other": "touch other-ran"})
-	cs := connectSDKClient(t, p.svc, protocol.Version20250618)
+	var mu sync.Mutex
+	var progress []*sdkmcp.ProgressNotificationParams
+	queued := make(chan string, 16)
+	cs := connectSDKClientWith(t, p.svc, protocol.Version20250618, &sdkmcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdkmcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			progress = append(progress, req.Params)
+			mu.Unlock()
+			select {
+			case queued <- req.Params.Message:
+			default:
+			}
+		},
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
 	wait.PIDFile(t, 10*time.Second, filepath.Join(p.dir, "pids"))
 
-	res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{"build": "other"}})
+	params := &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{"build": "other"}}
+	params.SetProgressToken("second")
+	second := make(chan *sdkmcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), params)
+		if err != nil {
+			t.Error(err)
+		}
+		second <- res
+	}()
+	select {
+	case msg := <-queued:
+		if !strings.Contains(msg, "place 2") || !strings.Contains(msg, `"ok"`) || !strings.Contains(msg, "running for") {
+			t.Errorf("queue progress %q does not say where the call stands", msg)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no queue progress within 10s")
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "other-ran")); err == nil {
+		t.Fatal("the second build ran while the first ran")
+	}
+	if res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolStatus, Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Errorf("status while a build runs: %v %+v", err, res)
+	}
+
+	// A third call with a short queue timeout gives up with queued-timeout.
+	cfg := `{"builds":{"ok":{"command":["sh","-c",` + strconv.Quote(hangBuild) + `]},"other":{"command":["sh","-c","touch other-ran"]},` +
+		`"impatient":{"command":["sh","-c","touch impatient-ran"],"queueTimeoutSeconds":1}},"defaultBuild":"ok"}`
+	if err := os.WriteFile(filepath.Join(p.dir, safebuild.ConfigFile), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{"build": "impatient"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := structured(t, res)
-	if !res.IsError || m["outcome"] != "refused" || !strings.Contains(m["detail"].(string), `"ok"`) {
-		t.Errorf("second call: %v", m)
+	if !res.IsError || m["outcome"] != "queued-timeout" || m["owner"] != nil || !strings.Contains(m["detail"].(string), "queueTimeoutSeconds") {
+		t.Errorf("impatient call: %v", m)
 	}
 	validateOutput(t, tools.ToolSafeBuild, res)
-	if _, err := os.Stat(filepath.Join(p.dir, "other-ran")); err == nil {
-		t.Error("the second build ran")
+
+	cancel() // the first build ends; the second runs
+	select {
+	case res := <-second:
+		m := structured(t, res)
+		if res.IsError || m["outcome"] != "ok" {
+			t.Fatalf("second call: %v", m)
+		}
+		validateOutput(t, tools.ToolSafeBuild, res)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second call did not end within 30s of the first")
 	}
-	if res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolStatus, Arguments: map[string]any{}}); err != nil || res.IsError {
-		t.Errorf("status while a build runs: %v %+v", err, res)
+	if _, err := os.Stat(filepath.Join(p.dir, "other-ran")); err != nil {
+		t.Error("the second build did not run")
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "impatient-ran")); err == nil {
+		t.Error("the timed-out build ran")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, pr := range progress {
+		if i > 0 && pr.Progress <= progress[i-1].Progress {
+			t.Errorf("progress %d does not grow: %v after %v", i, pr.Progress, progress[i-1].Progress)
+		}
+	}
+	if len(progress) == 0 || progress[0].Progress >= 1 {
+		t.Errorf("queue progress should stay below 1: %+v", progress)
 	}
 }
 

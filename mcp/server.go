@@ -406,14 +406,22 @@ func (s *Server) renderToolCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 func (s *Server) handleTool(ctx context.Context, req *sdkmcp.CallToolRequest) (*sdkmcp.CallToolResult, error) {
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		ss := req.Session
-		ctx = tools.WithProgress(ctx, func(lines int, message string) {
+		send := func(progress float64, message string) {
 			if ctx.Err() != nil {
 				return
 			}
-			p := &sdkmcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(lines), Message: message}
+			p := &sdkmcp.ProgressNotificationParams{ProgressToken: tok, Progress: progress, Message: message}
 			if err := ss.NotifyProgress(ctx, p); err != nil {
 				s.log.Debug("sending progress failed", "error", err)
 			}
+		}
+		ctx = tools.WithProgress(ctx, func(lines int, message string) { send(float64(lines), message) })
+		// Queue reports come before the first output line: their progress
+		// stays below 1 and grows with each (docs/safe-build.md#5).
+		reports := 0
+		ctx = tools.WithQueueProgress(ctx, func(message string) {
+			reports++
+			send(1-1/float64(reports+1), message)
 		})
 	}
 	return s.runTool(ctx, req.Params.Name, req.Params.Arguments)

@@ -127,6 +127,9 @@ func runTool(t *tools.Tool, args []string, stdout, stderr io.Writer) ExitCode {
 		ctx = tools.WithProgress(ctx, func(lines int, message string) {
 			fmt.Fprintf(stderr, "buildguard: build: %d lines: %s\n", lines, message)
 		})
+		ctx = tools.WithQueueProgress(ctx, func(message string) {
+			fmt.Fprintf(stderr, "buildguard: queue: %s\n", message)
+		})
 	}
 	res, err := tools.NewService(tools.Deps{Advice: buildRunAdvice}).Call(ctx, t.Name, raw)
 	var argErr *tools.ArgError

@@ -71,6 +71,10 @@ type Build struct {
 	// Timeout limits the whole build (DefaultBuildTimeout when the
 	// configuration names none).
 	Timeout time.Duration
+	// QueueTimeout limits the wait for the build's turn in the project's
+	// build queue (queueTimeoutSeconds); 0 means the build's own timeout
+	// (docs/decisions.md#D18).
+	QueueTimeout time.Duration
 }
 
 // Project is the set of builds of one project directory.
@@ -180,6 +184,7 @@ type configJSON struct {
 type buildJSON struct {
 	Command        []json.RawMessage `json:"command"`
 	TimeoutSeconds *json.Number      `json:"timeoutSeconds"`
+	QueueTimeout   *json.Number      `json:"queueTimeoutSeconds"`
 }
 
 // parseConfig checks the configuration against the rules of the schema and
@@ -256,6 +261,13 @@ func parseBuild(name string, raw json.RawMessage) (Build, error) {
 			return Build{}, fmt.Errorf("%s.timeoutSeconds must be an integer from 1 to %d", where, MaxTimeoutSeconds)
 		}
 		b.Timeout = time.Duration(n) * time.Second
+	}
+	if bj.QueueTimeout != nil {
+		n, err := bj.QueueTimeout.Int64()
+		if err != nil || n < 1 || n > MaxTimeoutSeconds {
+			return Build{}, fmt.Errorf("%s.queueTimeoutSeconds must be an integer from 1 to %d", where, MaxTimeoutSeconds)
+		}
+		b.QueueTimeout = time.Duration(n) * time.Second
 	}
 	return b, nil
 }

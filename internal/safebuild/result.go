@@ -22,9 +22,13 @@ const (
 	// OutcomeTimeout: the build ran out of time; the process group was
 	// terminated and BUILD failed sent.
 	OutcomeTimeout = "timeout"
-	// OutcomeRefused: the command never started: another build was running,
-	// or the agent could not be reached or refused the hold.
+	// OutcomeRefused: the command never started: the agent could not be
+	// reached or refused the hold, or the project's state cannot be used.
 	OutcomeRefused = "refused"
+	// OutcomeQueuedTimeout: the build waited queueTimeoutSeconds in the
+	// project's build queue without getting its turn; nothing ran and no
+	// hold was taken (docs/decisions.md#D18).
+	OutcomeQueuedTimeout = "queued-timeout"
 )
 
 // Result is the outcome of one safe build: the structuredContent of

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/buildguard"
+	"github.com/buildguard/buildguard/internal/buildqueue"
 )
 
 // ActiveEnv is set in the environment of every safe build's command. A safe
@@ -47,28 +47,28 @@ type Config struct {
 	// Logger receives diagnostics; nil means none. Owner tokens are never
 	// logged.
 	Logger hclog.Logger
+	// Queue admits the builds, one at a time per project across every
+	// process (docs/decisions.md#D18); nil means a buildqueue.Queue with
+	// its defaults (BUILDGUARD_MAX_BUILDS from the environment).
+	Queue *buildqueue.Queue
 }
 
-// Builder runs safe builds, one at a time: a Run while another runs is
-// refused with a result that names the running build (docs/safe-build.md#4).
-// It is safe for concurrent use.
+// Builder runs safe builds. Each waits for its turn in its project's build
+// queue (docs/safe-build.md#4), whichever process queued the others. It is
+// safe for concurrent use.
 type Builder struct {
 	cfg Config
 	log hclog.Logger
 
 	mu      sync.Mutex
-	running *running
-	stopped bool // Stop was called: no build starts any more
+	builds  map[*running]struct{} // every Run in progress, waiting or running
+	stopped bool                  // Stop was called: no build starts any more
 }
 
-// running is the build a Builder runs now.
+// running is a build a Builder waits for or runs now.
 type running struct {
-	name    string
-	command []string
-	dir     string
-	since   time.Time
-	cancel  context.CancelCauseFunc // cancels the build, with errStopping from Stop
-	done    chan struct{}           // closed when Run released the build
+	cancel context.CancelCauseFunc // cancels the build, with errStopping from Stop
+	done   chan struct{}           // closed when Run released the build
 }
 
 // errStopping is the cause of a build Stop cancelled.
@@ -90,6 +90,9 @@ func New(cfg Config) *Builder {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Queue == nil {
+		cfg.Queue = buildqueue.New(buildqueue.Config{Logger: cfg.Logger.Named("queue")})
 	}
 	cfg.Dialer.ConnectTimeout = cfg.AgentTimeout
 	cfg.Dialer.HandshakeTimeout = cfg.AgentTimeout
@@ -117,6 +120,11 @@ type Request struct {
 	// in the names its users give the settings (tool arguments, flags);
 	// nil words none.
 	Advice buildguard.Advice
+	// Queued receives where the build stands while it waits in the
+	// project's build queue, one line each; nil means none.
+	Queued func(message string)
+
+	turnEnv []string // set by Run: names the build's queue ticket to its command
 }
 
 // errBuildTimeout is the cause of a build's own deadline.
@@ -127,9 +135,10 @@ var errBuildTimeout = errors.New("the build ran out of time")
 // process group is terminated (SIGTERM, Grace, SIGKILL) and BUILD failed is
 // sent and awaited before Run returns.
 //
-// The steps, each its own function: refuse a nested build, claim the
-// server's one build slot, then run the claimed build (owner, log, hold,
-// command, finish, proof).
+// The steps, each its own function: refuse a nested build, claim a place
+// among the server's builds (Stop ends them all), wait for the build's turn
+// in the project's queue (docs/decisions.md#D18), then run the claimed
+// build (owner, log, hold, command, finish, proof).
 func (b *Builder) Run(ctx context.Context, req Request) *Result {
 	// changedClasses stays empty unless the build is ok: nothing was searched.
 	res := &Result{Build: req.Build.Name, Command: req.Build.Command, ChangedClasses: ChangedClasses{Classes: []ClassReceipt{}}}
@@ -139,18 +148,23 @@ func (b *Builder) Run(ctx context.Context, req Request) *Result {
 	}
 	sctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	other, stopped := b.claim(req, stop)
-	switch {
-	case stopped:
+	r, stopped := b.claim(stop)
+	if stopped {
 		res.refuse("refused: the server is stopping; nothing ran")
 		return res
-	case other != nil:
-		res.refuse(fmt.Sprintf("refused: the build %q (%s) has been running on this server for %s; one build runs at a time. Wait for its result, or cancel that call, then call again",
-			other.name, strings.Join(other.command, " "), time.Since(other.since).Round(time.Second)))
-		return res
 	}
-	defer b.release()
+	defer b.release(r)
+	turn, joined := b.admit(ctx, sctx, req)
+	switch {
+	case joined != nil:
+		return joined
+	case turn.err != nil:
+		return turn.result(res)
+	}
+	req.turnEnv = turn.Env()
+	defer func() { turn.Release(shareable(res)) }()
 	b.runClaimed(ctx, sctx, req, res)
+	turn.note(res)
 	return res
 }
 
@@ -223,7 +237,7 @@ func (b *Builder) guard(req Request, owner string, run *attempt) (*buildguard.Gu
 		Timeout:   b.cfg.AgentTimeout,
 		Grace:     b.cfg.Grace,
 		Dir:       req.Dir,
-		Env:       append(append([]string(nil), b.env()...), ActiveEnv+"=1"),
+		Env:       append(append(append([]string(nil), b.env()...), req.turnEnv...), ActiveEnv+"=1"),
 		Stderr:    io.Discard, // the owner is in the result
 		Logger:    b.log.Named("guard"),
 		Dial:      run.dial,
@@ -257,43 +271,47 @@ func (b *Builder) env() []string {
 	return os.Environ()
 }
 
-// claim makes req the running build, cancelled by cancel when the Builder
-// stops; it returns the build that runs instead, or stopped.
-func (b *Builder) claim(req Request, cancel context.CancelCauseFunc) (other *running, stopped bool) {
+// claim registers a build, cancelled by cancel when the Builder stops; it
+// reports stopped when the Builder no longer starts builds.
+func (b *Builder) claim(cancel context.CancelCauseFunc) (r *running, stopped bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.stopped {
 		return nil, true
 	}
-	if b.running != nil {
-		r := *b.running
-		return &r, false
+	if b.builds == nil {
+		b.builds = map[*running]struct{}{}
 	}
-	b.running = &running{name: req.Build.Name, command: req.Build.Command, dir: req.Dir, since: time.Now(),
-		cancel: cancel, done: make(chan struct{})}
-	return nil, false
+	r = &running{cancel: cancel, done: make(chan struct{})}
+	b.builds[r] = struct{}{}
+	return r, false
 }
 
-func (b *Builder) release() {
+func (b *Builder) release(r *running) {
 	b.mu.Lock()
-	close(b.running.done)
-	b.running = nil
+	delete(b.builds, r)
+	close(r.done)
 	b.mu.Unlock()
 }
 
-// Stop cancels the running build, as the cancellation of its call would (its
-// process group is stopped and BUILD failed confirmed), waits until it has
-// ended, and refuses every later build: for a server that is about to exit.
+// Stop cancels every build, waiting or running, as the cancellation of its
+// call would (a running build's process group is stopped and BUILD failed
+// confirmed; a waiting one leaves the queue), waits until they have ended,
+// and refuses every later build: for a server that is about to exit.
 func (b *Builder) Stop() {
 	b.mu.Lock()
 	b.stopped = true
-	r := b.running
-	b.mu.Unlock()
-	if r == nil {
-		return
+	var all []*running
+	for r := range b.builds {
+		all = append(all, r)
 	}
-	r.cancel(errStopping)
-	<-r.done
+	b.mu.Unlock()
+	for _, r := range all {
+		r.cancel(errStopping)
+	}
+	for _, r := range all {
+		<-r.done
+	}
 }
 
 // describe is the result's detail: what happened, what the agent was last

@@ -156,32 +156,6 @@ func TestRunTimeoutKillsAnIgnoringBuild(t *testing.T) {
 	}
 }
 
-func TestRunSecondCallIsRefusedNamingTheRunningBuild(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
-	pidFile := filepath.Join(t.TempDir(), "pids")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan *Result, 1)
-	first := f.request(t, "hang", pidFile)
-	first.Build.Name = "slow"
-	go func() { done <- f.builder.Run(ctx, first) }()
-	wait.PIDFile(t, 10*time.Second, pidFile)
-	marker := filepath.Join(t.TempDir(), "second")
-	res := f.builder.Run(context.Background(), f.request(t, "compile", marker, "X=1"))
-	if res.Outcome != OutcomeRefused || !res.IsError() || res.ExitCode != nil || res.Owner != nil {
-		t.Fatalf("second call: %+v", res)
-	}
-	if !strings.Contains(res.Detail, `"slow"`) {
-		t.Errorf("detail %q does not name the running build", res.Detail)
-	}
-	if _, err := os.Stat(marker); err == nil {
-		t.Error("the second build's command ran")
-	}
-	cancel()
-	<-done
-}
-
 func TestRunFloodKeepsTailBoundedAndLogComplete(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)

@@ -21,7 +21,8 @@ func safeBuildTool() *Tool {
 			"takes the agent's hold before the build starts, releases the new classes only when the build exits 0 with nothing left running, " +
 			"and then verifies every changed class against the running JVM: only changedClasses.allApplied true proves the new bytes are live. " +
 			"On any other outcome (failed, cancelled, timeout, refused) the JVM keeps serving its old classes: read detail and output.tail, fix the code, call again. " +
-			"One build at a time; send a progressToken for progress; cancellable through notifications/cancelled. Use reclazz_build only for a build you must run yourself.",
+			"Builds of a project run one at a time in arrival order, across every server and terminal: a call while another build runs waits its turn instead of failing (its progress says where it stands), and a call identical to one still waiting joins it and gets the same result. " +
+			"Send a progressToken for progress; cancellable through notifications/cancelled. Use reclazz_build only for a build you must run yourself.",
 		inputSchema: inputSchema("Time limit of the whole build in milliseconds, as an integer string, 1-60000. Default 600000 (10 minutes), or the build's timeoutSeconds from .buildguard.json.", object(
 			"build", object("type", "string", "maxLength", 64, "pattern", safeBuildNamePattern, "description", "Name of a build configured in .buildguard.json (or gradle/maven when detected). Default: its defaultBuild."),
 		)),
@@ -106,6 +107,7 @@ func runSafeBuild(ctx context.Context, c *toolCall) (Result, error) {
 		Confirm:  c.project,
 		Progress: progressFrom(ctx),
 		Advice:   c.deps.Advice,
+		Queued:   queuedFrom(ctx),
 	}
 	if _, given := c.str["timeoutMs"]; given {
 		req.Timeout = c.timeout
@@ -128,6 +130,25 @@ func WithProgress(ctx context.Context, report func(lines int, message string)) c
 	return context.WithValue(ctx, progressKey{}, report)
 }
 
+// queuedKey carries a call's queue reporter in its context.
+type queuedKey struct{}
+
+// WithQueueProgress returns a context whose tool call reports where it
+// stands while it waits in the project's build queue to report, one
+// message each (docs/safe-build.md#5). The MCP server sets it for a call
+// with a progressToken; the CLI for `build run`.
+func WithQueueProgress(ctx context.Context, report func(message string)) context.Context {
+	return context.WithValue(ctx, queuedKey{}, report)
+}
+
+// queuedFrom returns the reporter WithQueueProgress set, or nil.
+func queuedFrom(ctx context.Context) func(string) {
+	if f, ok := ctx.Value(queuedKey{}).(func(string)); ok && f != nil {
+		return f
+	}
+	return nil
+}
+
 // progressFrom returns the reporter WithProgress set, or nil.
 func progressFrom(ctx context.Context) safebuild.ProgressFunc {
 	if f, ok := ctx.Value(progressKey{}).(func(int, string)); ok && f != nil {
@@ -142,7 +163,7 @@ const safeBuildOutputSchema = `{
   "properties": {
     "build": {"type": "string"},
     "command": {"type": "array", "items": {"type": "string"}},
-    "outcome": {"type": "string", "enum": ["ok", "failed", "cancelled", "timeout", "refused"]},
+    "outcome": {"type": "string", "enum": ["ok", "failed", "cancelled", "timeout", "refused", "queued-timeout"]},
     "exitCode": {"type": ["integer", "null"]},
     "durationMs": {"type": "integer", "minimum": 0},
     "owner": {"type": ["string", "null"], "pattern": "^[A-Za-z0-9_-]{1,64}$"},
@@ -190,6 +211,7 @@ const safeBuildOutputSchema = `{
     {"if": {"properties": {"outcome": {"enum": ["ok", "failed"]}}}, "then": {"properties": {"exitCode": {"type": "integer"}, "owner": {"type": "string"}}}},
     {"if": {"properties": {"outcome": {"const": "ok"}}}, "then": {"properties": {"exitCode": {"const": 0}}}},
     {"if": {"properties": {"outcome": {"const": "refused"}}}, "then": {"properties": {"exitCode": {"const": null}, "changedClasses": {"properties": {"count": {"const": 0}}}}}},
+    {"if": {"properties": {"outcome": {"const": "queued-timeout"}}}, "then": {"properties": {"exitCode": {"const": null}, "owner": {"const": null}, "output": {"properties": {"logFile": {"const": null}}}, "changedClasses": {"properties": {"count": {"const": 0}}}}}},
     {"if": {"properties": {"changedClasses": {"properties": {"allApplied": {"const": true}}}}}, "then": {"properties": {"outcome": {"const": "ok"}}}}
   ]
 }`

@@ -1,0 +1,229 @@
+package safebuild
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
+)
+
+// queuedMessages collects a build's queue reports and signals each.
+type queuedMessages struct {
+	mu   sync.Mutex
+	msgs []string
+	in   chan string
+}
+
+func newQueued() *queuedMessages { return &queuedMessages{in: make(chan string, 64)} }
+
+func (q *queuedMessages) report(m string) {
+	q.mu.Lock()
+	q.msgs = append(q.msgs, m)
+	q.mu.Unlock()
+	select {
+	case q.in <- m:
+	default:
+	}
+}
+
+// await waits (10 s at most) for a report containing want.
+func (q *queuedMessages) await(t *testing.T, want string) string {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case m := <-q.in:
+			if strings.Contains(m, want) {
+				return m
+			}
+		case <-deadline:
+			t.Fatalf("no queue report containing %q within 10s", want)
+		}
+	}
+}
+
+// startHang starts a build named slow that runs until ctx ends and waits
+// until its command runs.
+func startHang(t *testing.T, f *fixture, ctx context.Context) <-chan *Result {
+	t.Helper()
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	first := f.request(t, "hang", pidFile)
+	first.Build.Name = "slow"
+	done := make(chan *Result, 1)
+	go func() { done <- f.builder.Run(ctx, first) }()
+	wait.PIDFile(t, 10*time.Second, pidFile)
+	return done
+}
+
+func countLogs(t *testing.T, dir string) int {
+	t.Helper()
+	entries, _ := os.ReadDir(LogDir(dir))
+	return len(entries)
+}
+
+// TestRunSecondCallWaitsItsTurn: a second build of the project is never
+// refused for the one running (docs/decisions.md#D18): it reports its place
+// and the running build, runs nothing meanwhile, and runs once the first
+// has ended.
+func TestRunSecondCallWaitsItsTurn(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := startHang(t, f, ctx)
+	marker := filepath.Join(t.TempDir(), "second")
+	req := f.request(t, "compile", marker, "X=1")
+	q := newQueued()
+	req.Queued = q.report
+	second := make(chan *Result, 1)
+	go func() { second <- f.builder.Run(context.Background(), req) }()
+	msg := q.await(t, "place 2")
+	if !strings.Contains(msg, `"slow"`) || !strings.Contains(msg, "running for") {
+		t.Errorf("queue report %q does not name the running build", msg)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the second build's command ran while the first ran")
+	}
+	cancel()
+	if r := <-first; r.Outcome != OutcomeCancelled {
+		t.Fatalf("first: %s: %s", r.Outcome, r.Detail)
+	}
+	res := <-second
+	if res.Outcome != OutcomeOK || !strings.Contains(res.Detail, "for its turn in the project's build queue behind 1 build") {
+		t.Fatalf("second: %s: %s", res.Outcome, res.Detail)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Error("the second build's command did not run")
+	}
+}
+
+// TestRunCancelWhileWaiting: a build cancelled in the queue ends at once,
+// nothing of it ran and no hold was asked for.
+func TestRunCancelWhileWaiting(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := startHang(t, f, ctx)
+	marker := filepath.Join(t.TempDir(), "second")
+	req := f.request(t, "compile", marker, "X=1")
+	q := newQueued()
+	req.Queued = q.report
+	wctx, wcancel := context.WithCancel(context.Background())
+	second := make(chan *Result, 1)
+	go func() { second <- f.builder.Run(wctx, req) }()
+	q.await(t, "place 2")
+	wcancel()
+	res := <-second
+	if res.Outcome != OutcomeCancelled || res.ExitCode != nil || res.Owner != nil || res.Output.LogFile != nil ||
+		!strings.Contains(res.Detail, "nothing ran and no hold was taken") {
+		t.Fatalf("cancelled while waiting: %+v", res)
+	}
+	if n := strings.Count(strings.Join(f.agent.Commands(), "\n"), "BUILD started"); n != 1 {
+		t.Errorf("the agent saw %d BUILD started, want only the first build's", n)
+	}
+	cancel()
+	<-first
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the cancelled build's command ran")
+	}
+}
+
+// TestRunQueuedTimeout: a build that waits longer than its queue timeout
+// ends with outcome queued-timeout.
+func TestRunQueuedTimeout(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := startHang(t, f, ctx)
+	req := f.request(t, "compile", t.TempDir(), "X=1")
+	req.Build.QueueTimeout = 200 * time.Millisecond
+	res := f.builder.Run(context.Background(), req)
+	if res.Outcome != OutcomeQueuedTimeout || !res.IsError() || res.ExitCode != nil || res.Owner != nil ||
+		!strings.Contains(res.Detail, "queueTimeoutSeconds") || !strings.Contains(res.Detail, `"slow"`) {
+		t.Fatalf("queue timeout: %+v", res)
+	}
+	cancel()
+	<-first
+}
+
+// TestRunCoalescesIdenticalWaitingBuilds: ten identical calls arriving while
+// another build runs are served by one build; all get the same result. The
+// build that was already running is not joined.
+func TestRunCoalescesIdenticalWaitingBuilds(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := startHang(t, f, ctx)
+	out := t.TempDir()
+	var results []chan *Result
+	for i := range 10 {
+		req := f.request(t, "compile", out, "X=1")
+		q := newQueued()
+		req.Queued = q.report
+		c := make(chan *Result, 1)
+		results = append(results, c)
+		go func() { c <- f.builder.Run(context.Background(), req) }()
+		if i == 0 {
+			q.await(t, "place 2")
+		} else {
+			q.await(t, "joined the identical build")
+		}
+	}
+	cancel()
+	<-first
+	var want []byte
+	for i, c := range results {
+		res := <-c
+		if res.Outcome != OutcomeOK {
+			t.Fatalf("caller %d: %s: %s", i, res.Outcome, res.Detail)
+		}
+		got, _ := res.JSON()
+		if want == nil {
+			want = got
+		} else if string(got) != string(want) {
+			t.Errorf("caller %d got a different result:\n%s\nwant\n%s", i, got, want)
+		}
+	}
+	if n := countLogs(t, f.dir); n != 2 {
+		t.Errorf("%d builds ran, want 2 (the running one and one for the ten callers)", n)
+	}
+}
+
+// TestStopEndsWaitingBuilds: stopping the Builder cancels the running build
+// and the waiting ones, and waits for all of them.
+func TestStopEndsWaitingBuilds(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	first := startHang(t, f, context.Background())
+	req := f.request(t, "compile", t.TempDir(), "X=1")
+	q := newQueued()
+	req.Queued = q.report
+	second := make(chan *Result, 1)
+	go func() { second <- f.builder.Run(context.Background(), req) }()
+	q.await(t, "place 2")
+	f.builder.Stop()
+	select {
+	case r := <-first:
+		if r.Outcome != OutcomeCancelled {
+			t.Errorf("running build: %s", r.Outcome)
+		}
+	default:
+		t.Fatal("Stop returned before the running build ended")
+	}
+	select {
+	case r := <-second:
+		if r.Outcome != OutcomeCancelled || !strings.Contains(r.Detail, "server is stopping") || r.Owner != nil {
+			t.Errorf("waiting build: %s: %s", r.Outcome, r.Detail)
+		}
+	default:
+		t.Fatal("Stop returned before the waiting build ended")
+	}
+}
