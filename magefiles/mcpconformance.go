@@ -43,7 +43,7 @@ var (
 	}
 )
 
-// MCPConformance runs the official MCP conformance suite (pinned in harness/conformance-mcp) against `buildguard mcp --http`.
+// MCPConformance runs the official MCP conformance suite (pinned in harness/conformance-mcp) against `buildguard mcp --http` and the fixture harness/mcpfixture.
 //
 // It installs the suite with `npm ci --ignore-scripts` when node_modules is
 // missing or older than the lockfile, uses the machine's node when it is 22
@@ -125,6 +125,10 @@ func MCPConformance(ctx context.Context) error {
 		return fmt.Errorf("conformance scenarios failed: %s", strings.Join(failed, ", "))
 	}
 	fmt.Printf("mcpConformance: %d scenarios passed, %d do not apply (docs/http.md#6)\n", len(mcpScenariosRun), len(mcpScenariosNotApplicable))
+	if err := mcpFixtureConformance(ctx, node); err != nil {
+		return err
+	}
+	fmt.Printf("mcpConformance: the fixture passed the 2026-07-28 and 2025-11-25 requirement sets, every tasks-* and SEP-2243 header scenario included (docs/http.md#6)\n")
 	return nil
 }
 
