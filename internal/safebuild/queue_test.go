@@ -210,20 +210,19 @@ func TestStopEndsWaitingBuilds(t *testing.T) {
 	go func() { second <- f.builder.Run(context.Background(), req) }()
 	q.await(t, "place 2")
 	f.builder.Stop()
-	select {
-	case r := <-first:
-		if r.Outcome != OutcomeCancelled {
-			t.Errorf("running build: %s", r.Outcome)
-		}
-	default:
-		t.Fatal("Stop returned before the running build ended")
+	// Stop returns once both have ended: the running build's BUILD failed
+	// was already acknowledged.
+	if !f.agent.Received("BUILD failed") {
+		t.Fatal("Stop returned before the running build's BUILD failed")
 	}
-	select {
-	case r := <-second:
-		if r.Outcome != OutcomeCancelled || !strings.Contains(r.Detail, "server is stopping") || r.Owner != nil {
-			t.Errorf("waiting build: %s: %s", r.Outcome, r.Detail)
+	for name, c := range map[string]<-chan *Result{"running": first, "waiting": second} {
+		select {
+		case r := <-c:
+			if r.Outcome != OutcomeCancelled || (name == "waiting" && (!strings.Contains(r.Detail, "server is stopping") || r.Owner != nil)) {
+				t.Errorf("%s build: %s: %s", name, r.Outcome, r.Detail)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the %s build's Run did not return after Stop", name)
 		}
-	default:
-		t.Fatal("Stop returned before the waiting build ended")
 	}
 }
