@@ -9,12 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/internal/proc"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/creack/pty"
@@ -179,13 +178,9 @@ func TestWrapSIGKILLUnderPTYEndsBuild(t *testing.T) {
 	r.cmd.Process.Kill()
 	<-r.exited
 	tty.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for !proc.Gone(pid) {
-		if time.Now().After(deadline) {
-			unix.Kill(pid, unix.SIGKILL)
-			t.Fatalf("the build (pid %d) outlived the SIGKILLed wrapper", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if left := wait.GoneWithin(10*time.Second, pid); len(left) > 0 {
+		unix.Kill(pid, unix.SIGKILL)
+		t.Fatalf("the build (pid %d) outlived the SIGKILLed wrapper", pid)
 	}
 	if cmds := strings.Join(agent.Commands(), "\n"); strings.Contains(cmds, "BUILD ok") || strings.Contains(cmds, "BUILD failed") {
 		t.Errorf("agent received %q, want BUILD started only", cmds)
@@ -222,22 +217,13 @@ func startOnTerminal(t *testing.T, bin string, ptmx, tty *os.File, env []string,
 // it; when it does not, it kills the wrapper and fails the test.
 func (r *terminalRun) waitPID(t *testing.T, path string) int {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if b, err := os.ReadFile(path); err == nil {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return pid
-		}
-		if time.Now().After(deadline) {
-			r.cmd.Process.Kill()
-			<-r.exited
-			t.Fatal("the build did not start")
-		}
-		time.Sleep(10 * time.Millisecond)
+	pids, err := wait.PIDFileWithin(path, 20*time.Second)
+	if err != nil || len(pids) != 1 {
+		r.cmd.Process.Kill()
+		<-r.exited
+		t.Fatalf("the build did not start: %v %v", pids, err)
 	}
+	return pids[0]
 }
 
 // closeTerminal, once the wrapper exited, returns the terminal settings and

@@ -17,6 +17,8 @@ import (
 	"github.com/creack/pty"
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
+
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 // ptyrunTimeout bounds one ptyrun: the whole dialogue and the exit.
@@ -100,15 +102,14 @@ func cmdPtyrun(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	from := 0
 	for _, s := range steps {
-		for {
-			if i := strings.Index(shown()[from:], s.when); i >= 0 {
+		if !wait.Until(time.Until(deadline), func() bool {
+			i := strings.Index(shown()[from:], s.when)
+			if i >= 0 {
 				from += i + len(s.when)
-				break
 			}
-			if time.Now().After(deadline) {
-				fail("ptyrun: the terminal did not show %q within %v", s.when, ptyrunTimeout)
-			}
-			time.Sleep(10 * time.Millisecond)
+			return i >= 0
+		}) {
+			fail("ptyrun: the terminal did not show %q within %v", s.when, ptyrunTimeout)
 		}
 		_, err := ptmx.Write([]byte(s.typ))
 		ts.Check(err)

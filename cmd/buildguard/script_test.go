@@ -6,18 +6,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
 	"regexp"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/buildguard/buildguard/internal/proc"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/harness/fakeagent"
@@ -96,14 +95,12 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		re = regexp.MustCompile("(?m)" + args[1])
 	}
 	path := ts.MkAbs(args[0])
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil && (re == nil || re.Match(b)) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !wait.Until(30*time.Second, func() bool {
+		b, err := os.ReadFile(path)
+		return err == nil && (re == nil || re.Match(b))
+	}) {
+		ts.Fatalf("%s did not appear (or match %v)", args[0], re)
 	}
-	ts.Fatalf("%s did not appear (or match %v)", args[0], re)
 }
 
 // hold PORTFILE none|named|legacy: waits (up to 10 s) until the agent reports
@@ -136,22 +133,11 @@ func cmdHold(ts *testscript.TestScript, neg bool, args []string) {
 // show itself before the file is there. Pid files are written whole (renamed
 // into place).
 func readPid(ts *testscript.TestScript, file string) int {
-	path := ts.MkAbs(file)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		b, err := os.ReadFile(path)
-		if err == nil {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				ts.Fatalf("%s: %v", file, err)
-			}
-			return pid
-		}
-		if !errors.Is(err, fs.ErrNotExist) || time.Now().After(deadline) {
-			ts.Fatalf("%s: %v", file, err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	pids, err := wait.PIDFileWithin(ts.MkAbs(file), 30*time.Second)
+	if err != nil || len(pids) != 1 {
+		ts.Fatalf("%s: %v %v", file, pids, err)
 	}
+	return pids[0]
 }
 
 // signal INT|TERM|HUP|QUIT|KILL PIDFILE: sends the signal to the process in PIDFILE.
@@ -174,12 +160,8 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	for _, f := range args {
 		pid := readPid(ts, f)
-		deadline := time.Now().Add(10 * time.Second)
-		for !proc.Gone(pid) {
-			if time.Now().After(deadline) {
-				ts.Fatalf("process %d (%s) still runs", pid, f)
-			}
-			time.Sleep(10 * time.Millisecond)
+		if left := wait.GoneWithin(10*time.Second, pid); len(left) > 0 {
+			ts.Fatalf("process %d (%s) still runs", pid, f)
 		}
 	}
 }

@@ -7,10 +7,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 // fakeJava writes a script that stands in for java: it prints what the
@@ -61,25 +62,14 @@ func TestLiveAppReadinessAndStopKillsTheGroup(t *testing.T) {
 	if ok, err := app.hasLinePrefix("VALUES=1:"); err != nil || !ok {
 		t.Errorf("hasLinePrefix(VALUES=1:) = %v, %v; want true", ok, err)
 	}
-	if err := waitForFile(filepath.Join(p.root, "child.pid"), 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(filepath.Join(p.root, "child.pid"))
-	child, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	child := wait.PIDFile(t, 10*time.Second, filepath.Join(p.root, "child.pid"))[0]
 	if err := app.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	if app.Running() {
 		t.Error("Running after Stop")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(child) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if alive(child) {
+	if left := wait.GoneWithin(5*time.Second, child); len(left) > 0 {
 		t.Errorf("the app's child %d outlived Stop", child)
 	}
 	if err := app.Stop(); err != nil {

@@ -5,24 +5,15 @@ package acceptance
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// alive reports whether pid still exists (and is not a zombie we could
-// signal: kill 0 succeeds on zombies, so read /proc where it exists).
-func alive(pid int) bool {
-	if b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat")); err == nil {
-		fields := strings.Fields(string(b))
-		return len(fields) > 2 && fields[2] != "Z"
-	}
-	return syscall.Kill(pid, 0) == nil
-}
+	"github.com/buildguard/buildguard/internal/proc"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
+)
 
 func TestRunCancelKillsTheWholeGroup(t *testing.T) {
 	t.Parallel()
@@ -37,16 +28,13 @@ func TestRunCancelKillsTheWholeGroup(t *testing.T) {
 		_, err := run(ctx, step{argv: []string{"sh", "-c", script, "sh", pidFile}, dir: dir, log: filepath.Join(dir, "step.log")})
 		done <- err
 	}()
-	if err := waitForFile(pidFile, 10*time.Second); err != nil {
+	pids, err := wait.PIDFileWithin(pidFile, 10*time.Second)
+	if err != nil || len(pids) != 1 {
 		cancel()
-		t.Fatal(err)
+		t.Fatalf("pid file: %v %v", pids, err)
 	}
-	b, _ := os.ReadFile(pidFile)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatalf("pid file %q: %v", b, err)
-	}
-	if !alive(pid) {
+	pid := pids[0]
+	if proc.Gone(pid) {
 		t.Fatalf("grandchild %d is not running before the cancel", pid)
 	}
 	cancel()
@@ -58,11 +46,7 @@ func TestRunCancelKillsTheWholeGroup(t *testing.T) {
 	case <-time.After(cancelGrace + 10*time.Second):
 		t.Fatal("run did not return after the cancel")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if alive(pid) {
+	if left := wait.GoneWithin(5*time.Second, pid); len(left) > 0 {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Fatalf("grandchild %d outlived the cancelled step", pid)
 	}
@@ -88,15 +72,4 @@ func TestRunLogsCombinedOutputAndExitCode(t *testing.T) {
 	if _, err := run(context.Background(), step{argv: []string{filepath.Join(dir, "no such tool")}, dir: dir, log: log}); err == nil {
 		t.Error("a missing executable ran without error")
 	}
-}
-
-func waitForFile(path string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(path); err == nil {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return errors.New("timed out waiting for " + path)
 }
