@@ -19,5 +19,6 @@ func TestBuildRunScripts(t *testing.T) {
 		"signal":   cmdSignal,
 		"gone":     cmdGone,
 		"hold":     cmdHold,
+		"code":     cmdCode,
 	}))
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -29,6 +31,13 @@ const (
 	MaxTimeoutSeconds = 86400
 	// DefaultBuildTimeout limits a build that names no timeoutSeconds.
 	DefaultBuildTimeout = 10 * time.Minute
+	// DefaultMaxLogMiB caps a build's log on disk when the configuration
+	// names no maxLogMiB (docs/safe-build.md#9).
+	DefaultMaxLogMiB = 64
+	// MaxLogMiB is the largest maxLogMiB.
+	MaxLogMiB = 65536
+	// maxLogKey is the configuration's key for the log cap.
+	maxLogKey = "maxLogMiB"
 	// maxArgs and maxArgChars bound a command line.
 	maxArgs     = 256
 	maxArgChars = 4096
@@ -75,6 +84,9 @@ type Build struct {
 	// build queue (queueTimeoutSeconds); 0 means the build's own timeout
 	// (docs/decisions.md#D18).
 	QueueTimeout time.Duration
+	// MaxLogBytes caps the build's log on disk (maxLogMiB of the
+	// configuration; 0 means DefaultMaxLogMiB).
+	MaxLogBytes int64
 }
 
 // Project is the set of builds of one project directory.
@@ -174,21 +186,11 @@ func readConfig(path string) ([]byte, error) {
 	return data, nil
 }
 
-// configJSON is the shape of .buildguard.json (docs/buildguard.schema.json).
-type configJSON struct {
-	Schema       *string                    `json:"$schema"`
-	Builds       map[string]json.RawMessage `json:"builds"`
-	DefaultBuild *string                    `json:"defaultBuild"`
-}
-
-type buildJSON struct {
-	Command        []json.RawMessage `json:"command"`
-	TimeoutSeconds *json.Number      `json:"timeoutSeconds"`
-	QueueTimeout   *json.Number      `json:"queueTimeoutSeconds"`
-}
-
-// parseConfig checks the configuration against the rules of the schema and
-// returns its builds.
+// parseConfig checks the configuration against the rules of the schema
+// (docs/buildguard.schema.json) and returns its builds. Keys are exact
+// (case-sensitive), unknown ones are refused, and every value must have
+// the schema's type: encoding/json's case-insensitive keys and lenient
+// types are never relied on.
 func parseConfig(data []byte) (*Project, error) {
 	if !utf8.Valid(data) {
 		return nil, errors.New("not UTF-8 text")
@@ -196,18 +198,36 @@ func parseConfig(data []byte) (*Project, error) {
 	if err := checkKeys(data); err != nil {
 		return nil, err
 	}
-	var c configJSON
-	if err := strictDecode(data, &c); err != nil {
+	top, err := object(data, "the configuration", "builds", "defaultBuild", maxLogKey, "$schema")
+	if err != nil {
 		return nil, err
 	}
-	if c.Builds == nil {
+	if raw, ok := top["$schema"]; ok {
+		if _, err := stringValue(raw, `"$schema"`); err != nil {
+			return nil, err
+		}
+	}
+	raw, ok := top["builds"]
+	if !ok {
 		return nil, errors.New(`"builds" is required: {"builds": {"NAME": {"command": ["argv0", "arg"]}}}`)
 	}
-	if len(c.Builds) == 0 {
+	builds, err := object(raw, `"builds"`)
+	if err != nil {
+		return nil, err
+	}
+	if len(builds) == 0 {
 		return nil, errors.New(`"builds" must name at least one build`)
 	}
+	maxLog := int64(DefaultMaxLogMiB) << 20
+	if raw, ok := top[maxLogKey]; ok {
+		n, err := integerValue(raw, `"`+maxLogKey+`"`, 1, MaxLogMiB)
+		if err != nil {
+			return nil, err
+		}
+		maxLog = n << 20
+	}
 	p := &Project{Configured: true, Builds: map[string]Build{}}
-	for name, raw := range c.Builds {
+	for name, raw := range builds {
 		if !buildName.MatchString(name) {
 			return nil, fmt.Errorf("build name %q must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", name)
 		}
@@ -215,15 +235,19 @@ func parseConfig(data []byte) (*Project, error) {
 		if err != nil {
 			return nil, err
 		}
+		b.MaxLogBytes = maxLog
 		p.Builds[name] = b
 	}
-	switch {
-	case c.DefaultBuild != nil:
-		if _, ok := p.Builds[*c.DefaultBuild]; !ok {
-			return nil, fmt.Errorf("defaultBuild %q names no build in \"builds\" (%s)", *c.DefaultBuild, strings.Join(p.Names(), ", "))
+	if raw, ok := top["defaultBuild"]; ok {
+		def, err := stringValue(raw, `"defaultBuild"`)
+		if err != nil {
+			return nil, err
 		}
-		p.Default = *c.DefaultBuild
-	case len(p.Builds) == 1:
+		if _, ok := p.Builds[def]; !ok {
+			return nil, fmt.Errorf("defaultBuild %q names no build in \"builds\" (%s)", def, strings.Join(p.Names(), ", "))
+		}
+		p.Default = def
+	} else if len(p.Builds) == 1 {
 		p.Default = p.Names()[0]
 	}
 	return p, nil
@@ -231,21 +255,27 @@ func parseConfig(data []byte) (*Project, error) {
 
 func parseBuild(name string, raw json.RawMessage) (Build, error) {
 	where := fmt.Sprintf("builds.%s", name)
-	if len(bytes.TrimSpace(raw)) == 0 || bytes.TrimSpace(raw)[0] != '{' {
-		return Build{}, fmt.Errorf(`%s must be an object: {"command": ["argv0", "arg"], "timeoutSeconds": N}`, where)
+	fields, err := object(raw, where, "command", "timeoutSeconds", "queueTimeoutSeconds")
+	if err != nil {
+		return Build{}, err
 	}
-	var bj buildJSON
-	if err := strictDecode(raw, &bj); err != nil {
-		return Build{}, fmt.Errorf("%s: %w", where, err)
+	var command []json.RawMessage
+	if raw, ok := fields["command"]; ok {
+		if kind(raw) != "an array" {
+			return Build{}, fmt.Errorf("%s.command must be an array of 1-%d strings, the program first, not %s", where, maxArgs, kind(raw))
+		}
+		if err := json.Unmarshal(raw, &command); err != nil {
+			return Build{}, fmt.Errorf("%s.command: %w", where, describeJSONError(err))
+		}
 	}
-	if len(bj.Command) == 0 || len(bj.Command) > maxArgs {
+	if len(command) == 0 || len(command) > maxArgs {
 		return Build{}, fmt.Errorf("%s.command must be an array of 1-%d strings, the program first", where, maxArgs)
 	}
-	b := Build{Name: name, Timeout: DefaultBuildTimeout}
-	for i, a := range bj.Command {
-		var s string
-		if len(a) == 0 || a[0] != '"' || json.Unmarshal(a, &s) != nil {
-			return Build{}, fmt.Errorf("%s.command[%d] must be a string", where, i)
+	b := Build{Name: name, Timeout: DefaultBuildTimeout, MaxLogBytes: int64(DefaultMaxLogMiB) << 20}
+	for i, a := range command {
+		s, err := stringValue(a, fmt.Sprintf("%s.command[%d]", where, i))
+		if err != nil {
+			return Build{}, err
 		}
 		if len(s) > maxArgChars || strings.ContainsRune(s, 0) {
 			return Build{}, fmt.Errorf("%s.command[%d] must be at most %d bytes without NUL", where, i, maxArgChars)
@@ -255,31 +285,100 @@ func parseBuild(name string, raw json.RawMessage) (Build, error) {
 		}
 		b.Command = append(b.Command, s)
 	}
-	if bj.TimeoutSeconds != nil {
-		n, err := bj.TimeoutSeconds.Int64()
-		if err != nil || n < 1 || n > MaxTimeoutSeconds {
-			return Build{}, fmt.Errorf("%s.timeoutSeconds must be an integer from 1 to %d", where, MaxTimeoutSeconds)
+	if raw, ok := fields["timeoutSeconds"]; ok {
+		n, err := integerValue(raw, where+".timeoutSeconds", 1, MaxTimeoutSeconds)
+		if err != nil {
+			return Build{}, err
 		}
 		b.Timeout = time.Duration(n) * time.Second
 	}
-	if bj.QueueTimeout != nil {
-		n, err := bj.QueueTimeout.Int64()
-		if err != nil || n < 1 || n > MaxTimeoutSeconds {
-			return Build{}, fmt.Errorf("%s.queueTimeoutSeconds must be an integer from 1 to %d", where, MaxTimeoutSeconds)
+	if raw, ok := fields["queueTimeoutSeconds"]; ok {
+		n, err := integerValue(raw, where+".queueTimeoutSeconds", 1, MaxTimeoutSeconds)
+		if err != nil {
+			return Build{}, err
 		}
 		b.QueueTimeout = time.Duration(n) * time.Second
 	}
 	return b, nil
 }
 
-// strictDecode decodes one JSON value into v, refusing unknown fields,
-// trailing data and nulls where a value is required.
-func strictDecode(data []byte, v any) error {
-	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
-		return errors.New("must be an object, not null")
+// object decodes a JSON object into its members by exact key, refusing any
+// key not in allowed (none given: any key).
+func object(data []byte, what string, allowed ...string) (map[string]json.RawMessage, error) {
+	if k := kind(data); k != "an object" {
+		return nil, fmt.Errorf("%s must be an object, not %s", what, k)
 	}
+	var m map[string]json.RawMessage
+	if err := strictDecode(data, &m); err != nil {
+		return nil, err
+	}
+	if len(allowed) > 0 {
+		for _, k := range sortedKeys(m) {
+			if !slices.Contains(allowed, k) {
+				return nil, fmt.Errorf("unknown key %q in %s: the keys are %s (exactly so: keys are case-sensitive)", k, what, strings.Join(allowed, ", "))
+			}
+		}
+	}
+	return m, nil
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// stringValue is a JSON string, or an error naming where and the kind found.
+func stringValue(raw json.RawMessage, where string) (string, error) {
+	var s string
+	if kind(raw) != "a string" || json.Unmarshal(raw, &s) != nil {
+		return "", fmt.Errorf("%s must be a string, not %s", where, kind(raw))
+	}
+	return s, nil
+}
+
+// integerValue is a JSON integer from lo to hi (an integral number such as
+// 30 or 30.0, as JSON Schema's "integer"), or an error naming where, the
+// range and the kind found.
+func integerValue(raw json.RawMessage, where string, lo, hi int64) (int64, error) {
+	want := fmt.Sprintf("%s must be an integer from %d to %d", where, lo, hi)
+	if k := kind(raw); k != "a number" {
+		return 0, fmt.Errorf("%s, not %s", want, k)
+	}
+	f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
+	if err != nil || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
+		return 0, fmt.Errorf("%s, not %s", want, bytes.TrimSpace(raw))
+	}
+	return int64(f), nil
+}
+
+// kind names the JSON type of a value as a message says it.
+func kind(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// strictDecode decodes one JSON value into v, refusing trailing data.
+func strictDecode(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		return describeJSONError(err)
@@ -293,33 +392,13 @@ func strictDecode(data []byte, v any) error {
 // describeJSONError words a decoding error for the person editing the file.
 func describeJSONError(err error) error {
 	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
 		return fmt.Errorf("not valid JSON at byte %d: %w", se.Offset, err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("not valid JSON: it ends before the value is complete")
-	case errors.As(err, &te):
-		if te.Field != "" {
-			return fmt.Errorf("%q must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
-		}
-		return fmt.Errorf("must be an object, not %s", te.Value)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return fmt.Errorf("unknown key %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}
 	return err
-}
-
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "map", "struct":
-		return "an object"
-	case "slice":
-		return "an array"
-	case "ptr", "string":
-		return "a string"
-	}
-	return "a " + goKind
 }
 
 // checkKeys refuses duplicate keys at any depth (encoding/json would keep

@@ -70,6 +70,27 @@ func TestConfigAgreesWithSchema(t *testing.T) {
 		{"bad name", `{"builds":{"a b":{"command":["x"]}}}`, false, "build name", false},
 		{"unknown default", `{"builds":{"a":{"command":["x"]}},"defaultBuild":"b"}`, false, `defaultBuild "b" names no build`, true},
 		{"build not an object", `{"builds":{"a":["x"]}}`, false, "must be an object", false},
+		// Keys are exact and types are the schema's (docs/safe-build.md#2).
+		{"capitalised build key", `{"builds":{"a":{"Command":["x"]}}}`, false, `unknown key "Command" in builds.a`, false},
+		{"both cases of a key", `{"builds":{"a":{"command":["x"],"Command":["rm","-rf","/"]}}}`, false, `unknown key "Command"`, false},
+		{"capitalised top key", `{"BUILDS":{"a":{"command":["x"]}}}`, false, `unknown key "BUILDS"`, false},
+		{"both cases of builds", `{"builds":{"a":{"command":["x"]}},"Builds":{"b":{"command":["y"]}}}`, false, `unknown key "Builds"`, false},
+		{"timeout a string", `{"builds":{"a":{"command":["x"],"timeoutSeconds":"5"}}}`, false, "builds.a.timeoutSeconds must be an integer from 1 to 86400, not a string", false},
+		{"timeout null", `{"builds":{"a":{"command":["x"],"timeoutSeconds":null}}}`, false, "builds.a.timeoutSeconds must be an integer from 1 to 86400, not null", false},
+		{"timeout true", `{"builds":{"a":{"command":["x"],"timeoutSeconds":true}}}`, false, "builds.a.timeoutSeconds must be an integer from 1 to 86400, not a boolean", false},
+		{"integral timeout", `{"builds":{"a":{"command":["x"],"timeoutSeconds":30.0}}}`, true, "", false},
+		{"command null", `{"builds":{"a":{"command":null}}}`, false, "builds.a.command must be an array of 1-256 strings, the program first, not null", false},
+		{"argument true", `{"builds":{"a":{"command":[true]}}}`, false, "builds.a.command[0] must be a string, not a boolean", false},
+		{"argument null", `{"builds":{"a":{"command":["x",null]}}}`, false, "builds.a.command[1] must be a string, not null", false},
+		{"builds null", `{"builds":null}`, false, `"builds" must be an object, not null`, false},
+		{"build null", `{"builds":{"a":null}}`, false, "builds.a must be an object, not null", false},
+		{"default null", `{"builds":{"a":{"command":["x"]}},"defaultBuild":null}`, false, `"defaultBuild" must be a string, not null`, false},
+		{"default a number", `{"builds":{"a":{"command":["x"]}},"defaultBuild":1}`, false, `"defaultBuild" must be a string, not a number`, false},
+		{"schema null", `{"$schema":null,"builds":{"a":{"command":["x"]}}}`, false, `"$schema" must be a string, not null`, false},
+		{"log cap", `{"builds":{"a":{"command":["x"]}},"maxLogMiB":8}`, true, "", false},
+		{"log cap zero", `{"builds":{"a":{"command":["x"]}},"maxLogMiB":0}`, false, `"maxLogMiB" must be an integer from 1 to 65536, not 0`, false},
+		{"log cap a string", `{"builds":{"a":{"command":["x"]}},"maxLogMiB":"8"}`, false, `"maxLogMiB" must be an integer from 1 to 65536, not a string`, false},
+		{"log cap in a build", `{"builds":{"a":{"command":["x"],"maxLogMiB":8}}}`, false, `unknown key "maxLogMiB" in builds.a`, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -126,7 +147,7 @@ func TestLoadProject(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(Build{Name: "fast", Command: []string{"make", "classes"}, Timeout: 90 * time.Second}, b); diff != "" {
+		if diff := cmp.Diff(Build{Name: "fast", Command: []string{"make", "classes"}, Timeout: 90 * time.Second, MaxLogBytes: DefaultMaxLogMiB << 20}, b); diff != "" {
 			t.Error(diff)
 		}
 		if b, _ := p.Select("full"); b.Timeout != DefaultBuildTimeout {

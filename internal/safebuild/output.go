@@ -3,6 +3,7 @@ package safebuild
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -27,6 +28,9 @@ type capture struct {
 	mu      sync.Mutex
 	log     *bufio.Writer // nil: no log
 	logErr  error
+	logMax  int64  // the most bytes of output the log keeps
+	logged  int64  // bytes of output written to the log
+	cut     bool   // output was dropped at logMax
 	ring    []byte // the last len(ring) bytes written, oldest first once full
 	start   int    // where the next byte goes: the oldest once full
 	full    bool
@@ -42,8 +46,14 @@ type capture struct {
 // MessageChars characters of up to 4 bytes each, and a carriage return.
 const lineKeep = MessageChars*utf8.UTFMax + 1
 
-func newCapture(log io.Writer, onLine func()) *capture {
-	c := &capture{ring: make([]byte, TailBytes), onLine: onLine}
+// newCapture writes every byte to log up to logMax bytes (0 means
+// DefaultMaxLogMiB); past that the log is cut, and the output is still
+// counted and kept for the tail.
+func newCapture(log io.Writer, logMax int64, onLine func()) *capture {
+	if logMax <= 0 {
+		logMax = DefaultMaxLogMiB << 20
+	}
+	c := &capture{ring: make([]byte, TailBytes), logMax: logMax, onLine: onLine}
 	if log != nil {
 		c.log = bufio.NewWriterSize(log, 64<<10)
 	}
@@ -54,8 +64,14 @@ func newCapture(log io.Writer, onLine func()) *capture {
 // reported by flush, so the build is never blocked or ended by its log.
 func (c *capture) Write(p []byte) (int, error) {
 	c.mu.Lock()
-	if c.log != nil && c.logErr == nil {
-		if _, err := c.log.Write(p); err != nil {
+	if c.log != nil && c.logErr == nil && !c.cut {
+		keep := p
+		if room := c.logMax - c.logged; int64(len(keep)) > room {
+			keep, c.cut = keep[:room], true
+		}
+		n, err := c.log.Write(keep)
+		c.logged += int64(n)
+		if err != nil {
 			c.logErr = err
 		}
 	}
@@ -118,14 +134,39 @@ func (c *capture) progress() (int, string) {
 	return c.lines, c.latest
 }
 
-// flush writes out the buffered log and returns its first error.
+// flush writes out the buffered log, ending a cut log with a line that
+// says so, and returns its first error.
 func (c *capture) flush() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.log != nil && c.logErr == nil && c.cut {
+		_, c.logErr = fmt.Fprintf(c.log, "\n[buildguard: the log was cut at %s; the build printed %d bytes in all, see output.tail for its end]\n", mib(c.logMax), c.total)
+	}
 	if c.log != nil && c.logErr == nil {
 		c.logErr = c.log.Flush()
 	}
 	return c.logErr
+}
+
+// logNote says what the log on disk lacks, for the result's detail: ""
+// when it holds every byte the build printed.
+func (c *capture) logNote() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.logErr != nil:
+		return fmt.Sprintf("; the log is incomplete: writing it failed after %d of the %d bytes the build printed (%v); output.tail has the end of the output", c.logged, c.total, c.logErr)
+	case c.cut:
+		return fmt.Sprintf("; the log was cut at %s (maxLogMiB in %s): it holds the first %d of the %d bytes the build printed; output.tail has the end of the output", mib(c.logMax), ConfigFile, c.logged, c.total)
+	}
+	return ""
+}
+
+func mib(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // summary is the output part of a result, without the log file.

@@ -2,11 +2,13 @@ package safebuild
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -34,7 +36,7 @@ func TestCaptureTail(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var log bytes.Buffer
-			cp := newCapture(&log, nil)
+			cp := newCapture(&log, 0, nil)
 			for _, w := range c.writes {
 				cp.Write([]byte(w))
 			}
@@ -57,7 +59,7 @@ func TestCaptureTail(t *testing.T) {
 func TestCaptureRingWraps(t *testing.T) {
 	t.Parallel()
 	var all bytes.Buffer
-	cp := newCapture(nil, nil)
+	cp := newCapture(nil, 0, nil)
 	for i := 0; all.Len() < 5*TailBytes; i++ {
 		chunk := []byte(fmt.Sprintf("%05d %s\n", i, strings.Repeat("z", i%300)))
 		all.Write(chunk)
@@ -96,7 +98,7 @@ func TestLimiter(t *testing.T) {
 		var mu sync.Mutex
 		var got []report
 		start := time.Now()
-		cp := newCapture(nil, nil)
+		cp := newCapture(nil, 0, nil)
 		l := newLimiter(func(lines int, msg string) {
 			mu.Lock()
 			got = append(got, report{time.Since(start), lines, msg})
@@ -177,4 +179,63 @@ func TestLogRotationKeepsTheNewest(t *testing.T) {
 	}
 	a.Close()
 	b.Close()
+}
+
+// The log on disk stops at its cap, ends with a line saying it was cut, and
+// the output goes on being counted and kept for the tail
+// (docs/safe-build.md#9).
+func TestCaptureCutsTheLogAtItsCap(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	cp := newCapture(&log, 1000, nil)
+	for i := range 300 {
+		fmt.Fprintf(cp, "line %03d\n", i) // 9 bytes each, 2700 in all
+	}
+	if err := cp.flush(); err != nil {
+		t.Fatal(err)
+	}
+	body, note, ok := strings.Cut(log.String(), "\n[buildguard: the log was cut at 1000 bytes; the build printed 2700 bytes in all")
+	if !ok || len(body) != 1000 || !strings.HasSuffix(note, "]\n") {
+		t.Fatalf("log of %d bytes: %q", log.Len(), log.String()[max(0, log.Len()-200):])
+	}
+	tail, lines, _ := cp.summary()
+	if lines != 300 || !strings.HasSuffix(tail, "line 299\n") {
+		t.Errorf("lines %d, tail ends %q", lines, tail[max(0, len(tail)-20):])
+	}
+	if n := cp.logNote(); !strings.Contains(n, "the log was cut at 1000 bytes") || !strings.Contains(n, "first 1000 of the 2700 bytes") {
+		t.Errorf("note %q", n)
+	}
+}
+
+// fullDisk accepts limit bytes, then fails as a full disk does.
+type fullDisk struct{ limit int }
+
+func (d *fullDisk) Write(p []byte) (int, error) {
+	if len(p) > d.limit {
+		n := d.limit
+		d.limit = 0
+		return n, syscall.ENOSPC
+	}
+	d.limit -= len(p)
+	return len(p), nil
+}
+
+// A log that cannot be written (a full disk) is reported incomplete, never
+// as complete, and the build's output is still counted.
+func TestCaptureSaysTheLogIsIncompleteOnAWriteError(t *testing.T) {
+	t.Parallel()
+	cp := newCapture(&fullDisk{limit: 100 << 10}, 0, nil)
+	chunk := bytes.Repeat([]byte("0123456789abcde\n"), 4096) // 64 KiB
+	for range 4 {
+		cp.Write(chunk)
+	}
+	if err := cp.flush(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("flush: %v, want the disk's error", err)
+	}
+	if n := cp.logNote(); !strings.Contains(n, "the log is incomplete") || !strings.Contains(n, "no space left") {
+		t.Errorf("note %q", n)
+	}
+	if _, lines, _ := cp.summary(); lines != 4*4096 {
+		t.Errorf("lines %d", lines)
+	}
 }

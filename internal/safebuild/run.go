@@ -211,6 +211,9 @@ func (b *Builder) runClaimed(ctx, sctx context.Context, req Request, res *Result
 		res.ExitCode = &code // 127, as a shell reports it
 	}
 	res.Detail = describe(res, err, timeout, stopping, run.agent.last(), req.Advice)
+	if run.capture != nil {
+		res.Detail += run.capture.logNote()
+	}
 	if res.Outcome == OutcomeOK {
 		b.prove(ctx, run, res)
 	}
@@ -440,7 +443,7 @@ func (a *attempt) newRunner(c buildguard.Command) buildguard.Runner {
 	a.devnull = null
 	f := a.logFile
 	var onLine func()
-	a.capture = newCapture(f, func() {
+	a.capture = newCapture(f, a.req.Build.MaxLogBytes, func() {
 		if onLine != nil {
 			onLine()
 		}

@@ -388,3 +388,30 @@ func TestRunRefusalIsWordedByTheFront(t *testing.T) {
 		t.Errorf("outcome %s, detail %q; want the owner advice and no flag", res.Outcome, res.Detail)
 	}
 }
+
+// TestRunLogCapCutsTheLogAndSaysSo: a build that prints more than its
+// maxLogMiB leaves a log of that size on disk; its lines are all counted,
+// the tail is the real end, and the result says the log was cut.
+func TestRunLogCapCutsTheLogAndSaysSo(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	req := f.request(t, "flood", "3145728")
+	req.Build.MaxLogBytes = 1 << 20
+	res := f.builder.Run(context.Background(), req)
+	if res.Outcome != OutcomeOK {
+		t.Fatalf("outcome %s: %s", res.Outcome, res.Detail)
+	}
+	fi, err := os.Stat(*res.Output.LogFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() < 1<<20 || fi.Size() > 1<<20+512 {
+		t.Errorf("log of %d bytes, want 1 MiB and the note", fi.Size())
+	}
+	if res.Output.Lines != (3145728+99)/100 {
+		t.Errorf("lines %d, want every line counted", res.Output.Lines)
+	}
+	if !strings.Contains(res.Detail, "the log was cut at 1 MiB") || !strings.Contains(res.Detail, "of the 3145800 bytes the build printed") {
+		t.Errorf("detail %q does not say the log was cut", res.Detail)
+	}
+}
