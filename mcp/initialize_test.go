@@ -21,7 +21,7 @@ func TestInitializeResultShape(t *testing.T) {
 	}
 	want := map[string]string{
 		"protocolVersion": `"2025-06-18"`,
-		"capabilities":    `{"tools":{}}`,
+		"capabilities":    `{"resources":{},"tools":{}}`,
 		"serverInfo":      `{"name":"buildguard","version":"dev"}`,
 	}
 	for k, v := range want {

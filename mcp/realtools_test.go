@@ -134,13 +134,13 @@ func TestRealInvalidBatchIsAnsweredInOrder(t *testing.T) {
 	var want strings.Builder
 	for i, args := range bad {
 		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":%s}}`+"\n", 2*i, args)
-		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"resources/list"}`+"\n", 2*i+1)
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"completion/complete"}`+"\n", 2*i+1)
 		msg := "items must contain 1–32 unique className/lower-case sha256 pairs, with no extra fields"
 		if strings.Contains(args, "timeoutMs") {
 			msg = "timeoutMs must be an integer string between 1 and 60000"
 		}
 		fmt.Fprintf(&want, `{"jsonrpc":"2.0","id":%d,"error":{"code":-32602,"message":%q}}`+"\n", 2*i, msg)
-		fmt.Fprintf(&want, `{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"Method not found: resources/list"}}`+"\n", 2*i+1)
+		fmt.Fprintf(&want, `{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"Method not found: completion/complete"}}`+"\n", 2*i+1)
 	}
 	var out strings.Builder
 	srv := NewServer(Config{Caller: tools.NewService(tools.Deps{Base: t.TempDir()})})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/buildguard/buildguard/internal/safebuild"
 	"github.com/buildguard/buildguard/mcp/httpfront"
 	"github.com/buildguard/buildguard/mcp/protocol"
 	"github.com/buildguard/buildguard/mcp/stdio"
@@ -99,13 +101,35 @@ func NewServer(cfg Config) *Server {
 	for _, t := range tools.Definitions() {
 		s.sdk.AddTool(t, s.handleTool)
 	}
+	// The logs failed safe builds link to (docs/safe-build.md#12); the
+	// handler reads build logs only.
+	s.sdk.AddResourceTemplate(&sdkmcp.ResourceTemplate{
+		URITemplate: "file:///{+path}", Name: "build-log", MIMEType: "text/plain",
+		Description: "The complete output of a safe build: a file under a project's .buildguard/logs/, as a failed reclazz_safe_build result links it.",
+	}, readBuildLog)
 	// Outermost first: recover wraps everything, including the SDK's own handlers.
 	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.httpCalls.Middleware, s.initialize, s.renderToolList, s.renderToolCall)
 	return s
 }
 
 func capabilities() *sdkmcp.ServerCapabilities {
-	return &sdkmcp.ServerCapabilities{Tools: &sdkmcp.ToolCapabilities{}}
+	return &sdkmcp.ServerCapabilities{Tools: &sdkmcp.ToolCapabilities{}, Resources: &sdkmcp.ResourceCapabilities{}}
+}
+
+// readBuildLog serves resources/read of a build log's file URI; anything
+// else is "Resource not found", as an unknown resource is.
+func readBuildLog(_ context.Context, req *sdkmcp.ReadResourceRequest) (*sdkmcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	data, err := tools.ReadLogURI(uri)
+	if err != nil {
+		if errors.Is(err, safebuild.ErrLogTooLarge) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		return nil, sdkmcp.ResourceNotFoundError(uri)
+	}
+	return &sdkmcp.ReadResourceResult{Contents: []*sdkmcp.ResourceContents{{
+		URI: uri, MIMEType: "text/plain", Text: strings.ToValidUTF8(string(data), "\uFFFD"),
+	}}}, nil
 }
 
 // ServeStdio runs one MCP session over stdio, in and out, until in reaches EOF (then it
@@ -348,7 +372,7 @@ func (s *Server) renderToolList(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 type callResult struct {
 	sdkmcp.ResultBase
 	ResultType        string          `json:"resultType,omitempty"`
-	Content           []textBlock     `json:"content"`
+	Content           []any           `json:"content"` // textBlock, linkBlock
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 	IsError           bool            `json:"isError"`
 }
@@ -356,6 +380,16 @@ type callResult struct {
 type textBlock struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+}
+
+// linkBlock is a resource_link content (from 2025-06-18 on).
+type linkBlock struct {
+	Type        string `json:"type"`
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	MIMEType    string `json:"mimeType,omitempty"`
+	Size        *int64 `json:"size,omitempty"`
 }
 
 // renderToolCall runs unknown tool names through the Caller too (so their
@@ -383,13 +417,17 @@ func (s *Server) renderToolCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 		if !ok {
 			return nil, fmt.Errorf("tools/call returned %T", res)
 		}
-		out := &callResult{Content: []textBlock{}, IsError: r.IsError}
+		out := &callResult{Content: []any{}, IsError: r.IsError}
 		if shapeFor(v).sessionless {
 			out.ResultType = resultTypeComplete
 		}
 		for _, c := range r.Content {
-			if t, ok := c.(*sdkmcp.TextContent); ok {
-				out.Content = append(out.Content, textBlock{Type: "text", Text: t.Text})
+			switch c := c.(type) {
+			case *sdkmcp.TextContent:
+				out.Content = append(out.Content, textBlock{Type: "text", Text: c.Text})
+			case *sdkmcp.ResourceLink:
+				out.Content = append(out.Content, linkBlock{Type: "resource_link", URI: c.URI, Name: c.Name,
+					Description: c.Description, MIMEType: c.MIMEType, Size: c.Size})
 			}
 		}
 		if raw, ok := r.StructuredContent.(json.RawMessage); ok {
@@ -458,8 +496,20 @@ func (s *Server) runTool(ctx context.Context, name string, rawArgs json.RawMessa
 	if !sh.structured {
 		return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: res.LegacyText}}, IsError: res.IsError}, nil
 	}
+	text := string(res.Data)
+	if res.Text != "" {
+		text = res.Text
+	}
+	content := []sdkmcp.Content{&sdkmcp.TextContent{Text: text}}
+	for _, l := range res.Links {
+		link := &sdkmcp.ResourceLink{URI: l.URI, Name: l.Name, Description: l.Description, MIMEType: l.MIMEType}
+		if l.Size >= 0 {
+			link.Size = ptr(l.Size)
+		}
+		content = append(content, link)
+	}
 	return &sdkmcp.CallToolResult{
-		Content:           []sdkmcp.Content{&sdkmcp.TextContent{Text: string(res.Data)}},
+		Content:           content,
 		StructuredContent: res.Data,
 		IsError:           res.IsError,
 	}, nil

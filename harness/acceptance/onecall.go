@@ -41,6 +41,7 @@ type safeBuildCall struct {
 	raw      json.RawMessage
 	isError  bool
 	progress int
+	text     string // the first text content
 }
 
 // callSafeBuild starts `buildguard mcp --project-dir ROOT --port-file
@@ -81,6 +82,11 @@ func (r *laneRun) callSafeBuild(ctx context.Context, logName string) (*safeBuild
 	mu.Lock()
 	defer mu.Unlock()
 	call.isError = res.IsError
+	if len(res.Content) > 0 {
+		if t, ok := res.Content[0].(*sdkmcp.TextContent); ok {
+			call.text = t.Text
+		}
+	}
 	if call.raw, err = json.Marshal(res.StructuredContent); err != nil {
 		return nil, r.fail(err, "reading the result")
 	}
@@ -187,6 +193,9 @@ func (r *laneRun) oneCallFailingChange(ctx context.Context) error {
 	if log, err := os.ReadFile(logFile); err != nil || !strings.Contains(string(log), "missingSymbol") {
 		return r.fail(err, "the build's log %s must contain missingSymbol (a real compiler error)", logFile)
 	}
+	if !call.namesBrokenLine() {
+		return r.fail(nil, "the diagnostics must name module b's broken file and line (%s:3, cannot find symbol) and the text lead with it; got %s\n%s", brokenFile, call.raw, call.text)
+	}
 	if count, all, _ := call.changed(); count != 0 || all {
 		return r.fail(nil, "a failed build must report no changed classes; got %s", call.raw)
 	}
@@ -224,4 +233,26 @@ func (r *laneRun) oneCallFailingChange(ctx context.Context) error {
 	}
 	r.oneCall = append(r.oneCall, OneCallResult{Scenario: ScenarioNames[r.number-1], Result: call.raw, Progress: call.progress})
 	return nil
+}
+
+// brokenFile is module b's source, relative to the project, as the
+// diagnostics name it (docs/safe-build.md#12).
+const brokenFile = "b/src/main/java/B.java"
+
+// namesBrokenLine reports whether the result's diagnostics hold javac's
+// error on line 3 of module b's source (jvm.BrokenClass returns
+// missingSymbol there), and the text leads with the diagnostics: its second
+// line is that error.
+func (c *safeBuildCall) namesBrokenLine() bool {
+	diags, _ := c.result["diagnostics"].([]any)
+	found := false
+	for _, d := range diags {
+		m, _ := d.(map[string]any)
+		msg, _ := m["message"].(string)
+		if m["severity"] == "error" && m["file"] == brokenFile && m["line"] == 3.0 && strings.Contains(msg, "cannot find symbol") {
+			found = true
+		}
+	}
+	lines := strings.SplitN(c.text, "\n", 3)
+	return found && len(lines) > 1 && strings.HasPrefix(lines[1], brokenFile+":3:")
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/buildguard/buildguard/internal/diagnostics"
 )
 
 // Bounds of the output a result carries (docs/safe-build.md#7).
@@ -35,11 +37,12 @@ type capture struct {
 	start   int    // where the next byte goes: the oldest once full
 	full    bool
 	total   int64
-	lines   int    // completed lines
-	partial bool   // bytes after the last newline
-	current []byte // the line being written, at most lineKeep bytes
-	latest  string // the last completed line, cut for progress
-	onLine  func() // called (without the lock) after a write completed a line
+	lines   int                 // completed lines
+	partial bool                // bytes after the last newline
+	current []byte              // the line being written, at most lineKeep bytes
+	latest  string              // the last completed line, cut for progress
+	onLine  func()              // called (without the lock) after a write completed a line
+	parser  *diagnostics.Parser // nil: the output is not parsed
 }
 
 // lineKeep bounds what is kept of the line being written: enough for
@@ -76,6 +79,9 @@ func (c *capture) Write(p []byte) (int, error) {
 		}
 	}
 	c.appendRing(p)
+	if c.parser != nil {
+		c.parser.Write(p)
+	}
 	c.total += int64(len(p))
 	completed := false
 	rest := p
@@ -125,6 +131,16 @@ func (c *capture) appendRing(p []byte) {
 		}
 		p = p[k:]
 	}
+}
+
+// diagnostics returns what the parser found in the output so far.
+func (c *capture) diagnostics() diagnostics.Summary {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.parser == nil {
+		return diagnostics.Summary{}
+	}
+	return c.parser.Summary()
 }
 
 // progress returns the completed lines so far and the latest of them.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/buildguard/buildguard/internal/diagnostics"
 )
 
 // The outcomes of a safe build (docs/safe-build.md#7). Only OutcomeOK is not
@@ -51,6 +53,16 @@ type Result struct {
 	Owner *string `json:"owner"`
 	// Detail says what happened and what to do next.
 	Detail string `json:"detail"`
+	// Diagnostics are the errors and warnings parsed from the build's
+	// output (docs/safe-build.md#12): errors first, duplicates merged, at
+	// most diagnostics.MaxDiagnostics; empty when the command never ran.
+	Diagnostics []diagnostics.Diagnostic `json:"diagnostics"`
+	// DiagnosticsOmitted counts the diagnostics found beyond those listed.
+	DiagnosticsOmitted int `json:"diagnosticsOmitted"`
+	// FailedTasks are the Gradle tasks and Maven goals the output reported
+	// failed; FailedModules their modules.
+	FailedTasks   []string `json:"failedTasks"`
+	FailedModules []string `json:"failedModules"`
 	// Output is the bounded tail of the build's output and its log.
 	Output Output `json:"output"`
 	// ChangedClasses proves the bytes after an ok build; empty otherwise.
@@ -81,6 +93,15 @@ func (r *Result) JSON() ([]byte, error) {
 	}
 	if r.ChangedClasses.Classes == nil {
 		r.ChangedClasses.Classes = []ClassReceipt{}
+	}
+	if r.Diagnostics == nil {
+		r.Diagnostics = []diagnostics.Diagnostic{}
+	}
+	if r.FailedTasks == nil {
+		r.FailedTasks = []string{}
+	}
+	if r.FailedModules == nil {
+		r.FailedModules = []string{}
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

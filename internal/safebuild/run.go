@@ -14,6 +14,7 @@ import (
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/buildguard"
 	"github.com/buildguard/buildguard/internal/buildqueue"
+	"github.com/buildguard/buildguard/internal/diagnostics"
 )
 
 // ActiveEnv is set in the environment of every safe build's command. A safe
@@ -448,6 +449,7 @@ func (a *attempt) newRunner(c buildguard.Command) buildguard.Runner {
 			onLine()
 		}
 	})
+	a.capture.parser = diagnostics.New(diagnostics.Config{Dir: a.req.Dir})
 	if a.req.Progress != nil {
 		a.limiter = newLimiter(a.req.Progress, a.capture.progress, a.b.cfg.ProgressInterval)
 		onLine = a.limiter.line
@@ -469,6 +471,9 @@ func (a *attempt) finishOutput(res *Result) {
 		a.b.log.Warn("writing the build log failed; it is incomplete", "log", a.logPath, "error", err)
 	}
 	res.Output.Tail, res.Output.Lines, res.Output.Truncated = a.capture.summary()
+	d := a.capture.diagnostics()
+	res.Diagnostics, res.DiagnosticsOmitted = d.Diagnostics, d.Omitted
+	res.FailedTasks, res.FailedModules = d.FailedTasks, d.FailedModules
 	path := a.logPath
 	res.Output.LogFile = &path
 }

@@ -130,6 +130,13 @@ func (m Message) Forward() (params json.RawMessage, tool string, args json.RawMe
 			p["_meta"] = MustMarshal(map[string]json.RawMessage{"progressToken": tok})
 		}
 		return withMeta(p), name, p["arguments"], nil
+	case MethodResourcesRead:
+		if _, ok := JSONString(fields["uri"]); !ok {
+			return fail(jsonrpc.CodeInvalidParams, MsgURIString)
+		}
+		return withMeta(map[string]json.RawMessage{"uri": fields["uri"]}), "", nil, nil
+	case MethodResourcesList, MethodResourcesTemplatesList:
+		return withMeta(map[string]json.RawMessage{}), "", nil, nil
 	default:
 		return fail(jsonrpc.CodeMethodNotFound, "Method not found: "+m.Method)
 	}

@@ -22,7 +22,14 @@ const (
 	MethodProgress   = "notifications/progress"
 	// MethodDiscover is the 2026-07-28 capability probe (docs/decisions.md#D14).
 	MethodDiscover = "server/discover"
+	// The build logs a failed safe build links to (docs/safe-build.md#12).
+	MethodResourcesRead          = "resources/read"
+	MethodResourcesList          = "resources/list"
+	MethodResourcesTemplatesList = "resources/templates/list"
 )
+
+// MsgURIString is the error of a resources/read whose uri is not a string.
+const MsgURIString = "Invalid params: uri must be a string"
 
 // The protocol versions served through initialize (docs/decisions.md#D5),
 // oldest first, and the sessionless version served per request

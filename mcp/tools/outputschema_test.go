@@ -74,8 +74,8 @@ var outputSamples = []outputSample{
 	{ToolVerify, "unavailable", `{"status":"unavailable","className":"app.Main","expectedSha256":"` + sha + `","detail":"Reload not verified: no valid correlated receipt"}`, nil},
 	{ToolVerifyBatch, "applied", `{"status":"applied","detail":"ordered point-in-time receipts, not atomic","sessionId":"s1","requestedCount":1,"allApplied":true,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `]}`, nil},
 	{ToolVerifyBatch, "unavailable", `{"status":"unavailable","detail":"ordered point-in-time receipts, not atomic","sessionId":"","requestedCount":2,"allApplied":false,"atomic":false,"reloadConfirmed":false,"results":[` + appliedReceipt + `,{"className":"app.B","expectedSha256":"` + sha + `","status":"unavailable","detail":"No validated receipt"}]}`, nil},
-	{ToolSafeBuild, "ok", `{"build":"gradle","command":["./gradlew","classes"],"outcome":"ok","exitCode":0,"durationMs":1200,"owner":"3f1c","detail":"released","output":{"tail":"BUILD SUCCESSFUL\n","lines":9,"truncated":true,"logFile":"/p/.buildguard/logs/20261202T010203456Z-gradle.log"},"changedClasses":{"count":1,"complete":true,"allApplied":true,"classes":[{"className":"app.A","sha256":"` + sha + `","status":"applied","detail":"applied"}]}}`, nil},
-	{ToolSafeBuild, "failed", `{"build":"gradle","command":["gradle","classes"],"outcome":"failed","exitCode":1,"durationMs":900,"owner":"3f1c","detail":"exited 1","output":{"tail":"error\n","lines":1,"truncated":false,"logFile":"/p/l.log"},"changedClasses":{"count":0,"complete":false,"allApplied":false,"classes":[]}}`, nil},
+	{ToolSafeBuild, "ok", `{"build":"gradle","command":["./gradlew","classes"],"outcome":"ok","exitCode":0,"durationMs":1200,"owner":"3f1c","detail":"released","diagnostics":[{"severity":"warning","file":"a/src/main/java/A.java","line":5,"column":21,"message":"[deprecation] f() in A has been deprecated","module":"a","task":":a:compileJava"}],"diagnosticsOmitted":0,"failedTasks":[],"failedModules":[],"output":{"tail":"BUILD SUCCESSFUL\n","lines":9,"truncated":true,"logFile":"/p/.buildguard/logs/20261202T010203456Z-gradle.log"},"changedClasses":{"count":1,"complete":true,"allApplied":true,"classes":[{"className":"app.A","sha256":"` + sha + `","status":"applied","detail":"applied"}]}}`, nil},
+	{ToolSafeBuild, "failed", `{"build":"gradle","command":["gradle","classes"],"outcome":"failed","exitCode":1,"durationMs":900,"owner":"3f1c","detail":"exited 1","diagnostics":[{"severity":"error","file":"b/src/main/java/B.java","line":3,"message":"cannot find symbol"},{"severity":"error","message":"Could not resolve dependencies"}],"diagnosticsOmitted":3,"failedTasks":[":b:compileJava"],"failedModules":["b"],"output":{"tail":"error\n","lines":1,"truncated":false,"logFile":"/p/l.log"},"changedClasses":{"count":0,"complete":false,"allApplied":false,"classes":[]}}`, nil},
 }
 
 func toolOutputSchemas(t *testing.T) map[string]*jsonschema.Schema {
@@ -187,6 +187,44 @@ func TestOutputSchemaConditionals(t *testing.T) {
 	for _, r := range rejected {
 		if err := schemas[r.tool].Validate(instance(t, r.json)); err == nil {
 			t.Errorf("%s: %s accepted", r.tool, r.why)
+		}
+	}
+}
+
+// TestSchemasUseOneTypePerSchema: no input or output schema gives `type` as
+// an array (["integer","null"]); nullable values are anyOf branches of one
+// type each, which single-type dialects such as Gemini's function
+// declarations accept (docs/safe-build.md#12; the MCP Inspector's --strict
+// check warns about type arrays).
+func TestSchemasUseOneTypePerSchema(t *testing.T) {
+	t.Parallel()
+	var walk func(tool, path string, v any)
+	walk = func(tool, path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if _, isArray := x.([]any); k == "type" && isArray {
+					t.Errorf("%s: %s/type is an array: %v", tool, path, x)
+				}
+				walk(tool, path+"/"+k, x)
+			}
+		case []any:
+			for i, x := range v {
+				walk(tool, fmt.Sprintf("%s/%d", path, i), x)
+			}
+		}
+	}
+	for _, def := range Definitions() {
+		for _, schema := range []any{def.InputSchema, def.OutputSchema} {
+			raw, err := json.Marshal(schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				t.Fatal(err)
+			}
+			walk(def.Name, "", v)
 		}
 	}
 }

@@ -18,6 +18,24 @@ type Result struct {
 	// LegacyText is the content text for sessions below 2025-06-18; empty
 	// from result means the JSON itself.
 	LegacyText string
+	// Text, when not empty, is the content text for sessions from
+	// 2025-06-18 on instead of the JSON (a failed safe build leads with its
+	// diagnostics, docs/safe-build.md#12).
+	Text string
+	// Links are resource_link contents after the text, for sessions from
+	// 2025-06-18 on: resources the server serves through resources/read.
+	Links []Link
+}
+
+// Link is a resource_link content: a resource the server serves.
+type Link struct {
+	// URI is the resource's URI, read back with resources/read.
+	URI string
+	// Name is its name; Description says what it is.
+	Name, Description string
+	// MIMEType is its media type; Size its length in bytes (-1: unknown).
+	MIMEType string
+	Size     int64
 }
 
 // result encodes data as the result object.

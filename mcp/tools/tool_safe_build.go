@@ -4,8 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/buildguard/buildguard/buildguard"
+	"github.com/buildguard/buildguard/internal/diagnostics"
 	"github.com/buildguard/buildguard/internal/safebuild"
 )
 
@@ -20,7 +27,7 @@ func safeBuildTool() *Tool {
 			"It runs the project's own build command (from .buildguard.json, else ./gradlew classes or mvn -q compile; never a command you pass), " +
 			"takes the agent's hold before the build starts, releases the new classes only when the build exits 0 with nothing left running, " +
 			"and then verifies every changed class against the running JVM: only changedClasses.allApplied true proves the new bytes are live. " +
-			"On any other outcome (failed, cancelled, timeout, refused) the JVM keeps serving its old classes: read detail and output.tail, fix the code, call again. " +
+			"On any other outcome (failed, cancelled, timeout, refused) the JVM keeps serving its old classes: read diagnostics (the compiler's errors with file and line, errors first) and detail, fix the code, call again; the whole log is a resource link. " +
 			"Builds of a project run one at a time in arrival order, across every server and terminal: a call while another build runs waits its turn instead of failing (its progress says where it stands), and a call identical to one still waiting joins it and gets the same result. " +
 			"Send a progressToken for progress; cancellable through notifications/cancelled. Use reclazz_build only for a build you must run yourself.",
 		inputSchema: inputSchema("Time limit of the whole build in milliseconds, as an integer string, 1-60000. Default 600000 (10 minutes), or the build's timeoutSeconds from .buildguard.json.", object(
@@ -117,7 +124,108 @@ func runSafeBuild(ctx context.Context, c *toolCall) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Data: data, IsError: res.IsError(), LegacyText: string(data)}, nil
+	out := Result{Data: data, IsError: res.IsError(), LegacyText: string(data)}
+	if res.IsError() {
+		// A failed build leads with its errors, within MaxFailedText, and
+		// points at its whole log (docs/safe-build.md#12).
+		out.Text = failedText(res)
+		out.LegacyText = out.Text
+		if res.Output.LogFile != nil {
+			out.Links = []Link{logLink(*res.Output.LogFile)}
+		}
+	}
+	return out, nil
+}
+
+// MaxFailedText bounds the text content of a failed safe build.
+const MaxFailedText = 4 << 10
+
+// failedText is the text of a failed safe build's result: what happened and
+// the diagnostics, one a line, then where the whole log is; at most
+// MaxFailedText bytes. Without diagnostics the last lines of the output
+// stand in their place.
+func failedText(res *safebuild.Result) string {
+	head := fmt.Sprintf("build %q: %s", res.Build, res.Outcome)
+	if res.ExitCode != nil {
+		head += fmt.Sprintf(" (exit %d)", *res.ExitCode)
+	}
+	sum := diagnostics.Summary{Diagnostics: res.Diagnostics, Omitted: res.DiagnosticsOmitted, FailedTasks: res.FailedTasks, FailedModules: res.FailedModules}
+	for _, d := range res.Diagnostics {
+		if d.Severity == diagnostics.SeverityError {
+			sum.Errors++
+		} else {
+			sum.Warnings++
+		}
+	}
+	if res.Output.LogFile != nil {
+		head += ": " + sum.Counts()
+	}
+	tail := "\n" + cutText(res.Detail, 1024) + "\n"
+	if res.Output.LogFile != nil {
+		tail += "The whole log: " + *res.Output.LogFile + " (the resource link below; output.tail in the structured result has its end).\n"
+	}
+	head = cutText(head, 512) + "\n"
+	room := MaxFailedText - len(head) - len(tail)
+	body := sum.Text(room)
+	if body == "" && res.Output.Tail != "" {
+		body = lastLines("No compiler or build tool diagnostics were recognised; the output ends:\n", res.Output.Tail, room)
+	}
+	return head + body + tail
+}
+
+// lastLines is intro and the last whole lines of tail that fit in room
+// bytes with it; "" when none fits.
+func lastLines(intro, tail string, room int) string {
+	tail = strings.TrimRight(tail, "\n")
+	keep := room - len(intro) - 1
+	if keep <= 0 {
+		return ""
+	}
+	if len(tail) > keep {
+		tail = tail[len(tail)-keep:]
+		i := strings.IndexByte(tail, '\n')
+		if i < 0 {
+			return ""
+		}
+		tail = tail[i+1:]
+	}
+	return intro + tail + "\n"
+}
+
+// cutText shortens s to at most n bytes on a character boundary.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// logLink is the resource link of a build's log.
+func logLink(path string) Link {
+	l := Link{URI: LogURI(path), Name: filepath.Base(path), Description: "the complete output of the build", MIMEType: "text/plain", Size: -1}
+	if fi, err := os.Lstat(path); err == nil {
+		l.Size = fi.Size()
+	}
+	return l
+}
+
+// LogURI is the file URI of a build log, as its resource link names it.
+func LogURI(path string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+}
+
+// ReadLogURI reads the build log a resource link names
+// (docs/safe-build.md#12): only logs in a project's .buildguard/logs/, never
+// through a symlink, at most safebuild.MaxLogRead bytes.
+func ReadLogURI(uri string) ([]byte, error) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("%w: %s is not a file URI of a build log", safebuild.ErrNotALog, uri)
+	}
+	return safebuild.ReadLog(filepath.FromSlash(u.Path))
 }
 
 // progressKey carries a call's progress reporter in its context.
@@ -164,17 +272,38 @@ const safeBuildOutputSchema = `{
     "build": {"type": "string"},
     "command": {"type": "array", "items": {"type": "string"}},
     "outcome": {"type": "string", "enum": ["ok", "failed", "cancelled", "timeout", "refused", "queued-timeout"]},
-    "exitCode": {"type": ["integer", "null"]},
+    "exitCode": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
     "durationMs": {"type": "integer", "minimum": 0},
-    "owner": {"type": ["string", "null"], "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+    "owner": {"anyOf": [{"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}, {"type": "null"}]},
     "detail": {"type": "string"},
+    "diagnostics": {
+      "type": "array",
+      "maxItems": 50,
+      "items": {
+        "type": "object",
+        "properties": {
+          "severity": {"type": "string", "enum": ["error", "warning"]},
+          "file": {"type": "string"},
+          "line": {"type": "integer", "minimum": 1},
+          "column": {"type": "integer", "minimum": 1},
+          "message": {"type": "string", "maxLength": 512},
+          "module": {"type": "string"},
+          "task": {"type": "string"}
+        },
+        "required": ["severity", "message"],
+        "additionalProperties": false
+      }
+    },
+    "diagnosticsOmitted": {"type": "integer", "minimum": 0},
+    "failedTasks": {"type": "array", "maxItems": 50, "items": {"type": "string"}},
+    "failedModules": {"type": "array", "maxItems": 50, "items": {"type": "string"}},
     "output": {
       "type": "object",
       "properties": {
         "tail": {"type": "string", "maxLength": 16384},
         "lines": {"type": "integer", "minimum": 0},
         "truncated": {"type": "boolean"},
-        "logFile": {"type": ["string", "null"]}
+        "logFile": {"anyOf": [{"type": "string"}, {"type": "null"}]}
       },
       "required": ["tail", "lines", "truncated", "logFile"],
       "additionalProperties": false
@@ -205,7 +334,7 @@ const safeBuildOutputSchema = `{
       "additionalProperties": false
     }
   },
-  "required": ["build", "command", "outcome", "exitCode", "durationMs", "owner", "detail", "output", "changedClasses"],
+  "required": ["build", "command", "outcome", "exitCode", "durationMs", "owner", "detail", "diagnostics", "diagnosticsOmitted", "failedTasks", "failedModules", "output", "changedClasses"],
   "additionalProperties": false,
   "allOf": [
     {"if": {"properties": {"outcome": {"enum": ["ok", "failed"]}}}, "then": {"properties": {"exitCode": {"type": "integer"}, "owner": {"type": "string"}}}},
