@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/buildguard/buildguard/internal/boundedfile"
 )
 
 // ConfigFile is the name of a project's build configuration, read from the
@@ -171,17 +173,10 @@ func readConfig(path string) ([]byte, error) {
 	if fi.Size() > MaxConfigBytes {
 		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrConfig, path, MaxConfigBytes)
 	}
-	f, err := os.Open(path)
+	// Read without ever waiting on a named pipe put there since the Stat.
+	data, err := boundedfile.ReadFile(path, MaxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading %s: %w", ErrConfig, path, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: reading %s: %w", ErrConfig, path, err)
-	}
-	if len(data) > MaxConfigBytes {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrConfig, path, MaxConfigBytes)
 	}
 	return data, nil
 }

@@ -169,9 +169,10 @@ func (b *Builder) Run(ctx context.Context, req Request) *Result {
 	return res
 }
 
-// refuse ends res before anything was asked of the agent.
+// refuse ends res before anything was asked of the agent, and says so
+// (docs/decisions.md#D21).
 func (r *Result) refuse(detail string) {
-	r.Outcome, r.Detail = OutcomeRefused, detail
+	r.Outcome, r.Detail = OutcomeRefused, detail+"; "+exchange{}.String()
 }
 
 // runClaimed runs the build that holds the server's slot: ctx is the

@@ -46,8 +46,8 @@ func requireRefusedUntouched(t *testing.T, f *fixture, want string) *Result {
 	if res.Outcome != OutcomeRefused || res.Owner != nil || res.Output.LogFile != nil {
 		t.Fatalf("outcome %s owner %v log %v: %s", res.Outcome, res.Owner, res.Output.LogFile, res.Detail)
 	}
-	if !strings.Contains(res.Detail, want) {
-		t.Errorf("detail %q does not say %q", res.Detail, want)
+	if !strings.Contains(res.Detail, want) || !strings.HasSuffix(res.Detail, "the agent was asked for nothing: it holds nothing for this build") {
+		t.Errorf("detail %q does not say %q and that the agent was asked for nothing", res.Detail, want)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the command ran")
