@@ -36,7 +36,7 @@ func createLog(dir, name string, t time.Time) (*os.File, error) {
 	}
 	logs := LogDir(dir)
 	if err := ensureOwnDir(logs); err != nil {
-		return nil, fmt.Errorf("the log directory: %w", err)
+		return nil, err
 	}
 	stamp := t.UTC().Format("20060102T150405.000Z")
 	stamp = stamp[:15] + stamp[16:] // no dot: 20261202T010203456Z

@@ -153,7 +153,7 @@ func TestRotationRemovesOnlyOurLogs(t *testing.T) {
 // writeForeign writes a file that belongs to another user; the test is
 // skipped where this process cannot give a file away (not root).
 func writeForeign(t *testing.T, path string) error {
-	if err := os.WriteFile(path, []byte("someone else's"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("someone-elses-owner\n"), 0o644); err != nil {
 		return err
 	}
 	if err := os.Lchown(path, 4242, 4242); err != nil {
@@ -190,4 +190,17 @@ func TestRunUnwritableLogFolderRefusedBeforeTheHold(t *testing.T) {
 		t.Cleanup(func() { os.Chmod(LogDir(f.dir), 0o755) })
 		requireRefusedUntouched(t, f, "the build log cannot be written")
 	})
+}
+
+// An owner file of another user is not ours: it is refused, never used.
+func TestRunRefusesAForeignOwnerFile(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	if err := os.MkdirAll(filepath.Join(f.dir, StateDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeForeign(t, filepath.Join(f.dir, StateDir, OwnerFile)); err != nil {
+		t.Fatal(err)
+	}
+	requireRefusedUntouched(t, f, "belongs to another user")
 }
