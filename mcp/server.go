@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/buildguard/buildguard/internal/mcptask"
 	"github.com/buildguard/buildguard/internal/safebuild"
 	"github.com/buildguard/buildguard/mcp/httpfront"
 	"github.com/buildguard/buildguard/mcp/protocol"
@@ -31,6 +32,7 @@ const ServerName = "buildguard"
 const Instructions = "buildguard guards a JVM running the Reclazz hot-reload agent against half-built class output. " +
 	"To build and reload, call reclazz_safe_build: in one call it runs the project's configured build under an owned hold, releases the new classes only after a clean exit, and verifies them; " +
 	"only changedClasses.allApplied true proves the new bytes are live, and on any other outcome the application keeps its old classes (read output.tail, fix, call again). " +
+	"A long build need not hold the call open: a client that declares the MCP tasks extension (io.modelcontextprotocol/tasks) in a 2026-07-28 request's _meta gets reclazz_safe_build as a task, answered at once with a taskId; poll tasks/get until it is completed, and its result is the same answer; without that declaration the call answers when the build has finished. " +
 	"Only when you must run the build yourself, work in this loop: call reclazz_doctor first and compare its pid, workingDirectory and sessionId with the application you mean; " +
 	"call reclazz_build with state started and a unique owner token you keep, and wait for the acknowledgement before compiling; compile; " +
 	"then call reclazz_build with the same owner and state ok only if the compiler exited 0, otherwise failed (the output stays held until that owner builds successfully); " +
@@ -67,6 +69,7 @@ type Server struct {
 	names   []string // the tools in tools/list order
 
 	httpCalls *httpfront.Calls // the HTTP requests in flight
+	tasks     *mcptask.Store   // the safe builds that run as tasks (docs/decisions.md#D17)
 
 	mu       sync.Mutex
 	sessions map[*sdkmcp.ServerSession]string // stdio: negotiated version; absent = before initialize
@@ -92,9 +95,15 @@ func NewServer(cfg Config) *Server {
 		s.drain = stdio.DefaultDrainTimeout
 	}
 	s.httpCalls = httpfront.NewCalls(s.log.Named("http"))
+	s.tasks = mcptask.NewStore(mcptask.Config{})
+	// server/discover (2026-07-28) advertises the tasks extension; initialize
+	// answers capabilities() without it: the extension does not exist
+	// before 2026-07-28 (docs/decisions.md#D17).
+	discover := capabilities()
+	mcptask.Advertise(discover)
 	s.sdk = sdkmcp.NewServer(&sdkmcp.Implementation{Name: ServerName, Version: s.version}, &sdkmcp.ServerOptions{
 		Instructions:              Instructions,
-		Capabilities:              capabilities(),
+		Capabilities:              discover,
 		SupportedProtocolVersions: sdkVersions(),
 		Logger:                    newSlogLogger(s.log.Named("sdk")),
 	})
@@ -107,10 +116,36 @@ func NewServer(cfg Config) *Server {
 		URITemplate: "file:///{+path}", Name: "build-log", MIMEType: "text/plain",
 		Description: "The complete output of a safe build: a file under a project's .buildguard/logs/, as a failed reclazz_safe_build result links it.",
 	}, readBuildLog)
-	// Outermost first: recover wraps everything, including the SDK's own handlers.
-	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.httpCalls.Middleware, s.initialize, s.renderToolList, s.renderToolCall)
+	ext := &mcptask.Extension{Store: s.tasks}
+	if err := ext.Register(s.sdk); err != nil {
+		panic(err) // a clash with a standard method's name: a bug of this build
+	}
+	// Outermost first: recover wraps everything, including the SDK's own
+	// handlers. A safe build that becomes a task runs the rest of the chain
+	// (shaping included) as its work, detached from the request's
+	// cancellation, which the HTTP middleware ties to its request.
+	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.httpCalls.Middleware, s.initialize,
+		ext.Middleware, ext.ToolCalls(taskPolicy, msgTaskStarted), s.renderToolList, s.renderToolCall)
 	return s
 }
+
+// msgTaskStarted is a new task's statusMessage until the build reports.
+const msgTaskStarted = "starting the build"
+
+// taskPolicy lets reclazz_safe_build, and only it, become a task
+// (docs/decisions.md#D17).
+func taskPolicy(p *sdkmcp.CallToolParamsRaw) mcptask.Support {
+	if p.Name == tools.ToolSafeBuild {
+		return mcptask.SupportOptional
+	}
+	return mcptask.SupportNone
+}
+
+// Close ends the safe builds that run as tasks, as a cancellation ends them
+// (process group terminated, BUILD failed acknowledged; docs/decisions.md#D17),
+// and waits for them until ctx ends. Finished tasks stay readable; no new
+// task starts.
+func (s *Server) Close(ctx context.Context) error { return s.tasks.Close(ctx) }
 
 func capabilities() *sdkmcp.ServerCapabilities {
 	return &sdkmcp.ServerCapabilities{Tools: &sdkmcp.ToolCapabilities{}, Resources: &sdkmcp.ResourceCapabilities{}}
@@ -440,9 +475,14 @@ func (s *Server) renderToolCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 // handleTool is the sdkmcp.ToolHandler of every registered tool. A call
 // with a progressToken gets its tool's progress as notifications/progress,
 // on the call's own context (the stream of its request over HTTP), and none
-// once the call is cancelled.
+// once the call is cancelled; a call that runs as a task reports it as the
+// task's statusMessage.
 func (s *Server) handleTool(ctx context.Context, req *sdkmcp.CallToolRequest) (*sdkmcp.CallToolResult, error) {
-	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+	if run := mcptask.RunFrom(ctx); run != nil {
+		// A task reports its latest line as its statusMessage, never as
+		// notifications (SEP-2663: progress is not sent for tasks).
+		ctx = tools.WithProgress(ctx, func(_ int, message string) { run.Report(message) })
+	} else if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		ss := req.Session
 		send := func(progress float64, message string) {
 			if ctx.Err() != nil {

@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 	"unicode"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/mcp"
@@ -97,6 +100,9 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 	go func() { served <- srv.ServeStdio(context.Background(), stdin, stdout) }()
 	select {
 	case err := <-served:
+		// Input ended: safe builds running as tasks end as a cancellation
+		// ends them (docs/decisions.md#D17).
+		closeTasks(srv, log)
 		if err != nil {
 			log.Error("MCP session failed", "error", err)
 			return ExitFailure
@@ -104,6 +110,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 		return ExitOK
 	case s := <-sigs:
 		log.Info("stopping on a signal; a running safe build is cancelled first", "signal", s)
+		closeTasks(srv, log)
 		svc.Stop()
 		if n, ok := s.(syscall.Signal); ok {
 			return ExitCode(128 + int(n))
@@ -174,4 +181,18 @@ func validStartupPath(p string) bool {
 		return false
 	}
 	return !strings.ContainsFunc(p, unicode.IsControl)
+}
+
+// taskStopTimeout bounds the wait for safe builds running as tasks at the
+// end of a stdio server, as for a build call at EOF (docs/safe-build.md#6).
+const taskStopTimeout = 30 * time.Second
+
+// closeTasks cancels the safe builds that run as tasks and waits for their
+// BUILD failed, at most taskStopTimeout.
+func closeTasks(srv *mcp.Server, log hclog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), taskStopTimeout)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		log.Warn("exiting with a safe build task still stopping", "error", err)
+	}
 }

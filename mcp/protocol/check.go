@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/buildguard/buildguard/internal/mcptask"
 )
 
 // The checks every message goes through before the SDK sees it, over stdio
@@ -137,6 +139,17 @@ func (m Message) Forward() (params json.RawMessage, tool string, args json.RawMe
 		return withMeta(map[string]json.RawMessage{"uri": fields["uri"]}), "", nil, nil
 	case MethodResourcesList, MethodResourcesTemplatesList:
 		return withMeta(map[string]json.RawMessage{}), "", nil, nil
+	case mcptask.MethodGet, mcptask.MethodCancel, mcptask.MethodUpdate:
+		// The tasks extension (docs/decisions.md#D17): its own middleware
+		// refuses a request that did not declare it (-32021), so the _meta
+		// of a 2026-07-28 request is all it needs beside these fields.
+		p := map[string]json.RawMessage{}
+		for _, f := range []string{"taskId", "inputResponses"} {
+			if v, ok := fields[f]; ok && (f == "taskId" || m.Method == mcptask.MethodUpdate) {
+				p[f] = v
+			}
+		}
+		return withMeta(p), "", nil, nil
 	default:
 		return fail(jsonrpc.CodeMethodNotFound, "Method not found: "+m.Method)
 	}
