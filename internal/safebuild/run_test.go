@@ -415,3 +415,31 @@ func TestRunLogCapCutsTheLogAndSaysSo(t *testing.T) {
 		t.Errorf("detail %q does not say the log was cut", res.Detail)
 	}
 }
+
+// TestRunTimeoutWhileStartedAwaitsAckSendsFailed: the build's own time
+// limit running out while BUILD started awaits its acknowledgement ends as
+// a cancellation does: nothing ran, BUILD failed acknowledged, the hold
+// kept for the project's owner (docs/decisions.md#D21).
+func TestRunTimeoutWhileStartedAwaitsAckSendsFailed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fakeagent.WithFaults(fakeagent.Faults{Reply: fakeagent.ForBuild(fakeagent.DelayReply(3*time.Second), "started")}))
+	marker := filepath.Join(t.TempDir(), "out")
+	req := f.request(t, "compile", marker, "X=1")
+	req.Timeout = 300 * time.Millisecond
+	res := f.builder.Run(context.Background(), req)
+	if res.Outcome != OutcomeTimeout || res.ExitCode != nil {
+		t.Fatalf("outcome %s exit %s: %s", res.Outcome, exitText(res.ExitCode), res.Detail)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran")
+	}
+	if !f.agent.Received("BUILD failed request=") {
+		t.Fatalf("BUILD failed was never sent: %q", f.agent.Commands())
+	}
+	if h, owner := f.agent.Hold(); !h || owner != *res.Owner {
+		t.Errorf("hold %v by %q, want the hold kept for the project's owner", h, owner)
+	}
+	if !strings.Contains(res.Detail, "before its command started; nothing ran") || !strings.Contains(res.Detail, "BUILD failed was acknowledged") {
+		t.Errorf("detail %q", res.Detail)
+	}
+}
