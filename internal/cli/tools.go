@@ -118,18 +118,21 @@ func runTool(t *tools.Tool, args []string, stdout, stderr io.Writer) ExitCode {
 		}
 	}
 	ctx := context.Background()
+	var screen *buildScreen
 	if t.Name == tools.ToolSafeBuild {
 		// A signal cancels the build: its process group is stopped and BUILD
 		// failed confirmed before the result is printed (docs/safe-build.md#6).
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 		defer stop()
-		ctx = tools.WithProgress(ctx, func(lines int, message string) {
-			fmt.Fprintf(stderr, "buildguard: build: %d lines: %s\n", lines, message)
-		})
-		ctx = tools.WithQueueProgress(ctx, func(message string) {
-			fmt.Fprintf(stderr, "buildguard: queue: %s\n", message)
-		})
+		build := ""
+		if len(pos) > 0 {
+			build = pos[0]
+		}
+		screen = newBuildScreen(stderr, build)
+		defer screen.close()
+		ctx = tools.WithProgress(ctx, screen.progress)
+		ctx = tools.WithQueueProgress(ctx, screen.queue)
 	}
 	res, err := tools.NewService(tools.Deps{Advice: buildRunAdvice}).Call(ctx, t.Name, raw)
 	var argErr *tools.ArgError
@@ -139,6 +142,10 @@ func runTool(t *tools.Tool, args []string, stdout, stderr io.Writer) ExitCode {
 	case err != nil:
 		fmt.Fprintf(stderr, "buildguard %s: internal error: %v\n", name, err)
 		return ExitFailure
+	}
+	if screen != nil {
+		screen.close()
+		screen.result(res.Data)
 	}
 	stdout.Write(append(res.Data, '\n'))
 	if res.IsError {
