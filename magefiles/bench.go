@@ -57,7 +57,7 @@ func Bench() error {
 		{"^BenchmarkHTTPCall$", "1000x", "./mcp/"},
 		{"^BenchmarkHTTPConcurrent$", "4000x", "./mcp/"},
 		{"^BenchmarkParse$", "20x", "./internal/diagnostics/"},
-		{"^BenchmarkCorpusText$", "5x", "./internal/diagnostics/"},
+		{"^BenchmarkFailedText$", "5x", "./mcp/tools/"},
 	} {
 		out, err := sh.Output("go", "test", "-run", "^$", "-bench", run.pattern, "-benchtime", run.benchtime, run.pkg)
 		fmt.Println(out)
@@ -154,7 +154,7 @@ func Bench() error {
 
 // diagnosticsBench prints the diagnostics parser's throughput and, per
 // failing build of its corpus, the raw output against the text a failed
-// result leads with (docs/safe-build.md#12).
+// reclazz_safe_build result answers with (docs/safe-build.md#12).
 func diagnosticsBench(results map[string]string) error {
 	mbs, ok := benchMetric(results["Parse"], "MB/s")
 	if !ok {
@@ -163,7 +163,7 @@ func diagnosticsBench(results map[string]string) error {
 	fmt.Printf("diagnostics parser: %.0f MB/s over the corpus (target ≥ 100 MB/s)\n", mbs)
 	names := []string{}
 	for name := range results {
-		if strings.HasPrefix(name, "CorpusText/") {
+		if strings.HasPrefix(name, "FailedText/") {
 			names = append(names, name)
 		}
 	}
@@ -172,7 +172,7 @@ func diagnosticsBench(results map[string]string) error {
 		raw, _ := benchMetric(results[name], "raw-bytes")
 		text, _ := benchMetric(results[name], "text-bytes")
 		ratio, _ := benchMetric(results[name], "x-smaller")
-		fmt.Printf("diagnostics %s: %.0f bytes of output, %.0f bytes of text: %.1f× smaller (target ≥ 10×)\n", strings.TrimPrefix(name, "CorpusText/"), raw, text, ratio)
+		fmt.Printf("failed safe build %s: %.0f bytes of output, %.0f bytes of result text: %.1f× smaller (target ≥ 10×)\n", strings.TrimPrefix(name, "FailedText/"), raw, text, ratio)
 	}
 	return nil
 }

@@ -162,7 +162,7 @@ func failedText(res *safebuild.Result) string {
 	}
 	tail := "\n" + cutText(res.Detail, 1024) + "\n"
 	if res.Output.LogFile != nil {
-		tail += "The whole log: " + *res.Output.LogFile + " (the resource link below; output.tail in the structured result has its end).\n"
+		tail += "The whole log: " + *res.Output.LogFile + "\n"
 	}
 	head = cutText(head, 512) + "\n"
 	room := MaxFailedText - len(head) - len(tail)
