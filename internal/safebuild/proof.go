@@ -18,6 +18,7 @@ import (
 func (a *attempt) searchBefore(ctx context.Context, conn *agentproto.Conn) {
 	d, err := a.doctor(ctx, conn)
 	a.search.addDoctor(d, err)
+	a.knownBefore = err == nil && d.Status == agentproto.DoctorObserved
 	a.before = scan(ctx, a.search.dirs)
 }
 
@@ -43,9 +44,13 @@ func (a *attempt) searchAfter() {
 	if err == nil {
 		a.proof, err = a.b.open(ctx, port, a.req.Confirm)
 	}
-	if err != nil {
+	switch {
+	case !a.knownBefore:
+		// Without the directories before the build, what it changed cannot
+		// be told; the search is incomplete already.
+	case err != nil:
 		a.search.problem("the agent could not be asked for its watched directories after the build (%v)", err)
-	} else {
+	default:
 		d, err := a.doctor(ctx, a.proof)
 		if err != nil {
 			a.search.problem("the agent's DOCTOR evidence after the build could not be read (%v), so directories the build created may be missed", err)

@@ -205,3 +205,35 @@ func TestRunFIFOInAWatchedDirectoryNeverBlocks(t *testing.T) {
 		t.Fatal("the build did not end within 30 s")
 	}
 }
+
+// changes: a file the first snapshot did not see is changed unless its
+// change time is clearly older than that snapshot (its directory was only
+// watched after it); a file it saw is changed when its stamp or, for a
+// file hashed then, its content differs.
+func TestChangesUsesStampsAndChangeTimes(t *testing.T) {
+	t.Parallel()
+	at := time.Now()
+	old := at.Add(-time.Hour).UnixNano()
+	fresh := at.Add(time.Second).UnixNano()
+	file := func(class string, mtime, ctime int64) classFile {
+		return classFile{class: class, stamp: stamp{size: 1, mtime: mtime, ctime: ctime, ino: 7}}
+	}
+	before := snapshot{at: at, files: map[string]classFile{
+		"/w/Same.class":    file("Same", old, old),
+		"/w/Touched.class": file("Touched", old, old),
+	}}
+	after := snapshot{at: at.Add(2 * time.Second), files: map[string]classFile{
+		"/w/Same.class":          file("Same", old, old),
+		"/w/Touched.class":       file("Touched", old, fresh), // rewritten, mtime restored
+		"/w/New.class":           file("New", fresh, fresh),
+		"/late/OldThere.class":   file("OldThere", old, old), // in a directory watched only after the build
+		"/late/JustBefore.class": file("JustBefore", old, at.Add(-time.Second).UnixNano()),
+	}}
+	var got []string
+	for _, c := range changes(context.Background(), before, after) {
+		got = append(got, c.class)
+	}
+	if want := "JustBefore New Touched"; strings.Join(got, " ") != want {
+		t.Errorf("changed %q, want %q", got, want)
+	}
+}

@@ -221,6 +221,14 @@ func (b *Builder) runClaimed(ctx, sctx context.Context, req Request, res *Result
 	}
 }
 
+// pastDeadline reports whether ctx's deadline has passed, also in the
+// moment before its timer marks it done: a socket deadline set from it can
+// fire first, and the build then ended by its time limit all the same.
+func pastDeadline(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
 // buildTimeout is the call's timeout, else the build's, else the default.
 func buildTimeout(req Request) time.Duration {
 	switch {
@@ -259,7 +267,7 @@ func outcome(ctx, bctx context.Context, code int, err error) string {
 	switch {
 	case err == nil && code == 0:
 		return OutcomeOK
-	case errors.Is(context.Cause(bctx), errBuildTimeout):
+	case errors.Is(context.Cause(bctx), errBuildTimeout) || pastDeadline(bctx):
 		return OutcomeTimeout
 	case ctx.Err() != nil || errors.Is(context.Cause(bctx), errStopping):
 		return OutcomeCancelled
@@ -374,11 +382,12 @@ type attempt struct {
 	// the search for changed classes (proof.go): the watched directories
 	// and their class files before the hold, then the changed files right
 	// after the command exited 0, and the connection that found them
-	search  search
-	before  snapshot
-	changed []changedFile
-	after   bool // the search after the build ran
-	proof   *agentproto.Conn
+	search      search
+	knownBefore bool // DOCTOR named the watched directories before the hold
+	before      snapshot
+	changed     []changedFile
+	after       bool // the search after the build ran
+	proof       *agentproto.Conn
 
 	// set by newRunner
 	logPath string

@@ -224,12 +224,17 @@ type changedFile struct {
 // changes lists the class files of after that are new or differ from
 // before, sorted by class name (then path): by size, times and identity,
 // and by content where those are equal but the file had just changed at the
-// first snapshot (and was hashed then). The first MaxChangedClasses are
-// hashed now, within ctx: what the build wrote is what is verified.
+// first snapshot (and was hashed then). A file the first snapshot did not
+// see (its directory was not watched yet) whose change time is older than
+// that snapshot was not written by the build. The first MaxChangedClasses
+// are hashed now, within ctx: what the build wrote is what is verified.
 func changes(ctx context.Context, before, after snapshot) []changedFile {
 	var out []changedFile
 	for path, f := range after.files {
 		b, existed := before.files[path]
+		if !existed && before.at.UnixNano()-max(f.stamp.mtime, f.stamp.ctime) >= int64(recentWindow) {
+			continue
+		}
 		if existed && b.stamp.sameFile(f.stamp) {
 			if b.stamp.sum == "" {
 				continue
