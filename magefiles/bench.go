@@ -36,7 +36,10 @@ func benchMetric(metrics, unit string) (float64, bool) {
 // wrapper (target ≤ 1.1×), and the latency from a build's output line to
 // the client's progress notification (target median < 50 ms); the
 // reclazz_verify call over streamable HTTP next to stdio, and tools/list
-// requests per second from 16 concurrent HTTP clients (docs/http.md#7); the
+// requests per second from 16 concurrent HTTP clients (docs/http.md#7); a
+// reclazz_safe_build answered as a task to its first tasks/get (target
+// under 1 ms) and one tasks/get poll (target under 0.5 ms) next to a
+// synchronous reclazz_status (docs/safe-build.md#13); the
 // diagnostics parser's throughput (target ≥ 100 MB/s) and, per failing build
 // of its corpus, the raw output against the diagnostics text (target ≥ 10×
 // smaller, docs/safe-build.md#12).
@@ -56,6 +59,7 @@ func Bench() error {
 		{"^BenchmarkSafeBuildProgressLatency$", "3x", "./cmd/buildguard/"},
 		{"^BenchmarkHTTPCall$", "1000x", "./mcp/"},
 		{"^BenchmarkHTTPConcurrent$", "4000x", "./mcp/"},
+		{"^BenchmarkTaskPoll$", "50x", "./mcp/"},
 		{"^BenchmarkParse$", "20x", "./internal/diagnostics/"},
 		{"^BenchmarkFailedText$", "5x", "./mcp/tools/"},
 	} {
@@ -149,6 +153,15 @@ func Bench() error {
 		return err
 	}
 	fmt.Printf("MCP tools/list over streamable HTTP from 16 concurrent clients: %.0f requests/s\n", rps)
+	var tk [4]float64
+	for i, unit := range []string{"create-us", "create-get-us", "poll-us", "status-us"} {
+		v, err := get("TaskPoll", unit)
+		if err != nil {
+			return err
+		}
+		tk[i] = v
+	}
+	fmt.Printf("MCP tasks over stdio: reclazz_safe_build answered as a task in %.0f µs, its first tasks/get answered %.0f µs after the call was sent (target < 1 ms), one tasks/get poll %.0f µs (target < 0.5 ms), a synchronous reclazz_status %.0f µs (medians, same server and agent; docs/safe-build.md#13)\n", tk[0], tk[1], tk[2], tk[3])
 	return diagnosticsBench(results)
 }
 

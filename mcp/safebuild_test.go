@@ -39,7 +39,7 @@ type buildProject struct {
 	svc      *tools.Service
 }
 
-func newBuildProject(t *testing.T, builds map[string]string) *buildProject {
+func newBuildProject(t testing.TB, builds map[string]string) *buildProject {
 	t.Helper()
 	p := &buildProject{dir: t.TempDir()}
 	p.out = filepath.Join(p.dir, "out")
