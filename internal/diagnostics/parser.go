@@ -252,12 +252,6 @@ var (
 	reKotlinOld = regexp.MustCompile(`^(?:([ew]):|\[(ERROR|WARNING)\]) (.+?): \((\d+), (\d+)\):? (.*)$`)
 	// Kotlin without a location: e: MSG
 	reKotlinBare = regexp.MustCompile(`^([ew]): (.*)$`)
-	// Maven: [INFO] --- maven-compiler-plugin:3.10.1:compile (default-compile) @ b ---
-	reMavenMojo = regexp.MustCompile(`^\[INFO\] --- (\S+(?: \([^)]*\))?) @ (\S+) ---`)
-	// Maven: [ERROR] Failed to execute goal G (E) on project b: MSG
-	reMavenFailed = regexp.MustCompile(`^\[ERROR\] Failed to execute goal (?:(\S+(?: \([^)]*\))?) )?on project (\S+?): ?(.*)$`)
-	// Gradle task lines: > Task :b:compileJava FAILED, :b:compileJava FAILED
-	reGradleTask = regexp.MustCompile(`^(?:> Task )?(:[^\s']*)( [A-Z-]+)?$`)
 	// Gradle 4: ":b:compileJava" and the compiler's line on one line
 	reGradleGlued = regexp.MustCompile(`^(:[^\s/\\':]+(?::[^\s/\\':]+)*)(/\S)`)
 	// Gradle: task ':b:compileJava', project ':b', configuration ':b:compileClasspath'
@@ -287,13 +281,13 @@ func (p *Parser) header(line []byte) bool {
 		if !bytes.HasPrefix(line, []byte("> Task :")) {
 			break
 		}
-		if m := reGradleTask.FindSubmatch(line); m != nil {
-			p.gradleTask(string(m[1]), string(m[2]))
+		if task, status, ok := splitGradleTask(line); ok {
+			p.gradleTask(string(task), string(status))
 			return false
 		}
 	case ':':
-		if m := reGradleTask.FindSubmatch(line); m != nil {
-			p.gradleTask(string(m[1]), string(m[2]))
+		if task, status, ok := splitGradleTask(line); ok {
+			p.gradleTask(string(task), string(status))
 			return false
 		}
 		// Gradle 4's plain console prints the task without a newline and the
@@ -337,15 +331,15 @@ func (p *Parser) mavenLine(line []byte) bool {
 		if len(line) < 12 || line[11] == '-' || !bytes.Contains(line, []byte(" @ ")) {
 			return false
 		}
-		if m := reMavenMojo.FindSubmatch(line); m != nil {
-			p.task, p.module = shortGoal(string(m[1])), string(m[2])
+		if goal, module, ok := splitMojo(line[len("[INFO] --- "):]); ok {
+			p.task, p.module = shortGoal(string(goal)), string(module)
 		}
 		return false
 	case bytes.HasPrefix(line, []byte("[ERROR] Failed to execute goal ")):
-		if m := reMavenFailed.FindSubmatch(line); m != nil {
-			task, module := shortGoal(string(m[1])), string(m[2])
+		if goal, module, rest, ok := splitFailedGoal(line[len("[ERROR] Failed to execute goal "):]); ok {
+			task := shortGoal(string(goal))
 			p.failed(task, module)
-			msg := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(string(m[3])), "-> [Help 1]"))
+			msg := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(string(rest)), "-> [Help 1]"))
 			d := &Diagnostic{Severity: SeverityError, Message: clean(msg), Module: module, Task: task}
 			d.generic = msg == "" || strings.HasPrefix(msg, "Compilation failure")
 			if d.Message == "" {
@@ -849,4 +843,68 @@ func digits(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// splitMojo splits what follows Maven's "[INFO] --- " in
+// "maven-compiler-plugin:3.10.1:compile (default-compile) @ b ---".
+func splitMojo(rest []byte) (goal, module []byte, ok bool) {
+	at := bytes.Index(rest, []byte(" @ "))
+	if at <= 0 {
+		return nil, nil, false
+	}
+	goal, after := rest[:at], rest[at+3:]
+	end := bytes.Index(after, []byte(" ---"))
+	if end <= 0 || bytes.IndexByte(after[:end], ' ') >= 0 {
+		return nil, nil, false
+	}
+	return goal, after[:end], true
+}
+
+// splitFailedGoal splits what follows Maven's "[ERROR] Failed to execute
+// goal " in "GOAL (EXECUTION) on project MODULE: MESSAGE" (the goal may be
+// missing).
+func splitFailedGoal(rest []byte) (goal []byte, module string, msg []byte, ok bool) {
+	i := bytes.Index(rest, []byte("on project "))
+	if i < 0 {
+		return nil, "", nil, false
+	}
+	goal = bytes.TrimSpace(rest[:i])
+	after := rest[i+len("on project "):]
+	j := bytes.IndexByte(after, ':')
+	if j < 0 {
+		j = len(after)
+	}
+	m := bytes.TrimSpace(after[:j])
+	if len(m) == 0 || bytes.IndexByte(m, ' ') >= 0 {
+		return nil, "", nil, false
+	}
+	if j < len(after) {
+		msg = after[j+1:]
+	}
+	return goal, string(m), msg, true
+}
+
+// splitGradleTask splits Gradle's task lines "> Task :b:compileJava FAILED"
+// and (Gradle 4's plain console) ":b:compileJava UP-TO-DATE".
+func splitGradleTask(line []byte) (task, status []byte, ok bool) {
+	rest := bytes.TrimPrefix(line, []byte("> Task "))
+	if len(rest) == 0 || rest[0] != ':' {
+		return nil, nil, false
+	}
+	task = rest
+	if sp := bytes.IndexByte(rest, ' '); sp >= 0 {
+		task, status = rest[:sp], rest[sp+1:]
+		if len(status) == 0 {
+			return nil, nil, false
+		}
+		for _, c := range status {
+			if (c < 'A' || c > 'Z') && c != '-' {
+				return nil, nil, false
+			}
+		}
+	}
+	if bytes.ContainsAny(task, "'\t\v\f\r") {
+		return nil, nil, false
+	}
+	return task, status, true
 }
