@@ -19,7 +19,9 @@ func (a *attempt) searchBefore(ctx context.Context, conn *agentproto.Conn) {
 	d, err := a.doctor(ctx, conn)
 	a.search.addDoctor(d, err)
 	a.knownBefore = err == nil && d.Status == agentproto.DoctorObserved
-	a.before = scan(ctx, a.search.dirs)
+	sctx, cancel := context.WithTimeout(ctx, a.b.cfg.VerifyWait)
+	defer cancel()
+	a.before = scan(sctx, a.search.dirs)
 }
 
 func (a *attempt) doctor(ctx context.Context, conn *agentproto.Conn) (*agentproto.Doctor, error) {
@@ -58,8 +60,12 @@ func (a *attempt) searchAfter() {
 			a.search.addDoctor(d, nil)
 		}
 	}
-	after := scan(ctx, a.search.dirs)
-	a.changed = changes(ctx, a.before, after)
+	// The search has a budget of its own: a slow or huge directory makes
+	// the proof incomplete, never the build late.
+	sctx, cancel := context.WithTimeout(ctx, a.b.cfg.VerifyWait)
+	defer cancel()
+	after := scan(sctx, a.search.dirs)
+	a.changed = changes(sctx, a.before, after)
 	for _, p := range append(a.before.problems, after.problems...) {
 		a.search.problem("%s", p)
 	}

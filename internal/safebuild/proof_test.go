@@ -237,3 +237,13 @@ func TestChangesUsesStampsAndChangeTimes(t *testing.T) {
 		t.Errorf("changed %q, want %q", got, want)
 	}
 }
+
+// The search has a budget of its own: when it is spent, the proof is
+// incomplete and the build still ends ok, never late or timed out.
+func TestRunSearchBudgetMakesTheProofIncompleteNotTheBuildLate(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.builder = New(Config{VerifyWait: time.Nanosecond, Grace: 500 * time.Millisecond, Env: f.builder.cfg.Env})
+	res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1"))
+	requireUnproven(t, res, "the search ran out of time")
+}

@@ -37,7 +37,8 @@ type Config struct {
 	// buildguard.DefaultGrace (10 s).
 	Grace time.Duration
 	// VerifyWait bounds the verification of the changed classes after an
-	// ok build; 0 means DefaultVerifyWait (15 s).
+	// ok build, and each search of the watched directories (before the
+	// hold, after the command exited); 0 means DefaultVerifyWait (15 s).
 	VerifyWait time.Duration
 	// ProgressInterval is the shortest time between progress reports; 0
 	// means ProgressInterval (200 ms).

@@ -25,8 +25,10 @@ import (
 // (docs/decisions.md#D21).
 
 const (
-	// maxScannedFiles bounds the walk of the watched directories.
-	maxScannedFiles = 200000
+	// maxScannedFiles bounds the class files of the watched directories,
+	// maxScannedEntries everything the walk visits.
+	maxScannedFiles   = 200000
+	maxScannedEntries = 2000000
 	// recentWindow is how close to a snapshot a file's change time must be
 	// for its content to be hashed then: a file rewritten within the file
 	// system's timestamp granularity can keep its size and times, and only
@@ -141,6 +143,7 @@ type snapshot struct {
 func scan(ctx context.Context, dirs []watchedDir) snapshot {
 	snap := snapshot{files: map[string]classFile{}, at: time.Now()}
 	s := &search{}
+	entries := 0
 	for _, dir := range dirs {
 		if ctx.Err() != nil {
 			s.problem("the search ran out of time before %s was read", dir.named)
@@ -152,6 +155,10 @@ func scan(ctx context.Context, dirs []watchedDir) snapshot {
 		err := filepath.WalkDir(dir.root, func(path string, d fs.DirEntry, err error) error {
 			if ctx.Err() != nil {
 				s.problem("the search ran out of time while reading %s", dir.named)
+				return filepath.SkipAll
+			}
+			if entries++; entries > maxScannedEntries {
+				s.problem("the watched directories hold more than %d entries", maxScannedEntries)
 				return filepath.SkipAll
 			}
 			if err != nil {
