@@ -149,4 +149,3 @@ func TestMCPStopEndsTaskBuilds(t *testing.T) {
 		})
 	}
 }
-
