@@ -1,0 +1,56 @@
+package tools
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/buildguard/buildguard/internal/diagnostics"
+	"github.com/buildguard/buildguard/internal/safebuild"
+)
+
+// TestFailedTextIsBounded: with 50 long diagnostics, more omitted, a long
+// detail and a long path, the text stays within MaxFailedText, valid UTF-8,
+// leads with the first error and counts what it left out; without
+// diagnostics it shows the end of the output instead.
+func TestFailedTextIsBounded(t *testing.T) {
+	t.Parallel()
+	var ds []diagnostics.Diagnostic
+	for i := 1; i <= diagnostics.MaxDiagnostics; i++ {
+		ds = append(ds, diagnostics.Diagnostic{Severity: "error", File: "b/src/main/java/Größe.java", Line: i, Column: 3, Message: strings.Repeat("ü", 250)})
+	}
+	code := 1
+	log := "/p/" + strings.Repeat("d", 300) + "/.buildguard/logs/20261202T010203456Z-gradle.log"
+	res := &safebuild.Result{Build: "gradle", Outcome: safebuild.OutcomeFailed, ExitCode: &code, Detail: strings.Repeat("detail ", 400),
+		Diagnostics: ds, DiagnosticsOmitted: 70, FailedTasks: []string{":b:compileJava"}, FailedModules: []string{"b"}}
+	res.Output.LogFile = &log
+	text := failedText(res)
+	lines := strings.Split(text, "\n")
+	if len(text) > MaxFailedText || !utf8.ValidString(text) {
+		t.Fatalf("text of %d bytes, valid %v", len(text), utf8.ValidString(text))
+	}
+	if !strings.HasPrefix(lines[0], `build "gradle": failed (exit 1): 50 errors, 0 warnings; failed tasks: :b:compileJava; failed modules: b`) ||
+		!strings.HasPrefix(lines[1], "b/src/main/java/Größe.java:1:3: error: üü") {
+		t.Fatalf("text starts:\n%s\n%s", lines[0], lines[1])
+	}
+	shown := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "b/src/main/java/") {
+			shown++
+		}
+	}
+	if want := fmt.Sprintf("… and %d more", diagnostics.MaxDiagnostics-shown+70); !strings.Contains(text, want) {
+		t.Errorf("no %q in:\n%s", want, text)
+	}
+	if !strings.Contains(text, "The whole log: "+log) {
+		t.Errorf("the log's path is missing:\n%s", text)
+	}
+
+	res.Diagnostics, res.DiagnosticsOmitted = nil, 0
+	res.Output.Tail = strings.Repeat("[INFO] some line of the build\n", 500) + "the last line\n"
+	text = failedText(res)
+	if len(text) > MaxFailedText || !strings.Contains(text, "the output ends:\n[INFO] some line") || !strings.Contains(text, "the last line\n") {
+		t.Errorf("without diagnostics (%d bytes):\n%s", len(text), text)
+	}
+}
