@@ -14,6 +14,7 @@ import (
 
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 // requireProven requires an ok build whose changedClasses list exactly the
@@ -246,4 +247,28 @@ func TestRunSearchBudgetMakesTheProofIncompleteNotTheBuildLate(t *testing.T) {
 	f.builder = New(Config{VerifyWait: time.Nanosecond, Grace: 500 * time.Millisecond, Env: f.builder.cfg.Env})
 	res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1"))
 	requireUnproven(t, res, "the search ran out of time")
+}
+
+// Stop (a signal to the server) ends a verification that waits for an agent
+// that does not answer at once, not after the verification's whole wait.
+func TestStopEndsTheVerification(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fakeagent.WithFaults(fakeagent.Faults{Reply: fakeagent.ForKind(fakeagent.DropReply, fakeagent.KindVerify)}))
+	f.builder = New(Config{VerifyWait: time.Minute, Grace: 500 * time.Millisecond, Env: f.builder.cfg.Env})
+	done := make(chan *Result, 1)
+	go func() { done <- f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1")) }()
+	if _, err := f.agent.WaitCommand(wait.Context(t, 10*time.Second), "VERIFY "); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	go func() { f.builder.Stop(); close(stopped) }()
+	select {
+	case res := <-done:
+		<-stopped
+		if res.Outcome != OutcomeOK || res.ChangedClasses.AllApplied {
+			t.Errorf("outcome %s changedClasses %+v", res.Outcome, res.ChangedClasses)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Stop did not end the verification within 20 s")
+	}
 }

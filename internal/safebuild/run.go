@@ -218,7 +218,7 @@ func (b *Builder) runClaimed(ctx, sctx context.Context, req Request, res *Result
 		res.Detail += run.capture.logNote()
 	}
 	if res.Outcome == OutcomeOK {
-		b.prove(ctx, run, res)
+		b.prove(sctx, run, res) // Stop ends the verification too
 	}
 }
 
