@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 // The fixture's build script. Besides a Java source for the child build to
@@ -408,25 +410,9 @@ func waitForDaemonExit(t *testing.T, home string) {
 			t.Errorf("daemon log %s does not name a pid", l)
 			continue
 		}
-		deadline := time.Now().Add(daemonExitTimeout)
-		for processAlive(pid) {
-			if time.Now().After(deadline) {
-				t.Errorf("gradle daemon %d still running %s after --stop; killing it", pid, daemonExitTimeout)
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
+		if left := wait.GoneWithin(daemonExitTimeout, pid); len(left) > 0 {
+			t.Errorf("gradle daemon %d still running %s after --stop; killing it", pid, daemonExitTimeout)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-}
-
-// processAlive reports whether pid is a running (not zombie) process.
-func processAlive(pid int) bool {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	// The state follows the parenthesised command name: "pid (comm) S ...".
-	i := strings.LastIndexByte(string(b), ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }

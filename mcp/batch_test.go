@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp/tools"
 )
 
@@ -58,10 +59,7 @@ func TestBatchCancelSuppressesTheAnswer(t *testing.T) {
 		t.Fatalf("got %s, want only the ping answer", got)
 	}
 	// The slot frees once the tool returned; a later batch is then accepted.
-	deadline := time.Now().Add(10 * time.Second)
-	for f.cancelledCount() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	wait.Until(10*time.Second, func() bool { return f.cancelledCount() != 0 })
 	if f.cancelledCount() != 1 {
 		t.Fatal("the tool never saw its context cancelled")
 	}

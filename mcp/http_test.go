@@ -22,6 +22,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp/httpfront"
 	"github.com/buildguard/buildguard/mcp/protocol"
 )
@@ -237,7 +238,7 @@ func TestHTTPCancellation(t *testing.T) {
 	caller.awaitStart(t)
 	cancel()
 	<-done
-	waitFor(t, "the closed request's call to be cancelled", func() bool { return caller.cancelledCount() == 2 })
+	wait.For(t, 10*time.Second, "the closed request's call is cancelled", func() bool { return caller.cancelledCount() == 2 })
 }
 
 // TestHTTPShutdown: cancelling ServeStreamableHTTP's context cancels the
@@ -336,28 +337,13 @@ func TestHTTPSameAsStdio(t *testing.T) {
 func checkNoLeakedGoroutines(t *testing.T) {
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
+		wait.Until(5*time.Second, func() bool { return runtime.NumGoroutine() <= before })
 		if n := runtime.NumGoroutine(); n > before {
 			var b strings.Builder
 			_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
 			t.Errorf("%d goroutines after the test, %d before:\n%s", n, before, b.String())
 		}
 	})
-}
-
-// waitFor polls cond for at most 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 10 s for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // TestHTTPTokenNeverLogged: at trace level, with the SDK's own logging, a

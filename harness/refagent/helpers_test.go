@@ -22,10 +22,11 @@ import (
 
 	"github.com/buildguard/buildguard/harness/jvm"
 	"github.com/buildguard/buildguard/harness/refagent"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
-// wait bounds every single wait in these tests; none of them is a timing assertion.
-const wait = 15 * time.Second
+// limit bounds every single wait in these tests; none of them is a timing assertion.
+const limit = 15 * time.Second
 
 var (
 	jarDir   string
@@ -120,7 +121,7 @@ func (l lineLog) since(from int) []string { return l.Since(from) }
 // waitFor returns the index of the first line at or after from that matches.
 func (l lineLog) waitFor(t *testing.T, from int, what string, match func(string) bool) int {
 	t.Helper()
-	i, err := l.WaitFor(from, wait, match)
+	i, err := l.WaitFor(from, limit, match)
 	if err != nil {
 		t.Fatalf("no application line %s: %v; last lines:\n%s", what, err, l.Tail(15))
 	}
@@ -244,8 +245,8 @@ func (f *fixture) terminate(t *testing.T) {
 	}
 	select {
 	case <-f.proc.Exited():
-	case <-time.After(wait):
-		t.Fatalf("java did not exit within %v of SIGTERM", wait)
+	case <-time.After(limit):
+		t.Fatalf("java did not exit within %v of SIGTERM", limit)
 	}
 }
 
@@ -297,7 +298,7 @@ func handshake(t *testing.T, port string) *client {
 
 // readLine reads one line (terminator stripped); io.EOF when the agent closed.
 func (c *client) readLine() (string, error) {
-	c.conn.SetReadDeadline(time.Now().Add(wait))
+	c.conn.SetReadDeadline(time.Now().Add(limit))
 	line, err := c.r.ReadString('\n')
 	if err != nil {
 		if line != "" && errors.Is(err, io.EOF) {
@@ -332,7 +333,7 @@ func (c *client) send(cmd string) {
 
 func (c *client) sendRaw(s string) {
 	c.t.Helper()
-	c.conn.SetWriteDeadline(time.Now().Add(wait))
+	c.conn.SetWriteDeadline(time.Now().Add(limit))
 	if _, err := io.WriteString(c.conn, s); err != nil {
 		c.t.Fatalf("writing %q: %v", s, err)
 	}
@@ -341,9 +342,9 @@ func (c *client) sendRaw(s string) {
 // await skips lines until an INFO line whose message has the prefix.
 func (c *client) await(prefix string) event {
 	c.t.Helper()
-	ev, ok := c.awaitEvent(wait, func(ev event) bool { return ev.Level == "INFO" && strings.HasPrefix(ev.Message, prefix) })
+	ev, ok := c.awaitEvent(limit, func(ev event) bool { return ev.Level == "INFO" && strings.HasPrefix(ev.Message, prefix) })
 	if !ok {
-		c.t.Fatalf("no INFO line starting with %q within %v", prefix, wait)
+		c.t.Fatalf("no INFO line starting with %q within %v", prefix, limit)
 	}
 	return ev
 }
@@ -393,16 +394,13 @@ func (c *client) reloadStatus(tok string) string {
 // pollStatus polls RELOAD status until it equals want (the agent works asynchronously).
 func (c *client) pollStatus(want string) {
 	c.t.Helper()
-	deadline := time.Now().Add(wait)
-	for i := 0; ; i++ {
-		got := c.reloadStatus(fmt.Sprintf("poll%d", i))
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("RELOAD status = %q, still not %q after %v", got, want, wait)
-		}
-		time.Sleep(50 * time.Millisecond)
+	i, got := 0, ""
+	if !wait.Until(limit, func() bool {
+		i++
+		got = c.reloadStatus(fmt.Sprintf("poll%d", i))
+		return got == want
+	}) {
+		c.t.Fatalf("RELOAD status = %q, still not %q after %v", got, want, limit)
 	}
 }
 
@@ -435,15 +433,13 @@ func (c *client) verify(tok, class, hash string) receipt {
 // pollVerify polls VERIFY until the status is no longer running.
 func (c *client) pollVerify(class, hash string) receipt {
 	c.t.Helper()
-	deadline := time.Now().Add(wait)
-	for i := 0; ; i++ {
-		r := c.verify(fmt.Sprintf("v%d", i), class, hash)
-		if r.Status != "running" && r.Status != "not_observed" {
-			return r
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("VERIFY %s still %s after %v", class, r.Status, wait)
-		}
-		time.Sleep(50 * time.Millisecond)
+	i, r := 0, receipt{}
+	if !wait.Until(limit, func() bool {
+		i++
+		r = c.verify(fmt.Sprintf("v%d", i), class, hash)
+		return r.Status != "running" && r.Status != "not_observed"
+	}) {
+		c.t.Fatalf("VERIFY %s still %s after %v", class, r.Status, limit)
 	}
+	return r
 }

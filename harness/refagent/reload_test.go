@@ -69,10 +69,10 @@ func TestReloadAndBuildHold(t *testing.T) {
 		f.install(t, f.outA, "Lazy.class", classes["Lazy.class"])
 		f.install(t, f.outA, "A.class", classes["A.class"])
 		f.log.waitFor(t, mark, "VALUES=2:1", equals("VALUES=2:1"))
-		if _, ok := c.awaitEvent(wait, func(ev event) bool {
+		if _, ok := c.awaitEvent(limit, func(ev event) bool {
 			return ev.Level == "RELOAD" && strings.HasPrefix(ev.Message, "Reloaded A (")
 		}); !ok {
-			t.Fatalf("no RELOAD line for the reload of A within %v", wait)
+			t.Fatalf("no RELOAD line for the reload of A within %v", limit)
 		}
 		requireApplied(t, "A", f.outA)
 		// Lazy was never loaded: its bytes were not redefined, so no proof.
@@ -183,10 +183,10 @@ func TestReloadAndBuildHold(t *testing.T) {
 	t.Run("a shape change fails and asks for a restart", func(t *testing.T) {
 		v9 := compileJava(t, map[string]string{"A.java": "public class A { public int value() { return 9; } public int extra() { return 0; } }\n"})
 		f.install(t, f.outA, "A.class", v9["A.class"])
-		if _, ok := c.awaitEvent(wait, func(ev event) bool {
+		if _, ok := c.awaitEvent(limit, func(ev event) bool {
 			return ev.Level == "ERROR" && strings.HasPrefix(ev.Message, "Could not reload A: the class shape changed")
 		}); !ok {
-			t.Fatalf("no ERROR line for the refused reload of A within %v", wait)
+			t.Fatalf("no ERROR line for the refused reload of A within %v", limit)
 		}
 		r := c.pollVerify("A", sha(v9["A.class"]))
 		if r.Status != "failed" || r.ObservedSha256 != sha(v9["A.class"]) || r.CompletedAt == "" {
@@ -270,7 +270,7 @@ func TestReloadAndBuildHold(t *testing.T) {
 	// The project's strict client (agentproto) accepts every reply of this
 	// agent, including a receipt for a reload it really performed.
 	t.Run("the strict agentproto client accepts the agent", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
 		p, err := agentproto.Endpoint{PortFile: f.portFile}.Resolve()
 		if err != nil {

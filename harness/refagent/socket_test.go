@@ -38,9 +38,9 @@ func TestStatusSocket(t *testing.T) {
 			c.send(cmd)
 		}
 		c.send("DOC\rTOR d2") // \r is dropped wherever it appears
-		ev, ok := c.awaitEvent(wait, func(ev event) bool { return ev.Level != "HEARTBEAT" })
+		ev, ok := c.awaitEvent(limit, func(ev event) bool { return ev.Level != "HEARTBEAT" })
 		if !ok {
-			t.Fatalf("no answer to DOCTOR d2 within %v", wait)
+			t.Fatalf("no answer to DOCTOR d2 within %v", limit)
 		}
 		if !strings.HasPrefix(ev.Message, "DOCTOR_RESULT d2 {") {
 			t.Fatalf("an ignored command produced %s", ev.raw)
@@ -160,9 +160,9 @@ func TestStatusSocket(t *testing.T) {
 
 	t.Run("heartbeat", func(t *testing.T) {
 		re := regexp.MustCompile(`^\{"level":"HEARTBEAT","message":"","timestamp":"[^"]+"\}$`)
-		ev, ok := c.awaitEvent(2*wait, func(ev event) bool { return ev.Level == "HEARTBEAT" })
+		ev, ok := c.awaitEvent(2*limit, func(ev event) bool { return ev.Level == "HEARTBEAT" })
 		if !ok {
-			t.Fatalf("no HEARTBEAT within %v", 2*wait)
+			t.Fatalf("no HEARTBEAT within %v", 2*limit)
 		}
 		if !re.MatchString(ev.raw) {
 			t.Errorf("heartbeat line %s", ev.raw)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 // clock is a settable clock for the store's TTLs.
@@ -57,18 +59,6 @@ func finish(t *testing.T, s *Store, id string) DetailedTask {
 		t.Fatalf("Get(%s) after it finished: %v", id, err)
 	}
 	return d
-}
-
-// eventually polls cond until it holds, failing the test after 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not happen within 10 s", what)
-		}
-		runtime.Gosched()
-	}
 }
 
 func result(v string) Work {
@@ -446,7 +436,7 @@ func TestInputRequired(t *testing.T) {
 	<-parked
 	var d DetailedTask
 	// The work parks right after the signal; Get is the only way to see it.
-	eventually(t, "input_required", func() bool {
+	wait.For(t, 10*time.Second, "input_required", func() bool {
 		d, _ = s.Get(task.TaskID)
 		return d.Status == StatusInputRequired
 	})

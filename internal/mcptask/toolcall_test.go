@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 // toolCall builds a tools/call request as the SDK hands it to middleware.
@@ -84,7 +87,7 @@ func TestToolCallsBecomeTasksOnlyWhenDeclared(t *testing.T) {
 		}
 	}
 	endRequest() // the request that created the task is gone
-	eventually(t, "the progress line as statusMessage", func() bool {
+	wait.For(t, 10*time.Second, "the progress line as statusMessage", func() bool {
 		d, err := store.Get(created.TaskID)
 		if err != nil || d.Status.Terminal() {
 			t.Fatalf("task after its request ended: %+v, %v", d, err)
