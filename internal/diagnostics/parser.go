@@ -118,7 +118,6 @@ type Parser struct {
 	nErr, nWarn int          // distinct diagnostics of each severity
 	seed        maphash.Seed
 	seen        map[uint64]struct{} // hashes of distinct diagnostics not in errs/warns
-	seenFull    bool
 
 	failedTasks, failedModules []string
 	moduleTask                 map[string]string // a failed module's first failed task
