@@ -207,7 +207,12 @@ func (s *checkedServer) stop(ctx context.Context) {
 	case <-ctx.Done():
 	}
 	s.kill()
-	<-s.exited // bounded: the group is killed and WaitDelay bounds the stderr copy
+	// The group is killed and WaitDelay bounds the stderr copy; a process
+	// we may not signal (it changed its user) is left after a last grace.
+	select {
+	case <-s.exited:
+	case <-time.After(checkExitGrace):
+	}
 	s.stdout.Close()
 }
 
