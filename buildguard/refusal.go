@@ -147,9 +147,9 @@ type UnconfirmedError struct {
 
 func (e *UnconfirmedError) Error() string {
 	if e.Launch != nil {
-		return fmt.Sprintf("%v: %v; then BUILD %s was not acknowledged (%v); the output stays held", ErrUnsafe, e.Launch, e.State, e.Err)
+		return fmt.Sprintf("%v: %v; then BUILD %s was not acknowledged (%v); the agent may still hold the output", ErrUnsafe, e.Launch, e.State, e.Err)
 	}
-	return fmt.Sprintf("%v: BUILD %s was not acknowledged (%v); the output stays held", ErrUnsafe, e.State, e.Err)
+	return fmt.Sprintf("%v: BUILD %s was not acknowledged (%v); the agent may still hold the output", ErrUnsafe, e.State, e.Err)
 }
 
 // Unwrap makes the error ErrUnsafe, the agent's error and the launch error.

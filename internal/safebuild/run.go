@@ -335,6 +335,7 @@ func describe(res *Result, err error, timeout time.Duration, stopping bool, told
 	var ie *buildguard.InterruptedError
 	ran := errors.As(err, &ie) && ie.Ran
 	var left *buildguard.StragglersError
+	var lost *buildguard.UnconfirmedError
 	switch {
 	case res.Outcome == OutcomeRefused:
 		// The core's refusal says whether BUILD started was sent and how the
@@ -358,6 +359,8 @@ func describe(res *Result, err error, timeout time.Duration, stopping bool, told
 			return what + " before its command started; nothing ran; " + told.String()
 		}
 		return what + ": its process group was terminated and " + told.String()
+	case errors.As(err, &lost) && lost.Launch == nil && res.ExitCode != nil:
+		return fmt.Sprintf("the build exited with code %d, but BUILD %s was not acknowledged (%v); %s", *res.ExitCode, lost.State, lost.Err, told)
 	case err != nil && !errors.Is(err, buildguard.ErrUnsafe):
 		return err.Error() + "; " + told.String()
 	case res.ExitCode != nil && *res.ExitCode != 0:

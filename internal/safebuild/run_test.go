@@ -443,3 +443,27 @@ func TestRunTimeoutWhileStartedAwaitsAckSendsFailed(t *testing.T) {
 		t.Errorf("detail %q", res.Detail)
 	}
 }
+
+// TestRunLostOKAckSaysWhatTheAgentAnswered: when BUILD ok is not
+// acknowledged, the BUILD failed that follows is answered, and the result
+// says how: here the agent had taken the ok and released the output, so
+// it rejects the failed of an owner it no longer holds for
+// (docs/decisions.md#D21).
+func TestRunLostOKAckSaysWhatTheAgentAnswered(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fakeagent.WithFaults(fakeagent.Faults{Reply: fakeagent.ForBuild(fakeagent.DropReply, "ok")}))
+	f.builder = New(Config{AgentTimeout: 500 * time.Millisecond, Grace: 500 * time.Millisecond, Env: f.builder.cfg.Env})
+	if err := f.agent.WaitHold(wait.Context(t, 10*time.Second), fakeagent.HoldNone); err != nil {
+		t.Fatal(err)
+	}
+	res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1"))
+	if res.Outcome != OutcomeFailed {
+		t.Fatalf("outcome %s: %s", res.Outcome, res.Detail)
+	}
+	if err := f.agent.WaitHold(wait.Context(t, 10*time.Second), fakeagent.HoldNone); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Detail, "the build exited with code 0, but BUILD ok was not acknowledged") || !strings.Contains(res.Detail, "BUILD failed was rejected: the agent holds nothing for this project's owner") {
+		t.Errorf("detail %q does not say how the agent answered the BUILD failed", res.Detail)
+	}
+}
