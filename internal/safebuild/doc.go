@@ -5,12 +5,18 @@
 // hold acknowledged before the child starts, the child in its own process
 // group with pipes and stdin /dev/null, BUILD ok only after a clean exit),
 // streams rate-limited progress from the build's output, keeps a bounded
-// tail and the whole log on disk, and after BUILD ok proves the new bytes:
-// every class file written during the build in the agent's watched output
-// directories is verified with VERIFY and its SHA-256.
+// tail and a capped log on disk, and after BUILD ok proves the new bytes:
+// every class file the build wrote in the agent's watched output
+// directories, hashed before BUILD ok, is verified with VERIFY and its
+// SHA-256. A result claims no more than was checked (decision
+// docs/decisions.md#D21): what the agent was last told and answered
+// (told.go), and a proof only from a complete search (search.go,
+// proof.go).
 //
-// It owns the build configuration (LoadProject), the one-build-at-a-time
-// rule of a server (Builder), the output capture and log rotation, the
+// It owns the build configuration (LoadProject: exact keys, the schema's
+// types), the one-build-at-a-time rule of a server (Builder), the project's
+// state directory (EnsureStateDir: no symlinks, nobody else's files, only
+// its own logs removed), the output capture, the log cap and rotation, the
 // progress rate limit, the discovery and verification of changed classes,
 // and the result object that the MCP tool reclazz_safe_build and the CLI
 // form `buildguard build run` both print.
