@@ -94,8 +94,11 @@ func (e *Extension) ToolCalls(policy Policy, message string) sdkmcp.Middleware {
 			switch {
 			case errors.Is(err, ErrFull):
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + err.Error() + "; cancel one or wait for it"}
+			case errors.Is(err, ErrClosed):
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the server is stopping; it starts no more tasks"}
 			case err != nil:
-				return nil, err
+				// A Go error would reach the client with code 0.
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + err.Error()}
 			}
 			return NewCreateTaskResult(seed), nil
 		}

@@ -164,3 +164,15 @@ func TestToolCallsWhenTheStoreIsFull(t *testing.T) {
 		t.Errorf("second task with the store full of running ones: %v, want -32603", err)
 	}
 }
+
+func TestToolCallsAfterClose(t *testing.T) {
+	store := NewStore(Config{})
+	closeStore(t, store)
+	ext := &Extension{Store: store}
+	h := ext.ToolCalls(func(*sdkmcp.CallToolParamsRaw) Support { return SupportOptional }, "")(func(context.Context, string, sdkmcp.Request) (sdkmcp.Result, error) {
+		return &sdkmcp.CallToolResult{}, nil
+	})
+	if _, err := h(context.Background(), "tools/call", toolCall("a", true)); code(err) != jsonrpc.CodeInternalError {
+		t.Errorf("a task asked for after Close: %v, want -32603 (never a Go error, which would be code 0)", err)
+	}
+}
