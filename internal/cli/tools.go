@@ -85,6 +85,25 @@ func parseToolArgs(form tools.CLIForm, args []string) (pos []string, toolArgs ma
 	return pos, toolArgs, own, nil
 }
 
+// flagWords words an argument error in the subcommand's flags: the
+// argument it names is the flag that gives it (timeoutMs is --timeout-ms).
+func flagWords(form tools.CLIForm, e *tools.ArgError) string {
+	if e.Arg == "" {
+		return e.Message
+	}
+	for flag, arg := range endpointFlags {
+		if arg == e.Arg {
+			return flag + strings.TrimPrefix(e.Message, e.Arg)
+		}
+	}
+	for flag, arg := range form.Flags {
+		if arg == e.Arg {
+			return flag + strings.TrimPrefix(e.Message, e.Arg)
+		}
+	}
+	return e.Message
+}
+
 // runTool runs the subcommand of tool t: it prints the tool's JSON object on
 // one line and exits 0 when the result is not an error, 1 when it is, and 2
 // when the arguments are invalid (the cases MCP answers with -32602).
@@ -138,7 +157,7 @@ func runTool(t *tools.Tool, args []string, stdout, stderr io.Writer) ExitCode {
 	var argErr *tools.ArgError
 	switch {
 	case errors.As(err, &argErr):
-		return usageErr(argErr)
+		return usageErr(errors.New(flagWords(t.CLI, argErr)))
 	case err != nil:
 		fmt.Fprintf(stderr, "buildguard %s: internal error: %v\n", name, err)
 		return ExitFailure

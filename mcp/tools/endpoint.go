@@ -23,17 +23,17 @@ func (c *toolCall) selectEndpoint() error {
 	if v, ok := c.str["projectDir"]; ok {
 		p, err := canonicalDir(c.deps.Base, v)
 		if err != nil {
-			return argError("projectDir must name an existing directory")
+			return argErrorIn("projectDir", "must name an existing directory")
 		}
 		project = p
 	}
 	for _, k := range []string{"portFile", "hybrisHome"} {
 		if v, ok := c.str[k]; ok && agentproto.IsBlank(v) {
-			return argError("%s must not be blank", k)
+			return argErrorIn(k, "must not be blank")
 		}
 	}
 	if v, ok := c.str["port"]; ok && agentproto.IsBlank(v) {
-		return argError("port must not be blank")
+		return argErrorIn("port", "must not be blank")
 	}
 	c.endpoint = agentproto.Endpoint{Port: c.str["port"], PortFile: c.str["portFile"], HybrisHome: c.str["hybrisHome"], Base: project}
 	_, explicit := c.str["projectDir"]

@@ -25,6 +25,10 @@ const (
 type ArgError struct {
 	// Message is the error text, e.g. "timeoutMs must be an integer string between 1 and 60000".
 	Message string
+	// Arg is the argument the message starts with, e.g. "timeoutMs", so
+	// that a front whose users give it another way (the CLI's flags) can
+	// name it in their terms; "" when the message names no one argument.
+	Arg string
 	// Protocol marks errors in the request itself rather than in the tool's
 	// arguments (unknown tool, name not a string, arguments not an object).
 	// They stay JSON-RPC -32602 in every protocol version, while argument errors
@@ -36,6 +40,12 @@ func (e *ArgError) Error() string { return e.Message }
 
 func argError(format string, a ...any) error {
 	return &ArgError{Message: fmt.Sprintf(format, a...)}
+}
+
+// argErrorIn is an argument error whose message starts with the name of
+// argument arg.
+func argErrorIn(arg, format string, a ...any) error {
+	return &ArgError{Message: arg + " " + fmt.Sprintf(format, a...), Arg: arg}
 }
 
 // toolCall is one validated tool call: the tool, its arguments, its effective
@@ -71,10 +81,10 @@ func newCall(deps *Deps, t *Tool, name string, args map[string]json.RawMessage) 
 		}
 		var v string
 		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &v) != nil {
-			return nil, argError("%s must be a string", k)
+			return nil, argErrorIn(k, "must be a string")
 		}
 		if agentproto.UTF16Len(v) > maxArgLength || agentproto.HasControl(v) {
-			return nil, argError("%s exceeds %d characters or contains a control character", k, maxArgLength)
+			return nil, argErrorIn(k, "exceeds %d characters or contains a control character", maxArgLength)
 		}
 		c.str[k] = v
 	}
@@ -85,7 +95,7 @@ func newCall(deps *Deps, t *Tool, name string, args map[string]json.RawMessage) 
 	if v, ok := c.str["timeoutMs"]; ok {
 		n, ok := agentproto.ParseJavaInt(v)
 		if !ok || n < 1 || n > maxTimeoutMs {
-			return nil, argError("timeoutMs must be an integer string between 1 and %d", maxTimeoutMs)
+			return nil, argErrorIn("timeoutMs", "must be an integer string between 1 and %d", maxTimeoutMs)
 		}
 		c.timeout = time.Duration(n) * time.Millisecond
 	}

@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestToolArgumentErrorsNameFlags: a tool subcommand's argument error names
+// the flag the user typed, not the MCP argument behind it
+// (docs/decisions.md#D2); it is a usage error, exit 2.
+func TestToolArgumentErrorsNameFlags(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "--port", " "}, "buildguard status: --port must not be blank\n"},
+		{[]string{"scan", "--port-file", ""}, "buildguard scan: --port-file must not be blank\n"},
+		{[]string{"pending", "--timeout-ms", "soon"}, "buildguard pending: --timeout-ms must be an integer string between 1 and 60000\n"},
+		{[]string{"doctor", "--project-dir", "/nonexistent/project"}, "buildguard doctor: --project-dir must name an existing directory\n"},
+		{[]string{"build", "run", "--hybris-home", " "}, "buildguard build run: --hybris-home must not be blank\n"},
+	} {
+		var stdout, stderr strings.Builder
+		code := run(c.args, &stdout, &stderr)
+		if code != ExitUsage || !strings.HasPrefix(stderr.String(), c.want) || stdout.Len() != 0 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, stdout.String(), stderr.String(), c.want)
+		}
+		for _, arg := range []string{"port ", "portFile", "timeoutMs", "projectDir", "hybrisHome"} {
+			if strings.Contains(strings.SplitN(stderr.String(), "\n", 2)[0], " "+arg) {
+				t.Errorf("%q: names the MCP argument %s: %q", c.args, arg, stderr.String())
+			}
+		}
+	}
+}
