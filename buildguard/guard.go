@@ -94,6 +94,13 @@ type Config struct {
 	// only delays the exit. Signals that arrive after Run returned are
 	// dropped, so a process that goes on must leave it false.
 	KeepSignals bool
+	// Admit, when not nil, waits for the build's turn before the agent is
+	// reached (the project's build queue, docs/decisions.md#D18). It
+	// returns variables for the command's environment and a release that
+	// Run calls once the build has ended; an error refuses the build. Its
+	// ctx ends on an interrupting signal: a build interrupted while it
+	// waits ran nothing and took no hold.
+	Admit func(ctx context.Context) (env []string, release func(), err error)
 
 	// Set by Options.Config: a refusal found in the options, reported by
 	// Run after the owner line, and the transcript file Run creates.
@@ -187,6 +194,23 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	go warmStart()
 	sigs := g.catchSignals()
 	defer sigs.release()
+
+	env, release, sig, err := g.admit(ctx, sigs)
+	if release != nil {
+		defer release()
+	}
+	switch {
+	case sig != nil:
+		return 0, &InterruptedError{Signal: sig}
+	case err != nil:
+		return 0, err
+	case env != nil:
+		base := c.Env
+		if base == nil {
+			base = os.Environ()
+		}
+		c.Env = append(append([]string(nil), base...), env...)
+	}
 
 	agent, sig, err := g.acquire(ctx, sigs)
 	if agent != nil {
@@ -368,6 +392,52 @@ func pendingInterrupt(sigs <-chan os.Signal) os.Signal {
 			return nil
 		}
 	}
+}
+
+// admit waits for the build's turn with Config.Admit; an interrupting
+// signal ends the wait and is returned instead of an error.
+func (g *Guard) admit(ctx context.Context, sigs caught) (env []string, release func(), sig os.Signal, err error) {
+	if g.cfg.Admit == nil {
+		return nil, nil, nil, nil
+	}
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop, done := make(chan struct{}), make(chan struct{})
+	got := make(chan os.Signal, 1)
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case s := <-sigs.c:
+				if isInterrupt(s) {
+					got <- s
+					cancel()
+					return
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	env, release, err = g.cfg.Admit(actx)
+	close(stop)
+	<-done
+	select {
+	case s := <-got:
+		g.log.Info("interrupted while waiting for the build's turn", "signal", s)
+		if release != nil {
+			release()
+		}
+		return nil, nil, s, nil
+	default:
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, nil, &RefusalError{Problem: ctx.Err()}
+		}
+		return nil, nil, nil, &RefusalError{Stage: "Cannot take a turn in the project's build queue", Problem: err}
+	}
+	return env, release, nil, nil
 }
 
 // acquire connects and takes the hold. A signal (or ctx) before the hold is

@@ -38,9 +38,12 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func BenchmarkOverhead(b *testing.B) {
 	bin := testbin.Build(b, b.TempDir()) // the real binary, so start-up costs are the product's
 	agent := fakeagent.NewServer(b, fakeagent.WithHeartbeat(-1))
+	project := b.TempDir() // the wrapper's project: its build queue lives there
 	run := func(argv ...string) time.Duration {
 		start := time.Now()
-		if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = project
+		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("%v: %v\n%s", argv, err, out)
 		}
 		return time.Since(start)
@@ -161,6 +164,7 @@ func readOutput(b *testing.B, f *os.File) (int64, time.Duration) {
 // measured.
 func runPiped(b *testing.B, argv []string) (int64, time.Duration) {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = b.TempDir() // the wrapper's project (its build queue), not the source tree
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
@@ -193,6 +197,7 @@ func runUnderPTY(b *testing.B, argv []string) (int64, time.Duration) {
 	}
 	defer devnull.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = b.TempDir() // the wrapper's project (its build queue), not the source tree
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, tty, tty
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)

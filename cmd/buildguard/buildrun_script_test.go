@@ -3,7 +3,10 @@
 package main
 
 import (
+	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -20,5 +23,27 @@ func TestBuildRunScripts(t *testing.T) {
 		"gone":     cmdGone,
 		"hold":     cmdHold,
 		"code":     cmdCode,
+		"queued":   cmdQueued,
 	}))
+}
+
+// queued N: waits (up to 30 s) until the project's build queue in the
+// script's directory holds N tickets (docs/decisions.md#D18).
+func cmdQueued(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: queued N")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("queued: %v", err)
+	}
+	dir := ts.MkAbs(filepath.Join(".buildguard", "queue"))
+	n := 0
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		matches, _ := filepath.Glob(filepath.Join(dir, "t-*"))
+		if n = len(matches); n == want {
+			return
+		}
+	}
+	ts.Fatalf("the build queue holds %d tickets, want %d", n, want)
 }

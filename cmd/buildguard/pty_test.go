@@ -201,6 +201,7 @@ func startOnTerminal(t *testing.T, bin string, ptmx, tty *os.File, env []string,
 	t.Helper()
 	r := &terminalRun{cmd: exec.Command(bin, args...), exited: make(chan error, 1), copied: make(chan struct{})}
 	r.cmd.Env = append(os.Environ(), env...)
+	r.cmd.Dir = t.TempDir() // its own project: the builds of one project take turns (docs/decisions.md#D18)
 	r.cmd.Stdin, r.cmd.Stdout, r.cmd.Stderr = tty, tty, tty
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -292,7 +292,7 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 // ticket of the queue in dir: this process runs inside that build.
 func nestedTurn(dir string) string {
 	p := os.Getenv(TurnEnv)
-	if p == "" || filepath.Dir(p) != dir {
+	if p == "" || !sameDir(filepath.Dir(p), dir) {
 		return ""
 	}
 	m := ticketName.FindStringSubmatch(filepath.Base(p))
@@ -305,7 +305,21 @@ func nestedTurn(dir string) string {
 	if !alive || tm.State != stateRunning {
 		return ""
 	}
-	return p
+	return ticketPath(dir, seq)
+}
+
+// sameDir reports whether a and b name one directory, however each was
+// spelled (a symlinked working directory, a canonical --project-dir).
+func sameDir(a, b string) bool {
+	if a == b {
+		return true
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // queueDir returns project/.buildguard/queue, creating what is missing and

@@ -110,6 +110,7 @@ func runWrap(args []string, stdout, stderr io.Writer) ExitCode {
 	cfg.Stdout, cfg.Stderr = stdout, stderr
 	cfg.Logger = wrapLogger(stderr)
 	cfg.KeepSignals = true // the process exits right after the build
+	cfg.Admit = wrapAdmit(argv, stderr, cfg.Logger)
 	g, err := buildguard.New(cfg)
 	if err != nil {
 		return wrapExit(0, err, stderr)

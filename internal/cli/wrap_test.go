@@ -41,8 +41,8 @@ func TestParseWrapInlineValues(t *testing.T) {
 // says what to do next (docs/decisions.md#D8): the line names a flag to pass
 // or a thing to do, after a "; " or ": " that follows the reason.
 func TestWrapErrorsSayWhatToDoNext(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
+	t.Chdir(dir) // the wrapper's project: its queue goes here (docs/decisions.md#D18)
 	for _, tc := range []struct {
 		args []string
 		code ExitCode

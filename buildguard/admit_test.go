@@ -1,0 +1,73 @@
+package buildguard
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/buildguard/buildguard/internal/testsupport/reexec"
+)
+
+// TestRunAdmitsBeforeTheHold: the build's turn (Config.Admit) comes before
+// the agent is asked for anything, its variables reach the command, and the
+// turn is released only after the finish was acknowledged.
+func TestRunAdmitsBeforeTheHold(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	out := filepath.Join(t.TempDir(), "env")
+	argv, env := reexec.Command(t, "env", out, "BUILDGUARD_TEST_TURN")
+	h.cfg.Env = env
+	var mu sync.Mutex
+	var steps []string
+	step := func(s string) { mu.Lock(); steps = append(steps, s); mu.Unlock() }
+	h.cfg.Admit = func(context.Context) ([]string, func(), error) {
+		step("admitted:" + h.agent.states())
+		return []string{"BUILDGUARD_TEST_TURN=t-7"}, func() { step("released:" + h.agent.states()) }, nil
+	}
+	g, err := New(h.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, err := g.Run(context.Background(), argv); err != nil || code != 0 {
+		t.Fatalf("Run = %d, %v", code, err)
+	}
+	if want := []string{"admitted:", "released:started,ok"}; !slices.Equal(steps, want) {
+		t.Errorf("steps %v, want %v", steps, want)
+	}
+	if got, _ := os.ReadFile(out); strings.TrimSpace(string(got)) != "t-7" {
+		t.Errorf("the command saw BUILDGUARD_TEST_TURN=%q", got)
+	}
+}
+
+// TestRunAdmitRefusalAsksNothing: a build that gets no turn is refused
+// before the agent is asked for anything, and its command never runs.
+func TestRunAdmitRefusalAsksNothing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	argv, env := reexec.Command(t, "marker", marker)
+	h.cfg.Env = env
+	h.cfg.Admit = func(context.Context) ([]string, func(), error) {
+		return nil, nil, errors.New("the queue is a symlink")
+	}
+	g, err := New(h.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = g.Run(context.Background(), argv)
+	var re *RefusalError
+	if !errors.As(err, &re) || !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "build queue: the queue is a symlink") {
+		t.Fatalf("err = %v, want a refusal naming the queue", err)
+	}
+	if got := h.agent.states(); got != "" {
+		t.Errorf("the agent got %s", got)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the child ran: %v", err)
+	}
+}
