@@ -61,7 +61,9 @@ type Command struct {
 	// Stdout receives the child's standard output; nil means os.Stdout.
 	Stdout io.Writer
 	// Stderr receives the child's standard error; nil means os.Stderr. Under
-	// a pty the child has one output stream and it goes to Stdout.
+	// a pty the child has one output stream and it goes to Stdout. When
+	// Stderr is Stdout (the same writer), the child gets one pipe for both,
+	// so their order is the order it wrote them in.
 	Stderr io.Writer
 	// Transcript, when not nil, receives a copy of everything the child
 	// writes to stdout and stderr. A failing Transcript is dropped (and

@@ -74,7 +74,12 @@ func (r *ExecRunner) Start() error {
 		r.closeEnds()
 		return err
 	}
-	if cmd.Stderr, err = r.output(r.c.Stderr); err != nil {
+	if sameWriter(r.c.Stdout, r.c.Stderr) {
+		// One destination, one pipe: the child's two streams keep the order
+		// it wrote them in, as on a terminal (a compiler's lines on stderr
+		// and the build tool's on stdout read as one story).
+		cmd.Stderr = cmd.Stdout
+	} else if cmd.Stderr, err = r.output(r.c.Stderr); err != nil {
 		r.closeEnds()
 		return err
 	}
@@ -226,4 +231,16 @@ func (r *ExecRunner) closeEnds() {
 	if len(errs) > 0 {
 		r.c.Logger.Debug("closing the build's pipes", "error", errors.Join(errs...))
 	}
+}
+
+// sameWriter reports whether a and b are the same writer, as os/exec
+// decides when it gives a child one pipe for both streams; writers of types
+// that cannot be compared are never the same.
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }

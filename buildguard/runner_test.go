@@ -5,6 +5,7 @@ package buildguard
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -224,5 +225,24 @@ func TestCopyInputActsOnKeysInOrder(t *testing.T) {
 	out.Reset()
 	if err := copyInput(&out, []byte("plain"), nil); err != nil || out.String() != "plain" {
 		t.Errorf("without keys: copied %q, %v", out.String(), err)
+	}
+}
+
+// TestExecRunnerOneWriterKeepsTheOrder: with Stdout and Stderr the same
+// writer, the child's two streams arrive in the order it wrote them (one
+// pipe, as on a terminal), which two pipes cannot promise.
+func TestExecRunnerOneWriterKeepsTheOrder(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	script := `i=0; while [ $i -lt 300 ]; do echo "out $i"; echo "err $i" >&2; i=$((i+1)); done`
+	if code, err := runExec(t, Command{Argv: []string{"sh", "-c", script}, Stdin: devNull(t), Stdout: &out, Stderr: &out}); err != nil || code != 0 {
+		t.Fatalf("Run = %d, %v", code, err)
+	}
+	var want strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&want, "out %d\nerr %d\n", i, i)
+	}
+	if out.String() != want.String() {
+		t.Errorf("the streams were reordered:\n%s", out.String())
 	}
 }
