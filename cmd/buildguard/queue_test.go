@@ -1,0 +1,341 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/internal/testsupport/testbin"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
+)
+
+// queueProject is a project whose builds record their start and end in
+// record.log; a build whose name is in a "hold-NAME" file waits until that
+// file is removed. Every safe build of it runs as its own build name, so
+// the record says which call ran when.
+type queueProject struct {
+	bin, dir, portFile string
+	agent              *fakeagent.Server
+}
+
+const recordScript = `
+echo "start $1 $$ $(date +%s.%N)" >> record.log
+while [ -e "hold-$1" ]; do sleep 0.01; done
+sleep 0.05
+echo "end $1 $$ $(date +%s.%N)" >> record.log
+`
+
+func newQueueProject(t *testing.T, names ...string) *queueProject {
+	t.Helper()
+	p := &queueProject{bin: testbin.Build(t, t.TempDir()), dir: t.TempDir()}
+	p.agent = fakeagent.NewServer(t, fakeagent.WithHeartbeat(-1))
+	p.portFile = p.agent.PortFile()
+	builds := map[string]any{}
+	for _, n := range names {
+		builds[n] = map[string]any{"command": []string{"sh", "record.sh", n}}
+	}
+	cfg, _ := json.Marshal(map[string]any{"builds": builds})
+	for name, data := range map[string]string{".buildguard.json": string(cfg), "record.sh": recordScript} {
+		if err := os.WriteFile(filepath.Join(p.dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+// hold makes build name wait once it has started, until release.
+func (p *queueProject) hold(t *testing.T, name string) (release func()) {
+	t.Helper()
+	path := filepath.Join(p.dir, "hold-"+name)
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return func() { os.Remove(path) }
+}
+
+// tickets is how many builds wait or run in the project's queue.
+func (p *queueProject) tickets() int {
+	m, _ := filepath.Glob(filepath.Join(p.dir, ".buildguard", "queue", "t-*"))
+	return len(m)
+}
+
+func (p *queueProject) waitTickets(t *testing.T, n int) {
+	t.Helper()
+	wait.For(t, 30*time.Second, fmt.Sprintf("%d tickets in the queue", n), func() bool { return p.tickets() == n })
+}
+
+// record is record.log: the builds' starts and ends, in order.
+type event struct {
+	kind, name string
+	at         time.Time
+}
+
+func (p *queueProject) record(t *testing.T) []event {
+	t.Helper()
+	data, _ := os.ReadFile(filepath.Join(p.dir, "record.log"))
+	var out []event
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 4 {
+			continue
+		}
+		sec, _ := strconv.ParseFloat(f[3], 64)
+		out = append(out, event{f[0], f[1], time.Unix(0, int64(sec*1e9))})
+	}
+	return out
+}
+
+// stdio starts `buildguard mcp` in the project and connects to it.
+func (p *queueProject) stdio(t *testing.T) *sdkmcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(p.bin, "mcp", "--port-file", p.portFile)
+	cmd.Dir = p.dir
+	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "queue-test", Version: "1"}, nil)
+	cs, err := client.Connect(wait.Context(t, 20*time.Second), &sdkmcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// http starts `buildguard mcp --http` in the project and connects to it.
+func (p *queueProject) http(t *testing.T) *sdkmcp.ClientSession {
+	t.Helper()
+	urlFile := filepath.Join(t.TempDir(), "url")
+	cmd := exec.Command(p.bin, "mcp", "--port-file", p.portFile, "--http", "127.0.0.1:0", "--url-file", urlFile)
+	cmd.Dir = p.dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	url := strings.TrimSpace(string(wait.File(t, 20*time.Second, urlFile)))
+	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "queue-test", Version: "1"}, nil)
+	cs, err := client.Connect(wait.Context(t, 20*time.Second), &sdkmcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// outcome is one caller's result.
+type outcome struct {
+	caller string
+	result map[string]any
+	raw    string
+	err    error
+}
+
+// callMCP asks cs for a safe build of name in the background.
+func callMCP(ctx context.Context, cs *sdkmcp.ClientSession, caller, name string, out chan<- outcome) {
+	go func() {
+		res, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: "reclazz_safe_build", Arguments: map[string]any{"build": name}})
+		o := outcome{caller: caller, err: err}
+		if err == nil {
+			raw, _ := json.Marshal(res.StructuredContent)
+			o.raw = string(raw)
+			json.Unmarshal(raw, &o.result)
+		}
+		out <- o
+	}()
+}
+
+// callCLI runs `buildguard build run name` in the background.
+func (p *queueProject) callCLI(t *testing.T, caller, name string, out chan<- outcome) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(p.bin, "build", "run", name, "--port-file", p.portFile)
+	cmd.Dir = p.dir
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		err := cmd.Wait()
+		o := outcome{caller: caller, raw: strings.TrimSpace(stdout.String())}
+		if json.Unmarshal([]byte(o.raw), &o.result) != nil {
+			o.err = fmt.Errorf("build run: %v: %q", err, o.raw)
+		}
+		out <- o
+	}()
+	return cmd
+}
+
+// TestQueueAcrossProcesses: twelve safe builds from two stdio servers, an
+// HTTP server and three `build run` processes, arriving one after another
+// while the first runs, all complete, none refused, never two at once, in
+// the order they arrived (docs/decisions.md#D18).
+func TestQueueAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for i := range 12 {
+		names = append(names, fmt.Sprintf("b%02d", i))
+	}
+	p := newQueueProject(t, names...)
+	a, b, h := p.stdio(t), p.stdio(t), p.http(t)
+	ctx := wait.Context(t, 120*time.Second)
+	out := make(chan outcome, len(names))
+	release := p.hold(t, names[0])
+	for i, n := range names {
+		caller := []string{"stdio-a", "stdio-b", "http", "cli"}[i%4]
+		switch caller {
+		case "stdio-a":
+			callMCP(ctx, a, caller, n, out)
+		case "stdio-b":
+			callMCP(ctx, b, caller, n, out)
+		case "http":
+			callMCP(ctx, h, caller, n, out)
+		case "cli":
+			p.callCLI(t, caller, n, out)
+		}
+		p.waitTickets(t, i+1) // arrived: the next one comes after it
+	}
+	release()
+	for range names {
+		o := <-out
+		if o.err != nil || o.result["outcome"] != "ok" {
+			t.Errorf("%s: %v %s", o.caller, o.err, o.raw)
+		}
+	}
+	rec := p.record(t)
+	if len(rec) != 2*len(names) {
+		t.Fatalf("record has %d events, want %d: %v", len(rec), 2*len(names), rec)
+	}
+	var order []string
+	for i := 0; i < len(rec); i += 2 {
+		s, e := rec[i], rec[i+1]
+		if s.kind != "start" || e.kind != "end" || s.name != e.name {
+			t.Fatalf("two builds overlapped: %v then %v", s, e)
+		}
+		order = append(order, s.name)
+	}
+	if !slices.Equal(order, names) {
+		t.Errorf("builds ran in the order %v, want the arrival order %v", order, names)
+	}
+	if n := p.tickets(); n != 0 {
+		t.Errorf("%d tickets left in the queue", n)
+	}
+}
+
+// TestQueueCoalescesAcrossProcesses: ten identical calls from four
+// processes, arriving while another build runs, are served by one build and
+// all get its result, byte for byte.
+func TestQueueCoalescesAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	p := newQueueProject(t, "gate", "same")
+	a, b, h := p.stdio(t), p.stdio(t), p.http(t)
+	ctx := wait.Context(t, 120*time.Second)
+	release := p.hold(t, "gate")
+	gate := make(chan outcome, 1)
+	callMCP(ctx, a, "gate", "gate", gate)
+	p.waitTickets(t, 1)
+	out := make(chan outcome, 10)
+	callers := []string{"stdio-a", "stdio-b", "http", "cli", "stdio-a", "stdio-b", "http", "cli", "stdio-a", "stdio-b"}
+	for i, c := range callers {
+		switch c {
+		case "stdio-a":
+			callMCP(ctx, a, c, "same", out)
+		case "stdio-b":
+			callMCP(ctx, b, c, "same", out)
+		case "http":
+			callMCP(ctx, h, c, "same", out)
+		case "cli":
+			p.callCLI(t, c, "same", out)
+		}
+		p.waitTickets(t, i+2)
+	}
+	release()
+	if o := <-gate; o.result["outcome"] != "ok" {
+		t.Fatalf("gate: %v %s", o.err, o.raw)
+	}
+	var first string
+	for range callers {
+		o := <-out
+		if o.err != nil || o.result["outcome"] != "ok" {
+			t.Fatalf("%s: %v %s", o.caller, o.err, o.raw)
+		}
+		canon, _ := json.Marshal(o.result) // MCP clients decode into maps: compare the JSON, not its key order
+		if first == "" {
+			first = string(canon)
+		} else if string(canon) != first {
+			t.Errorf("%s got a different result:\n%s\nwant\n%s", o.caller, canon, first)
+		}
+	}
+	runs := 0
+	for _, e := range p.record(t) {
+		if e.kind == "start" && e.name == "same" {
+			runs++
+		}
+	}
+	if runs != 1 {
+		t.Errorf("the build ran %d times for ten identical calls, want once", runs)
+	}
+	if n := p.tickets(); n != 0 {
+		t.Errorf("%d tickets left in the queue", n)
+	}
+}
+
+// TestQueueKilledHolderAndCancelledWaiter: SIGKILL of the `build run` whose
+// build runs lets the next build start within a second; a call cancelled
+// while it waits leaves the queue and its build never runs.
+func TestQueueKilledHolderAndCancelledWaiter(t *testing.T) {
+	t.Parallel()
+	p := newQueueProject(t, "victim", "cancelled", "next")
+	cs := p.stdio(t)
+	p.hold(t, "victim") // never released: only the kill ends it
+	out := make(chan outcome, 3)
+	holder := p.callCLI(t, "cli", "victim", out)
+	wait.For(t, 30*time.Second, "the victim's build to start", func() bool { return len(p.record(t)) == 1 })
+	cctx, cancel := context.WithCancel(wait.Context(t, 60*time.Second))
+	callMCP(cctx, cs, "cancelled", "cancelled", out)
+	p.waitTickets(t, 2)
+	callMCP(wait.Context(t, 60*time.Second), cs, "next", "next", out)
+	p.waitTickets(t, 3)
+	cancel()
+	p.waitTickets(t, 2)
+	killed := time.Now()
+	if err := holder.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	got := map[string]outcome{}
+	for range 3 {
+		o := <-out
+		mu.Lock()
+		got[o.caller] = o
+		mu.Unlock()
+	}
+	if o := got["next"]; o.err != nil || o.result["outcome"] != "ok" {
+		t.Fatalf("next: %v %s", o.err, o.raw)
+	}
+	var started time.Time
+	for _, e := range p.record(t) {
+		if e.name == "cancelled" {
+			t.Error("the build cancelled while it waited ran")
+		}
+		if e.kind == "start" && e.name == "next" {
+			started = e.at
+		}
+	}
+	if gap := started.Sub(killed); gap > time.Second {
+		t.Errorf("the next build started %s after the holder was killed, want within 1s", gap)
+	} else {
+		t.Logf("next build started %s after SIGKILL of the holder", gap)
+	}
+}
