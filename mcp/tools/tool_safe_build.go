@@ -214,7 +214,11 @@ func logLink(path string) Link {
 
 // LogURI is the file URI of a build log, as its resource link names it.
 func LogURI(path string) string {
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") { // C:/p on Windows is file:///C:/p
+		p = "/" + p
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
 }
 
 // ReadLogURI reads the build log a resource link names
@@ -225,7 +229,11 @@ func ReadLogURI(uri string) ([]byte, error) {
 	if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("%w: %s is not a file URI of a build log", safebuild.ErrNotALog, uri)
 	}
-	return safebuild.ReadLog(filepath.FromSlash(u.Path))
+	p := u.Path
+	if len(p) > 2 && p[0] == '/' && p[2] == ':' && filepath.Separator == '\\' { // /C:/p on Windows
+		p = p[1:]
+	}
+	return safebuild.ReadLog(filepath.FromSlash(p))
 }
 
 // progressKey carries a call's progress reporter in its context.
