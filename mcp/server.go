@@ -32,6 +32,7 @@ const ServerName = "buildguard"
 const Instructions = "buildguard guards a JVM running the Reclazz hot-reload agent against half-built class output. " +
 	"To build and reload, call reclazz_safe_build: in one call it runs the project's configured build under an owned hold, releases the new classes only after a clean exit, and verifies them; " +
 	"only changedClasses.allApplied true proves the new bytes are live, and on any other outcome the application keeps its old classes (read output.tail, fix, call again). " +
+	"Builds of the project run one at a time, in arrival order, whoever asks (other agents' servers, the developer's terminal): while another runs, your call waits its turn and reports its place as progress instead of failing, so do not retry it; an identical call made while one still waits shares that build's result. " +
 	"A long build need not hold the call open: a client that declares the MCP tasks extension (io.modelcontextprotocol/tasks) in a 2026-07-28 request's _meta gets reclazz_safe_build as a task, answered at once with a taskId; poll tasks/get until it is completed, and its result is the same answer; without that declaration the call answers when the build has finished. " +
 	"Only when you must run the build yourself, work in this loop: call reclazz_doctor first and compare its pid, workingDirectory and sessionId with the application you mean; " +
 	"call reclazz_build with state started and a unique owner token you keep, and wait for the acknowledgement before compiling; compile; " +
@@ -482,6 +483,7 @@ func (s *Server) handleTool(ctx context.Context, req *sdkmcp.CallToolRequest) (*
 		// A task reports its latest line as its statusMessage, never as
 		// notifications (SEP-2663: progress is not sent for tasks).
 		ctx = tools.WithProgress(ctx, func(_ int, message string) { run.Report(message) })
+		ctx = tools.WithQueueProgress(ctx, run.Report) // its place while it waits (docs/decisions.md#D18)
 	} else if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		ss := req.Session
 		send := func(progress float64, message string) {

@@ -451,3 +451,41 @@ func TestCloseEndsRunningTasks(t *testing.T) {
 		t.Errorf("task after Close: %v %v", d.Status, err)
 	}
 }
+
+// TestSafeBuildTaskWaitingShowsItsPlace: a safe build task that waits in the
+// project's build queue has its place and what runs ahead as its
+// statusMessage (docs/decisions.md#D18); cancelling it while it waits runs
+// nothing.
+func TestSafeBuildTaskWaitingShowsItsPlace(t *testing.T) {
+	t.Parallel()
+	p := newBuildProject(t, map[string]string{"ok": hangBuild})
+	c := startStdioTasks(t, p.svc)
+	first, code := c.call("tools/call", safeBuild(true))
+	if code != 0 {
+		t.Fatalf("tools/call: error %d", code)
+	}
+	wait.PIDFile(t, 10*time.Second, filepath.Join(p.dir, "pids"))
+	second, code := c.call("tools/call", safeBuild(true))
+	if code != 0 {
+		t.Fatalf("tools/call: error %d", code)
+	}
+	id := str(second["taskId"])
+	var msg string
+	wait.For(t, 20*time.Second, "the waiting task's place as its statusMessage", func() bool {
+		res, _ := c.call(mcptask.MethodGet, taskParams(id, true))
+		msg = str(res["statusMessage"])
+		return strings.Contains(msg, "place 2")
+	})
+	if !strings.Contains(msg, `"ok"`) || !strings.Contains(msg, "running for") {
+		t.Errorf("statusMessage %q does not name the running build", msg)
+	}
+	for _, task := range []string{id, str(first["taskId"])} {
+		c.call(mcptask.MethodCancel, taskParams(task, true))
+		if done, _ := pollTask(t, c, task); str(done["status"]) != "cancelled" {
+			t.Errorf("task %s: %v", task, done)
+		}
+	}
+	if n := strings.Count(strings.Join(p.agent.Commands(), "\n"), "BUILD started"); n != 1 {
+		t.Errorf("the agent saw %d BUILD started, want only the first task's", n)
+	}
+}
