@@ -40,7 +40,9 @@ func benchMetric(metrics, unit string) (float64, bool) {
 // reclazz_safe_build answered as a task to its first tasks/get (target
 // under 1 ms) and one tasks/get poll (target under 0.5 ms) next to a
 // synchronous reclazz_status (docs/safe-build.md#13); the
-// diagnostics parser's throughput (target ≥ 100 MB/s) and, per failing build
+// build queue's cost per uncontended build against the same build without it
+// (target under 2 ms) and its handover gap (target under 20 ms,
+// docs/decisions.md#D18); the diagnostics parser's throughput (target ≥ 100 MB/s) and, per failing build
 // of its corpus, the raw output against the diagnostics text (target ≥ 10×
 // smaller, docs/safe-build.md#12).
 func Bench() error {
@@ -62,6 +64,8 @@ func Bench() error {
 		{"^BenchmarkTaskPoll$", "50x", "./mcp/"},
 		{"^BenchmarkParse$", "20x", "./internal/diagnostics/"},
 		{"^BenchmarkFailedText$", "5x", "./mcp/tools/"},
+		{"^BenchmarkUncontended$", "200x", "./internal/buildqueue/"},
+		{"^BenchmarkHandover$", "200x", "./internal/buildqueue/"},
 	} {
 		out, err := sh.Output("go", "test", "-run", "^$", "-bench", run.pattern, "-benchtime", run.benchtime, run.pkg)
 		fmt.Println(out)
@@ -161,6 +165,15 @@ func Bench() error {
 		}
 		tk[i] = v
 	}
+	var bq [3]float64
+	for i, c := range []struct{ bench, unit string }{{"Uncontended", "build-ms"}, {"Uncontended", "overhead-ms"}, {"Handover", "handover-ms"}} {
+		v, err := get(c.bench, c.unit)
+		if err != nil {
+			return err
+		}
+		bq[i] = v
+	}
+	fmt.Printf("build queue: uncontended +%.2f ms per build over a %.2f ms build without the queue (median of pairs, target < 2 ms); handover from one build's end to the next one's start %.2f ms median (target < 20 ms; docs/decisions.md#D18)\n", bq[1], bq[0], bq[2])
 	fmt.Printf("MCP tasks over stdio: reclazz_safe_build answered as a task in %.0f µs, its first tasks/get answered %.0f µs after the call was sent (target < 1 ms), one tasks/get poll %.0f µs (target < 0.5 ms), a synchronous reclazz_status %.0f µs (medians, same server and agent; docs/safe-build.md#13)\n", tk[0], tk[1], tk[2], tk[3])
 	return diagnosticsBench(results)
 }

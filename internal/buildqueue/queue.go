@@ -253,7 +253,7 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 		ctx, cancel = context.WithTimeoutCause(ctx, req.Timeout, ErrTimeout)
 		defer cancel()
 	}
-	w := &waiter{q: q, req: req, start: start}
+	w := &waiter{q: q, req: req, start: start, startOnTurn: q.cfg.MaxBuilds <= 0}
 	l := &line{dir: dir, capacity: 1}
 	p, err := w.wait(ctx, l, req.Key, 0)
 	if err != nil {
@@ -275,6 +275,9 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 			turn.Release(nil)
 			return nil, w.fail(ctx, err)
 		}
+	}
+	if w.startOnTurn {
+		return turn, nil // marked running when its turn came
 	}
 	// Started: from now on nobody joins it.
 	if err := p.l.locked(context.WithoutCancel(ctx), func() error {
@@ -373,11 +376,12 @@ type waiter struct {
 	req   Request
 	start time.Time
 
-	firstAhead int
-	result     []byte // the joined build's result
-	last       Status
-	reported   time.Time
-	any        bool // a status was reported
+	firstAhead  int
+	startOnTurn bool   // the project's turn is the start: no slot to wait for
+	result      []byte // the joined build's result
+	last        Status
+	reported    time.Time
+	any         bool // a status was reported
 }
 
 // fail turns a wait's error into Wait's: ctx's own error or a TimeoutError.
@@ -395,18 +399,31 @@ func (w *waiter) fail(ctx context.Context, err error) error {
 // says the line is the user's slots.
 func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*ticket, error) {
 	var t *ticket
-	var v view
+	var wake []string
+	done := false
+	// Entering and the first look at the line are one change of the queue.
 	err := l.locked(ctx, func() error {
+		var v view
 		var err error
 		t, v, err = l.enter(meta{PID: os.Getpid(), Name: w.req.Name, Front: w.req.Front, Key: key,
 			State: stateWaiting, Since: time.Now().UnixMilli()})
-		return err
+		if err != nil {
+			return err
+		}
+		if slots == 0 {
+			w.firstAhead = len(v.ahead(t.m.Seq))
+		}
+		wake, done = w.step(l, t, v, slots)
+		return nil
 	})
 	if err != nil {
+		if t != nil {
+			t.drop()
+		}
 		return nil, err
 	}
-	if slots == 0 {
-		w.firstAhead = len(v.ahead(t.m.Seq))
+	if done {
+		return t, nil
 	}
 	leave := func() {
 		if err := l.locked(context.WithoutCancel(ctx), func() error { t.drop(); return nil }); err != nil {
@@ -416,23 +433,23 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 	watches := map[string]<-chan struct{}{}
 	tick := time.NewTicker(rescan)
 	defer tick.Stop()
-	for {
-		var wake []string
-		done := false
-		err := l.locked(ctx, func() error {
-			v, _, err := l.scan()
+	for first := true; ; first = false {
+		if !first {
+			err := l.locked(ctx, func() error {
+				v, _, err := l.scan()
+				if err != nil {
+					return err
+				}
+				wake, done = w.step(l, t, v, slots)
+				return nil
+			})
 			if err != nil {
-				return err
+				leave()
+				return nil, err
 			}
-			wake, done = w.step(l, t, v, slots)
-			return nil
-		})
-		if err != nil {
-			leave()
-			return nil, err
-		}
-		if done {
-			return t, nil
+			if done {
+				return t, nil
+			}
 		}
 		for p := range watches {
 			if !slices.Contains(wake, p) {
@@ -465,6 +482,14 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 // or which tickets' release should wake it.
 func (w *waiter) step(l *line, t *ticket, v view, slots int) (wake []string, done bool) {
 	now := time.Now()
+	before := t.m
+	defer func() {
+		if t.f != nil && t.m != before {
+			if err := t.write(); err != nil {
+				w.q.log.Debug("updating the ticket", "error", err)
+			}
+		}
+	}()
 	if t.m.State == stateJoined {
 		if _, alive := v.find(t.m.Joined); !alive {
 			if res, ok := l.readResult(t.m.Joined); ok {
@@ -487,9 +512,6 @@ func (w *waiter) step(l *line, t *ticket, v view, slots int) (wake []string, don
 			}
 		}
 	}
-	if err := t.write(); err != nil {
-		w.q.log.Debug("updating the ticket", "error", err)
-	}
 	var st Status
 	if t.m.State == stateJoined {
 		leader, _ := v.find(t.m.Joined)
@@ -503,6 +525,10 @@ func (w *waiter) step(l *line, t *ticket, v view, slots int) (wake []string, don
 	} else {
 		ahead := v.ahead(t.m.Seq)
 		if len(ahead) < l.capacity {
+			if w.startOnTurn && slots == 0 {
+				// Started: from now on nobody joins it.
+				t.m.State, t.m.Started = stateRunning, now.UnixMilli()
+			}
 			return nil, true
 		}
 		st = Status{Place: len(ahead) + 1, Slots: slots}
