@@ -28,60 +28,60 @@ func LogDir(dir string) string { return filepath.Join(dir, StateDir, "logs") }
 // createLog creates the log of one build of name started at t, named so that
 // logs sort by start time, and removes all but the newest KeptLogs logs
 // (this one included). The state directory and its logs folder must be real
-// directories of this user (EnsureStateDir); the log is created new, never
-// through a symlink. Only files the product wrote are ever removed.
+// directories of this user; they are opened once without following a
+// symlink (openLogDir), and the log is created and old logs removed
+// through that handle, so nothing is created or removed outside the
+// project even if a folder is swapped for a symlink meanwhile. Only files
+// the product wrote are ever removed.
 func createLog(dir, name string, t time.Time) (*os.File, error) {
-	if _, err := EnsureStateDir(dir); err != nil {
+	d, err := openLogDir(dir)
+	if err != nil {
 		return nil, err
 	}
-	logs := LogDir(dir)
-	if err := ensureOwnDir(logs); err != nil {
-		return nil, err
-	}
+	defer d.Close()
 	stamp := t.UTC().Format("20060102T150405.000Z")
 	stamp = stamp[:15] + stamp[16:] // no dot: 20261202T010203456Z
 	var f *os.File
-	var err error
 	for i := 0; i < 100; i++ {
 		base := stamp + "-" + name + ".log"
 		if i > 0 {
 			base = fmt.Sprintf("%s-%d-%s.log", stamp, i, name)
 		}
-		f, err = createNoFollow(filepath.Join(logs, base))
+		f, err = d.create(base)
 		if !errors.Is(err, os.ErrExist) {
 			break
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("creating the build log in %s: %w", logs, err)
+		return nil, fmt.Errorf("creating the build log in %s: %w", d.path, err)
 	}
-	rotateLogs(logs, filepath.Base(f.Name()))
+	rotateLogs(d, filepath.Base(f.Name()))
 	return f, nil
 }
 
-// rotateLogs removes the oldest build logs in logs beyond KeptLogs, never
-// the one just created (whatever the clock said). A build log is a file
-// the product wrote: a log's name, a regular file (not a symlink) of this
+// rotateLogs removes the oldest build logs in d beyond KeptLogs, never the
+// one just created (whatever the clock said). A build log is a file the
+// product wrote: a log's name, a regular file (not a symlink) of this
 // user; nothing else is ever removed. Failures leave a log behind and are
 // not errors of the build.
-func rotateLogs(logs, current string) {
-	entries, err := os.ReadDir(logs)
+func rotateLogs(d *logDir, current string) {
+	names, err := d.names()
 	if err != nil {
 		return
 	}
-	var names []string
-	for _, e := range entries {
-		if e.Name() == current || !logName.MatchString(e.Name()) || !e.Type().IsRegular() {
+	var logs []string
+	for _, n := range names {
+		if n == current || !logName.MatchString(n) {
 			continue
 		}
-		if fi, err := os.Lstat(filepath.Join(logs, e.Name())); err != nil || checkOwn(logs, fi, false) != nil {
+		if fi, err := d.lstat(n); err != nil || checkOwn(n, fi, false) != nil {
 			continue
 		}
-		names = append(names, e.Name())
+		logs = append(logs, n)
 	}
-	sort.Strings(names)
-	for len(names) > KeptLogs-1 {
-		_ = os.Remove(filepath.Join(logs, names[0]))
-		names = names[1:]
+	sort.Strings(logs)
+	for len(logs) > KeptLogs-1 {
+		_ = d.remove(logs[0])
+		logs = logs[1:]
 	}
 }

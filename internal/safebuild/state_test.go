@@ -204,3 +204,39 @@ func TestRunRefusesAForeignOwnerFile(t *testing.T) {
 	}
 	requireRefusedUntouched(t, f, "belongs to another user")
 }
+
+// The logs folder is used through the handle opened when it was checked:
+// swapped for a symlink afterwards, nothing is created or removed where the
+// link points.
+func TestLogDirIsUsedThroughItsHandle(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	d, err := openLogDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	outside := outsideLogs(t, 1)
+	victim := "20200101T000000000Z-x.log"
+	moved := filepath.Join(dir, StateDir, "moved")
+	if err := os.Rename(LogDir(dir), moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, LogDir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := d.create("20261202T000000000Z-new.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := d.remove(victim); err == nil {
+		t.Error("removed a file that is not in the folder that was checked")
+	}
+	if _, err := os.Stat(filepath.Join(moved, "20261202T000000000Z-new.log")); err != nil {
+		t.Errorf("the log was not created in the folder that was checked: %v", err)
+	}
+	if n := countFiles(t, outside); n != 2 {
+		t.Errorf("the link's target has %d files, want its 2 untouched", n)
+	}
+}

@@ -19,8 +19,3 @@ func ownedByUs(fi fs.FileInfo) bool {
 func openNoFollow(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 }
-
-// createNoFollow creates path new, never through a symlink.
-func createNoFollow(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
-}

@@ -1,0 +1,141 @@
+//go:build unix
+
+package safebuild
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// logDir is a project's logs folder, opened without following a symlink:
+// files are created, inspected and removed relative to it (openat and
+// friends), never through a path that could meanwhile lead elsewhere.
+type logDir struct {
+	f    *os.File
+	path string
+}
+
+// openLogDir opens dir/.buildguard and its logs folder, creating them when
+// missing, each without following a symlink and checked on the opened
+// handle: a real directory of this user (checkOwn).
+func openLogDir(dir string) (*logDir, error) {
+	project, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening the project directory: %w", err)
+	}
+	defer project.Close()
+	state, err := openOwnDirAt(project, StateDir, filepath.Join(dir, StateDir))
+	if err != nil {
+		return nil, err
+	}
+	defer state.Close()
+	path := LogDir(dir)
+	logs, err := openOwnDirAt(state, "logs", path)
+	if err != nil {
+		return nil, err
+	}
+	return &logDir{f: logs, path: path}, nil
+}
+
+// openOwnDirAt opens name in parent as a directory, creating it (0755) when
+// missing, never through a symlink, and checks what it opened.
+func openOwnDirAt(parent *os.File, name, path string) (*os.File, error) {
+	pfd := int(parent.Fd())
+	if err := unix.Mkdirat(pfd, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+		return nil, fmt.Errorf("creating %s: %w", path, err)
+	}
+	fd, err := unix.Openat(pfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		// A symlink, or not a directory: say which, as Lstat sees it.
+		if fi, lerr := os.Lstat(path); lerr == nil {
+			if cerr := checkOwn(path, fi, true); cerr != nil {
+				return nil, cerr
+			}
+		}
+		return nil, fmt.Errorf("%w: opening %s: %w", ErrStateDir, path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	fi, err := f.Stat()
+	if err == nil {
+		err = checkOwn(path, fi, true)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (d *logDir) Close() error { return d.f.Close() }
+
+// create creates name new in the folder, never through a symlink.
+func (d *logDir) create(name string) (*os.File, error) {
+	fd, err := unix.Openat(int(d.f.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			err = fs.ErrExist
+		}
+		return nil, &fs.PathError{Op: "create", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(d.path, name)), nil
+}
+
+// names lists the folder's entries.
+func (d *logDir) names() ([]string, error) {
+	dup, err := unix.Dup(int(d.f.Fd()))
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(dup), d.path)
+	defer f.Close()
+	if _, err := f.Seek(0, 0); err != nil {
+		return nil, err
+	}
+	return f.Readdirnames(-1)
+}
+
+// lstat describes name in the folder without following a symlink.
+func (d *logDir) lstat(name string) (fs.FileInfo, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(d.f.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, err
+	}
+	return statInfo{name: name, st: st}, nil
+}
+
+// remove removes the file name from the folder (never a directory).
+func (d *logDir) remove(name string) error {
+	return unix.Unlinkat(int(d.f.Fd()), name, 0)
+}
+
+// statInfo is an fs.FileInfo of a unix.Stat_t, for checkOwn.
+type statInfo struct {
+	name string
+	st   unix.Stat_t
+}
+
+func (s statInfo) Name() string { return s.name }
+func (s statInfo) Size() int64  { return s.st.Size }
+func (s statInfo) Mode() fs.FileMode {
+	m := fs.FileMode(s.st.Mode & 0o777)
+	switch s.st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFREG:
+	default:
+		m |= fs.ModeIrregular
+	}
+	return m
+}
+func (s statInfo) ModTime() time.Time { return time.Unix(s.st.Mtim.Unix()) }
+func (s statInfo) IsDir() bool        { return s.Mode().IsDir() }
+func (s statInfo) Sys() any           { return &syscall.Stat_t{Uid: s.st.Uid} }
