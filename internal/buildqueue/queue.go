@@ -377,8 +377,9 @@ type waiter struct {
 	start time.Time
 
 	firstAhead  int
-	startOnTurn bool   // the project's turn is the start: no slot to wait for
-	result      []byte // the joined build's result
+	pending     *Status // a report to pass on once the queue is unlocked
+	startOnTurn bool    // the project's turn is the start: no slot to wait for
+	result      []byte  // the joined build's result
 	last        Status
 	reported    time.Time
 	any         bool // a status was reported
@@ -425,6 +426,7 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 	if done {
 		return t, nil
 	}
+	w.flush()
 	leave := func() {
 		if err := l.locked(context.WithoutCancel(ctx), func() error { t.drop(); return nil }); err != nil {
 			t.drop()
@@ -450,6 +452,7 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 			if done {
 				return t, nil
 			}
+			w.flush()
 		}
 		for p := range watches {
 			if !slices.Contains(wake, p) {
@@ -558,7 +561,17 @@ func (w *waiter) report(st Status, now time.Time) {
 	}
 	if changed || (w.req.Heartbeat > 0 && now.Sub(w.reported) >= w.req.Heartbeat) {
 		w.any, w.reported = true, now
-		w.req.Report(st)
+		w.pending = &st
+	}
+}
+
+// flush passes on the status report decided while the queue was locked,
+// now that it is not: a slow reader (a client that does not read its
+// progress) must not hold up the builds of the project.
+func (w *waiter) flush() {
+	if p := w.pending; p != nil {
+		w.pending = nil
+		w.req.Report(*p)
 	}
 }
 

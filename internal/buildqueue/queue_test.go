@@ -422,3 +422,32 @@ func TestNestedTurnAdmittedAtOnce(t *testing.T) {
 		t.Fatalf("a stale %s admitted a build: %v", TurnEnv, err)
 	}
 }
+
+// TestSlowReportHoldsNobody: a waiting build whose report is slow to be
+// taken (a client that does not read its progress) does not hold up the
+// builds of the project: the running one releases, the next one starts.
+func TestSlowReportHoldsNobody(t *testing.T) {
+	dir := project(t)
+	q := newQueue()
+	first, err := q.Wait(context.Background(), Request{Project: dir, Name: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuck, unstick := make(chan struct{}), make(chan struct{})
+	defer close(unstick)
+	var once sync.Once
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go q.Wait(ctx, Request{Project: dir, Name: "slow reader", Report: func(Status) {
+		once.Do(func() { close(stuck) })
+		<-unstick
+	}})
+	<-stuck
+	released := make(chan struct{})
+	go func() { first.Release(nil); close(released) }()
+	select {
+	case <-released:
+	case <-time.After(2 * time.Second):
+		t.Fatal("Release waited for a waiter's report")
+	}
+}
