@@ -448,6 +448,12 @@ func (g *Guard) admit(ctx context.Context, sigs caught) (env []string, release f
 // holding for a build that never ran. Only a rejection needs no failed: the
 // agent changed nothing.
 func (g *Guard) acquire(ctx context.Context, sigs caught) (Agent, os.Signal, error) {
+	return g.open(ctx, sigs, true)
+}
+
+// open connects, and with hold takes the hold, as acquire says; without
+// hold it only connects (nothing is owed to the agent then).
+func (g *Guard) open(ctx context.Context, sigs caught, hold bool) (Agent, os.Signal, error) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var got os.Signal
@@ -470,7 +476,16 @@ func (g *Guard) acquire(ctx context.Context, sigs caught) (Agent, os.Signal, err
 			}
 		}
 	}()
-	agent, sent, err := g.connectAndStart(actx, sigs.ready)
+	var (
+		agent Agent
+		sent  bool
+		err   *RefusalError
+	)
+	if hold {
+		agent, sent, err = g.connectAndStart(actx, sigs.ready)
+	} else {
+		agent, err = g.connect(actx, sigs.ready)
+	}
 	close(stop)
 	wg.Wait()
 	if err == nil && got == nil && ctx.Err() != nil {
@@ -505,30 +520,12 @@ func (g *Guard) acquire(ctx context.Context, sigs caught) (Agent, os.Signal, err
 // `BUILD started` was handed to the connection, so that the agent may have
 // taken the hold whatever the error says.
 func (g *Guard) connectAndStart(ctx context.Context, caught <-chan struct{}) (agent Agent, sent bool, refusal *RefusalError) {
-	port, err := g.cfg.Endpoint.Resolve()
-	if err != nil {
-		return nil, false, refusedEndpoint(g.cfg.Endpoint, err)
-	}
-	agent, err = g.cfg.Dial(ctx, port)
-	if err != nil {
-		g.log.Debug("connecting to the agent failed", "port", port, "error", err, "cause", agentproto.Cause(err))
-		fix := FixStartAgent
-		if errors.Is(err, agentproto.ErrInvalidHandshake) {
-			fix = FixNotAgent
-		}
-		return nil, false, &RefusalError{Stage: "Cannot open build session", Problem: err, Fix: fix}
-	}
-	g.log.Debug("connected to the agent", "port", port)
-	select {
-	case <-caught:
-	case <-ctx.Done():
-		return agent, false, &RefusalError{Problem: ctx.Err()}
-	}
-	if ctx.Err() != nil {
-		return agent, false, &RefusalError{Problem: ctx.Err()}
+	agent, refusal = g.connect(ctx, caught)
+	if refusal != nil {
+		return agent, false, refusal
 	}
 	sctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
-	err = agent.Build(sctx, agentproto.BuildStarted, g.owner)
+	err := agent.Build(sctx, agentproto.BuildStarted, g.owner)
 	cancel()
 	if err != nil {
 		g.log.Debug("BUILD started failed", "error", err, "cause", agentproto.Cause(err))
@@ -536,6 +533,35 @@ func (g *Guard) connectAndStart(ctx context.Context, caught <-chan struct{}) (ag
 	}
 	g.log.Debug("hold acknowledged")
 	return agent, true, nil
+}
+
+// connect resolves the endpoint, connects and reads the handshake, and then
+// waits until the signals are caught (or ctx ends): no hold is asked for
+// before.
+func (g *Guard) connect(ctx context.Context, caught <-chan struct{}) (Agent, *RefusalError) {
+	port, err := g.cfg.Endpoint.Resolve()
+	if err != nil {
+		return nil, refusedEndpoint(g.cfg.Endpoint, err)
+	}
+	agent, err := g.cfg.Dial(ctx, port)
+	if err != nil {
+		g.log.Debug("connecting to the agent failed", "port", port, "error", err, "cause", agentproto.Cause(err))
+		fix := FixStartAgent
+		if errors.Is(err, agentproto.ErrInvalidHandshake) {
+			fix = FixNotAgent
+		}
+		return nil, &RefusalError{Stage: "Cannot open build session", Problem: err, Fix: fix}
+	}
+	g.log.Debug("connected to the agent", "port", port)
+	select {
+	case <-caught:
+	case <-ctx.Done():
+		return agent, &RefusalError{Problem: ctx.Err()}
+	}
+	if ctx.Err() != nil {
+		return agent, &RefusalError{Problem: ctx.Err()}
+	}
+	return agent, nil
 }
 
 // finish sends the final state and waits for its acknowledgement, even when
