@@ -61,6 +61,8 @@ func childMain(mode string, args []string) int {
 		os.Rename(tmp, args[0])
 		time.Sleep(300 * time.Second)
 		return 0
+	case "gradle-cycles": // a continuous Gradle build that plays the cycle init script (continuous_test.go)
+		return fakeGradle(args)
 	case "guard": // guard keep|release: one Run on the process's own signals, then a SIGTERM to itself
 		return guardThenSignal(args[0] == "keep")
 	case "terminal-guard": // terminal-guard [MODE]: one Run on the process's own stdio and signals, of the child MODE (default "tty")

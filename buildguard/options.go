@@ -20,6 +20,9 @@ type Options struct {
 	TimeoutMs  *string // SettingTimeout, in milliseconds
 	Grace      *string // SettingGrace, a Go duration
 	Transcript *string // SettingTranscript
+	// Continuous asks for a continuous Gradle build guarded cycle by cycle
+	// (Guard.RunContinuous, docs/decisions.md#D20); Config ignores it.
+	Continuous bool
 }
 
 // ErrInvalidOption means an option's value cannot be used at all, a usage

@@ -8,6 +8,7 @@ import (
 
 const usage = `Usage:
   buildguard [--port N | --port-file PATH] [--owner TOKEN] [--timeout-ms N] [--grace DURATION] [--transcript FILE] -- COMMAND [ARG...]
+  buildguard [wrapper options] --continuous -- GRADLE_COMMAND --continuous TASK...
   buildguard mcp [--project-dir PATH] [--port-file PATH]
   buildguard mcp --http ADDR [--token-file FILE] [--url-file FILE] [--project-dir PATH] [--port-file PATH]
   buildguard status | doctor | scan | pending                      [endpoint flags]

@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-const wrapUsage = "Usage: buildguard [--port N | --port-file PATH] [--owner TOKEN] [--timeout-ms N] [--grace DURATION] [--transcript FILE] -- COMMAND [ARG...]\n"
+const wrapUsage = "Usage: buildguard [--port N | --port-file PATH] [--owner TOKEN] [--timeout-ms N] [--grace DURATION] [--transcript FILE] [--continuous] -- COMMAND [ARG...]\n"
 
 // isWrapForm reports whether args are the wrapper form of docs/decisions.md#D1: the first
 // argument is an option other than --help and --version, or the `--`
@@ -49,6 +49,12 @@ func parseWrap(args []string) (o buildguard.Options, argv []string, help bool, e
 			return o, argv, false, nil
 		case "--help", "-h":
 			return o, nil, true, nil
+		case "--continuous":
+			if inline {
+				return o, nil, false, usageError("--continuous takes no value: buildguard --continuous -- ./gradlew --continuous classes")
+			}
+			o.Continuous = true
+			continue
 		case "--port":
 			dst = &o.Port
 		case "--port-file":
@@ -114,6 +120,9 @@ func runWrap(args []string, stdout, stderr io.Writer) ExitCode {
 	g, err := buildguard.New(cfg)
 	if err != nil {
 		return wrapExit(0, err, stderr)
+	}
+	if o.Continuous {
+		return runContinuous(g, argv, stderr)
 	}
 	code, err := g.Run(context.Background(), argv)
 	return wrapExit(code, err, stderr)

@@ -115,7 +115,10 @@ var places = []place{
 	{pattern: "internal/boundedfile", tier: Leaves},
 	{pattern: "internal/proc", tier: Leaves},
 	{pattern: "internal/filelock", tier: Leaves},
-	{pattern: "integrations", tier: Leaves},
+	{pattern: "internal/cycle", tier: Leaves},
+	// The integration scripts, and the package that embeds the cycle init
+	// script the core applies to continuous builds.
+	{pattern: "integrations/...", tier: Leaves},
 
 	{pattern: "internal/testsupport/...", tier: TestHelpers},
 	{pattern: "internal/repocheck/...", tier: RepoChecks},

@@ -1,0 +1,358 @@
+package cycle
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// MaxLine is the longest line either side sends, terminator included.
+const MaxLine = 1024
+
+// The files Open writes into its private directory.
+const (
+	scriptName  = "buildguard-cycles.init.gradle"
+	channelName = "channel.properties"
+)
+
+// helloTimeout bounds the wait for a new connection's start line.
+const helloTimeout = 5 * time.Second
+
+// ErrClosed is returned by Next once the channel is closed.
+var ErrClosed = errors.New("cycle channel closed")
+
+// Config configures a Channel.
+type Config struct {
+	// Script is the init script to apply. Required.
+	Script []byte
+	// Wait is how long the init script waits for each answer (the start's
+	// ack, the finish's answer) before it fails the cycle; 0 means 65 s.
+	Wait time.Duration
+	// TempDir is where the private directory is created; "" means
+	// os.TempDir().
+	TempDir string
+	// Logger receives debug and warning lines; nil means none.
+	Logger hclog.Logger
+}
+
+// Channel is one run's cycle channel: a private directory with the init
+// script and the channel file, and a loopback listener that accepts the
+// script's connections, one per cycle.
+type Channel struct {
+	dir, script, file string
+	secret            string
+	ln                net.Listener
+	log               hclog.Logger
+
+	starts chan *Cycle
+	closed chan struct{}
+	once   sync.Once
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+}
+
+// Open creates the private directory, writes the init script and the
+// channel file into it, and starts listening on 127.0.0.1. Close undoes all
+// of it.
+func Open(cfg Config) (_ *Channel, err error) {
+	if len(cfg.Script) == 0 {
+		return nil, errors.New("opening the cycle channel: no init script")
+	}
+	if cfg.Wait <= 0 {
+		cfg.Wait = 65 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	buf := make([]byte, 32)
+	if _, err := rand.Read(buf); err != nil {
+		return nil, fmt.Errorf("opening the cycle channel: %w", err)
+	}
+	dir, err := os.MkdirTemp(cfg.TempDir, "buildguard-cycles-")
+	if err != nil {
+		return nil, fmt.Errorf("opening the cycle channel: %w", err)
+	}
+	c := &Channel{
+		dir:    dir,
+		script: filepath.Join(dir, scriptName),
+		file:   filepath.Join(dir, channelName),
+		secret: hex.EncodeToString(buf),
+		log:    cfg.Logger,
+		starts: make(chan *Cycle),
+		closed: make(chan struct{}),
+		conns:  map[net.Conn]struct{}{},
+	}
+	defer func() {
+		if err != nil {
+			c.removeFiles()
+		}
+	}()
+	if err := os.WriteFile(c.script, cfg.Script, 0o600); err != nil {
+		return nil, fmt.Errorf("opening the cycle channel: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("opening the cycle channel: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	props := fmt.Sprintf("# buildguard continuous build: the cycle channel of one run; private to it\nport=%d\nsecret=%s\nwaitMs=%d\n",
+		port, c.secret, cfg.Wait.Milliseconds())
+	if err := os.WriteFile(c.file, []byte(props), 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("opening the cycle channel: %w", err)
+	}
+	c.ln = ln
+	c.wg.Add(1)
+	go c.accept()
+	return c, nil
+}
+
+// Argv returns argv with the init script and the channel applied: the
+// user's arguments unchanged, then --init-script, the channel property and
+// the configuration cache turned off.
+func (c *Channel) Argv(argv []string) []string {
+	out := append([]string(nil), argv...)
+	return append(out, "--init-script", c.script, "-P"+ChannelProperty+"="+c.file, noConfigurationCache)
+}
+
+// Next waits for the next cycle's start, from a connection that presented
+// the run's secret. It returns ErrClosed once the channel is closed, or
+// ctx's error.
+func (c *Channel) Next(ctx context.Context) (*Cycle, error) {
+	select {
+	case cy := <-c.starts:
+		return cy, nil
+	case <-c.closed:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close stops listening, closes every cycle connection (a script waiting
+// on one then fails its cycle or gives up on its finish), waits for the
+// connection handlers and removes the directory Open created. It is
+// idempotent.
+func (c *Channel) Close() error {
+	c.once.Do(func() {
+		close(c.closed)
+		c.ln.Close()
+		c.mu.Lock()
+		for nc := range c.conns {
+			nc.Close()
+		}
+		c.mu.Unlock()
+		c.wg.Wait()
+		c.removeFiles()
+	})
+	return nil
+}
+
+// removeFiles deletes the two files Open wrote and its directory, nothing
+// else: a directory someone else filled stays.
+func (c *Channel) removeFiles() {
+	for _, p := range []string{c.script, c.file} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			c.log.Warn("removing a cycle channel file failed", "path", p, "error", err)
+		}
+	}
+	if err := os.Remove(c.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		c.log.Warn("removing the cycle channel directory failed", "path", c.dir, "error", err)
+	}
+}
+
+func (c *Channel) accept() {
+	defer c.wg.Done()
+	for {
+		nc, err := c.ln.Accept()
+		if err != nil {
+			select {
+			case <-c.closed:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			c.log.Warn("accepting a cycle connection failed; cycles can no longer start", "error", err)
+			return
+		}
+		if !c.track(nc) {
+			nc.Close()
+			return
+		}
+		c.wg.Add(1)
+		go c.hello(nc)
+	}
+}
+
+// track registers nc for Close; false when the channel is already closed.
+func (c *Channel) track(nc net.Conn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.closed:
+		return false
+	default:
+	}
+	c.conns[nc] = struct{}{}
+	return true
+}
+
+func (c *Channel) untrack(nc net.Conn) {
+	c.mu.Lock()
+	delete(c.conns, nc)
+	c.mu.Unlock()
+	nc.Close()
+}
+
+// hello reads a connection's start line and hands the cycle to Next; a
+// connection without the run's secret is closed unanswered.
+func (c *Channel) hello(nc net.Conn) {
+	defer c.wg.Done()
+	nc.SetReadDeadline(time.Now().Add(helloTimeout))
+	br := bufio.NewReaderSize(nc, MaxLine)
+	line, err := readLine(br)
+	if err != nil || !c.validStart(line) {
+		c.log.Warn("a connection to the cycle channel did not start a cycle with this run's secret; closed it", "remote", nc.RemoteAddr().String(), "error", err)
+		c.untrack(nc)
+		return
+	}
+	nc.SetReadDeadline(time.Time{})
+	cy := &Cycle{nc: nc, br: br, done: func() { c.untrack(nc) }}
+	select {
+	case c.starts <- cy:
+	case <-c.closed:
+		c.untrack(nc)
+	}
+}
+
+// validStart reports whether line is a start with the run's secret.
+func (c *Channel) validStart(line string) bool {
+	f := strings.Fields(line)
+	if len(f) != 4 || f[0] != "buildguard-cycle" || f[1] != "1" || f[3] != "start" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(f[2]), []byte(c.secret)) == 1
+}
+
+// readLine reads one line of at most MaxLine bytes and returns it without
+// its terminator.
+func readLine(br *bufio.Reader) (string, error) {
+	line, err := br.ReadSlice('\n')
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		return "", errors.New("line too long")
+	case err != nil:
+		return "", err
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r"), nil
+}
+
+// Result is how the script reported a cycle's end.
+type Result int
+
+const (
+	// Failed: the script reported `finish failed`.
+	Failed Result = iota
+	// OK: the script reported `finish ok`.
+	OK
+	// Lost: the connection ended, or sent something else, before a finish
+	// line; the cycle counts as failed.
+	Lost
+)
+
+func (r Result) String() string {
+	switch r {
+	case OK:
+		return "ok"
+	case Lost:
+		return "lost"
+	}
+	return "failed"
+}
+
+// Cycle is one cycle's connection, from its start to its end.
+type Cycle struct {
+	nc   net.Conn
+	br   *bufio.Reader
+	done func()
+	once sync.Once
+}
+
+func (cy *Cycle) write(line string) error {
+	cy.nc.SetWriteDeadline(time.Now().Add(helloTimeout))
+	_, err := io.WriteString(cy.nc, line+"\n")
+	return err
+}
+
+// Ack tells the script that the hold for cycle n is acknowledged: its
+// tasks may run.
+func (cy *Cycle) Ack(n int) error { return cy.write("ack " + strconv.Itoa(n)) }
+
+// Refuse tells the script why the cycle may not run (the script fails it
+// before any task) and closes the connection. reason is cut to one line.
+func (cy *Cycle) Refuse(reason string) error {
+	reason = strings.Join(strings.Fields(reason), " ")
+	if max := MaxLine - len("refused \n"); len(reason) > max {
+		reason = reason[:max]
+	}
+	err := cy.write("refused " + reason)
+	cy.Close()
+	return err
+}
+
+// Result waits for the script's finish line. It returns Lost when the
+// connection ends or breaks the protocol first, and ctx's error when ctx
+// ends first.
+func (cy *Cycle) Result(ctx context.Context) (Result, error) {
+	stop := context.AfterFunc(ctx, func() { cy.nc.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	line, err := readLine(cy.br)
+	if ctx.Err() != nil {
+		return Lost, ctx.Err()
+	}
+	switch {
+	case err != nil:
+		return Lost, nil
+	case line == "finish ok":
+		return OK, nil
+	case line == "finish failed":
+		return Failed, nil
+	}
+	return Lost, nil
+}
+
+// Finish tells the script how the agent was told (released: `BUILD ok`
+// acknowledged; otherwise the output stays held) and closes the connection.
+func (cy *Cycle) Finish(n int, released bool) error {
+	word := "held "
+	if released {
+		word = "released "
+	}
+	err := cy.write(word + strconv.Itoa(n))
+	cy.Close()
+	return err
+}
+
+// Close closes the connection; it is idempotent.
+func (cy *Cycle) Close() {
+	cy.once.Do(cy.done)
+}

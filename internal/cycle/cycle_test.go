@@ -1,0 +1,265 @@
+package cycle
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want error
+	}{
+		{[]string{"./gradlew", "--continuous", "classes"}, nil},
+		{[]string{"gradle", "-t", "classes"}, nil},
+		{[]string{"/opt/gradle-8.10/bin/gradle", "classes", "--continuous"}, nil},
+		{[]string{`C:\p\GRADLEW.BAT`, "-t", "classes"}, nil},
+		{[]string{"mvn", "-t", "compile"}, ErrNotGradle},
+		{[]string{"./mvnw", "compile"}, ErrNotGradle},
+		{[]string{"sh", "./gradlew", "-t"}, ErrNotGradle},
+		{[]string{"gradle-wrapper", "-t"}, ErrNotGradle},
+		{nil, ErrNotGradle},
+		{[]string{"./gradlew", "classes"}, ErrNotContinuous},
+		{[]string{"./gradlew", "--continuous=true", "classes"}, ErrNotContinuous},
+		{[]string{"./gradlew", "-t", "--configuration-cache", "classes"}, ErrConfigurationCache},
+		{[]string{"./gradlew", "-t", "--configuration-cache=true"}, ErrConfigurationCache},
+	} {
+		err := Check(tc.argv)
+		if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+			t.Errorf("Check(%q) = %v, want %v", tc.argv, err, tc.want)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--continuous") && !strings.Contains(err.Error(), "leave it out") {
+			t.Errorf("Check(%q) = %q: does not say what to run instead", tc.argv, err)
+		}
+	}
+}
+
+// script is the init script's side of the wire, as a test client.
+type script struct {
+	t  *testing.T
+	nc net.Conn
+	br *bufio.Reader
+}
+
+func dialScript(t *testing.T, c *Channel, secret string) *script {
+	t.Helper()
+	port, sec := channelFile(t, c)
+	if secret == "" {
+		secret = sec
+	}
+	nc, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(20 * time.Second))
+	s := &script{t: t, nc: nc, br: bufio.NewReader(nc)}
+	s.send("buildguard-cycle 1 " + secret + " start")
+	return s
+}
+
+func (s *script) send(line string) {
+	s.t.Helper()
+	if _, err := s.nc.Write([]byte(line + "\n")); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// read returns the next line, or "EOF" when the wrapper closed the connection.
+func (s *script) read() string {
+	s.t.Helper()
+	line, err := s.br.ReadString('\n')
+	if err != nil {
+		return "EOF"
+	}
+	return strings.TrimSuffix(line, "\n")
+}
+
+// channelFile returns the port and secret the channel file gives the script.
+func channelFile(t *testing.T, c *Channel) (port, secret string) {
+	t.Helper()
+	b, err := os.ReadFile(c.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "port="); ok {
+			port = v
+		}
+		if v, ok := strings.CutPrefix(l, "secret="); ok {
+			secret = v
+		}
+	}
+	return port, secret
+}
+
+func open(t *testing.T) *Channel {
+	t.Helper()
+	c, err := Open(Config{Script: []byte("// script\n"), TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func next(t *testing.T, c *Channel) *Cycle {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cy, err := c.Next(ctx)
+	if err != nil {
+		t.Fatalf("Next: %v", err)
+	}
+	return cy
+}
+
+func TestChannelCycle(t *testing.T) {
+	c := open(t)
+	argv := c.Argv([]string{"./gradlew", "-t", "classes"})
+	want := []string{"./gradlew", "-t", "classes", "--init-script", c.script, "-Pbuildguard.cycleChannel=" + c.file, "-Dorg.gradle.configuration-cache=false"}
+	if strings.Join(argv, " ") != strings.Join(want, " ") {
+		t.Errorf("Argv = %q, want %q", argv, want)
+	}
+	for _, p := range []string{c.dir, c.file, c.script} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			t.Errorf("%s has mode %v: readable by others", p, perm)
+		}
+	}
+
+	for i, finish := range []string{"finish ok", "finish failed", "", "garbage"} {
+		n := i + 1
+		s := dialScript(t, c, "")
+		cy := next(t, c)
+		if err := cy.Ack(n); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.read(); got != "ack "+itoa(n) {
+			t.Fatalf("cycle %d: script read %q, want ack", n, got)
+		}
+		if finish == "" {
+			s.nc.Close() // the Gradle JVM died mid-cycle
+		} else {
+			s.send(finish)
+		}
+		res, err := cy.Result(context.Background())
+		want := map[string]Result{"finish ok": OK, "finish failed": Failed, "": Lost, "garbage": Lost}[finish]
+		if err != nil || res != want {
+			t.Fatalf("cycle %d: Result = %v, %v; want %v", n, res, err, want)
+		}
+		cy.Finish(n, res == OK)
+		if finish == "" {
+			continue
+		}
+		wantAns := "held " + itoa(n)
+		if res == OK {
+			wantAns = "released " + itoa(n)
+		}
+		if got := s.read(); got != wantAns {
+			t.Errorf("cycle %d: script read %q, want %q", n, got, wantAns)
+		}
+		if got := s.read(); got != "EOF" {
+			t.Errorf("cycle %d: connection still open after the answer (read %q)", n, got)
+		}
+	}
+
+	c.Close()
+	for _, p := range []string{c.dir, c.file, c.script} {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left behind after Close: %v", p, err)
+		}
+	}
+	if _, err := c.Next(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("Next after Close = %v, want ErrClosed", err)
+	}
+}
+
+func itoa(n int) string { return string(rune('0' + n)) }
+
+// TestChannelRefusesStrangers: a connection without the run's secret, with
+// a malformed or an over-long start line is closed unanswered and never
+// becomes a cycle; the real script's cycle still does.
+func TestChannelRefusesStrangers(t *testing.T) {
+	c := open(t)
+	port, secret := channelFile(t, c)
+	for _, line := range []string{
+		"buildguard-cycle 1 " + strings.Repeat("0", len(secret)) + " start",
+		"buildguard-cycle 1 " + secret[:len(secret)-1] + " start",
+		"buildguard-cycle 2 " + secret + " start",
+		"buildguard-cycle 1 " + secret + " finish",
+		"GET / HTTP/1.1",
+		strings.Repeat("x", 2*MaxLine),
+	} {
+		nc, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc.SetDeadline(time.Now().Add(10 * time.Second))
+		nc.Write([]byte(line + "\n"))
+		b, err := bufio.NewReader(nc).ReadString('\n')
+		if err == nil || b != "" {
+			t.Errorf("start %.40q: answered %q, want the connection closed unanswered", line, b)
+		}
+		nc.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if cy, err := c.Next(ctx); err == nil {
+		t.Fatalf("a stranger's connection became a cycle: %v", cy)
+	}
+	s := dialScript(t, c, "")
+	cy := next(t, c)
+	cy.Refuse("cycle 1: BUILD started was not acknowledged:\nrejected")
+	if got := s.read(); got != "refused cycle 1: BUILD started was not acknowledged: rejected" {
+		t.Errorf("script read %q, want the refusal on one line", got)
+	}
+	if got := s.read(); got != "EOF" {
+		t.Errorf("connection still open after the refusal (read %q)", got)
+	}
+}
+
+// TestChannelCloseEndsCycle: closing the channel while a cycle waits for
+// its finish ends the script's connection and Result with Lost (or ctx).
+func TestChannelCloseEndsCycle(t *testing.T) {
+	c := open(t)
+	s := dialScript(t, c, "")
+	cy := next(t, c)
+	cy.Ack(1)
+	s.read()
+	got := make(chan Result, 1)
+	go func() {
+		r, _ := cy.Result(context.Background())
+		got <- r
+	}()
+	c.Close()
+	select {
+	case r := <-got:
+		if r != Lost {
+			t.Errorf("Result after Close = %v, want lost", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Result did not return after Close")
+	}
+	if l := s.read(); l != "EOF" {
+		t.Errorf("script read %q after Close, want EOF", l)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := (&Cycle{nc: s.nc, br: bufio.NewReader(s.nc), done: func() {}}).Result(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Result with an ended context = %v, want context.Canceled", err)
+	}
+	if _, err := os.Stat(filepath.Dir(c.file)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("channel directory left: %v", err)
+	}
+}
