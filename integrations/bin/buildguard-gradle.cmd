@@ -1,5 +1,6 @@
 @echo off
-rem buildguard-gradle.cmd - run one finite Gradle build under buildguard.
+rem buildguard-gradle.cmd - run a Gradle build under buildguard: one finite build, or a
+rem continuous build (-t, --continuous) guarded cycle by cycle.
 rem Windows twin of the POSIX shim buildguard-gradle; same options, same refusals.
 rem
 rem Usage: buildguard-gradle [OPTIONS] [--] GRADLE_ARG...
@@ -13,6 +14,7 @@ set "BG_TOOLNAMES=gradle.bat gradle.cmd gradle.exe"
 set "BG_TOOLTITLE=Gradle"
 set "BG_WRAPPER=gradlew.bat"
 set "BG_ALL=" & set BG_ALL=%*
+set "BG_CONT="
 
 if "%~1"=="--help" goto :help
 if "%~1"=="-h" goto :help
@@ -81,21 +83,19 @@ exit /b 127
 :haveexe
 
 set "BUILDGUARD_SAFE_BUILD_ACTIVE=1"
-"%BG_EXE%" %BG_OPTS% -- "%BG_TOOL%" %BG_REST%
+rem A continuous build (-t, --continuous) runs as buildguard --continuous: each cycle is one guarded build.
+"%BG_EXE%" %BG_CONT% %BG_OPTS% -- "%BG_TOOL%" %BG_REST%
 exit /b %ERRORLEVEL%
 
 rem ---------------------------------------------------------------------------
 :refuse
-rem Exit 1 (after the message) when %1 is a continuous or long-running build.
+rem Exit 1 (after the message) when %1 is a long-running build; -t and --continuous set BG_CONT.
 set "BG_A=%~1"
-if "%BG_A%"=="-t" goto :refusecontinuous
-if "%BG_A%"=="--continuous" goto :refusecontinuous
+if "%BG_A%"=="-t" set "BG_CONT=--continuous"
+if "%BG_A%"=="--continuous" set "BG_CONT=--continuous"
 if "%BG_A%"=="bootRun" goto :refuselong
 if "%BG_A:~-8%"==":bootRun" goto :refuselong
 exit /b 0
-:refusecontinuous
-echo %BG_PROG%: refused: continuous mode (%BG_A%) never finishes, so its output could never be released; run a finite build such as 'classes' 1>&2
-exit /b 1
 :refuselong
 echo %BG_PROG%: refused: %BG_A% runs the application until it is stopped; start it separately and build with a finite task such as 'classes' 1>&2
 exit /b 1
@@ -160,12 +160,16 @@ exit /b 0
 >&2 echo   --                    end of options; everything after it goes to Gradle
 >&2 echo   -h, --help            show this help
 >&2 echo.
->&2 echo Refused (exit 2): continuous or long-running builds (-t, --continuous, bootRun),
+>&2 echo Continuous builds (-t, --continuous) run as buildguard --continuous: every cycle
+>&2 echo is one guarded build, and a failed cycle's output stays held until a cycle succeeds.
+>&2 echo.
+>&2 echo Refused (exit 2): bootRun, which runs the application until it is stopped,
 >&2 echo and running inside another safe build (BUILDGUARD_SAFE_BUILD_ACTIVE is set).
 >&2 echo.
 >&2 echo Environment:
 >&2 echo   BUILDGUARD            the buildguard binary (default: buildguard.exe next to this
 >&2 echo                         script, else buildguard on PATH)
 >&2 echo.
->&2 echo Example: buildguard-gradle --owner alice-1 -- classes --offline
+>&2 echo Examples: buildguard-gradle --owner alice-1 -- classes --offline
+>&2 echo           buildguard-gradle --continuous classes
 exit /b 0

@@ -101,7 +101,7 @@ if "%BG_A:jetty-maven-plugin:=%" neq "%BG_A%" if "%BG_A::run-=%" neq "%BG_A%" go
 if "%BG_A:exec-maven-plugin:=%" neq "%BG_A%" if "%BG_A:~-5%"==":java" goto :refuselong
 exit /b 0
 :refusecontinuous
-echo %BG_PROG%: refused: continuous mode (%BG_A%) never finishes, so its output could never be released; run a finite build such as 'compile' 1>&2
+echo %BG_PROG%: refused: Maven has no continuous mode (%BG_A%) that buildguard can guard cycle by cycle; run a finite build such as '%BG_PROG% -- compile' after each change (for example from your editor's save action), or, for a Gradle build, 'buildguard-gradle --continuous classes' 1>&2
 exit /b 1
 :refuselong
 echo %BG_PROG%: refused: %BG_A% runs the application until it is stopped; start it separately and build with a finite goal such as 'compile' 1>&2
