@@ -4,6 +4,9 @@ package buildqueue
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,4 +110,25 @@ func TestKilledLeaderJoinerRuns(t *testing.T) {
 		t.Fatal("a result was made up for a build that died")
 	}
 	o.turn.Release(nil)
+}
+
+// TestAnotherUsersQueueRefused: a .buildguard or queue directory of another
+// user is refused (its owner could hold our builds back for ever).
+func TestAnotherUsersQueueRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a directory another user's needs root")
+	}
+	for _, which := range []string{StateDir, filepath.Join(StateDir, QueueDir)} {
+		dir := project(t)
+		if err := os.MkdirAll(filepath.Join(dir, which), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(filepath.Join(dir, which), 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		_, err := newQueue().Wait(context.Background(), Request{Project: dir, Name: "x"})
+		if !errors.Is(err, ErrUnusable) || !strings.Contains(err.Error(), "belongs to another user") {
+			t.Errorf("%s of another user: Wait returned %v", which, err)
+		}
+	}
 }

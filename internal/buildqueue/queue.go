@@ -358,6 +358,8 @@ func ensureDir(dir string, perm os.FileMode) error {
 			return fmt.Errorf("%w: %s is a symlink; buildguard never follows one there: remove it (it is recreated as a directory)", ErrUnusable, dir)
 		case err == nil && !fi.IsDir():
 			return fmt.Errorf("%w: %s is not a directory: remove it (it is recreated as a directory)", ErrUnusable, dir)
+		case err == nil && !ownedByUs(fi):
+			return fmt.Errorf("%w: %s belongs to another user, whose builds could hold this one back for ever: remove it (it is recreated as this user's)", ErrUnusable, dir)
 		case err == nil:
 			return nil
 		case !errors.Is(err, os.ErrNotExist):
