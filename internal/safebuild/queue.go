@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/buildguard/buildguard/internal/buildqueue"
@@ -43,7 +44,7 @@ func (b *Builder) admit(ctx, sctx context.Context, req Request) (admission, *Res
 		Project:   req.Dir,
 		Name:      req.Build.Name,
 		Front:     queueFront,
-		Key:       coalesceKey(req.Build),
+		Key:       coalesceKey(req),
 		Timeout:   a.timeout,
 		Heartbeat: QueueHeartbeat,
 		Report: func(s buildqueue.Status) {
@@ -71,9 +72,14 @@ func (b *Builder) admit(ctx, sctx context.Context, req Request) (admission, *Res
 }
 
 // coalesceKey is what makes two safe builds of a project identical: the
-// same build name and the same command.
-func coalesceKey(b Build) string {
-	data, _ := json.Marshal(append([]string{b.Name}, b.Command...))
+// same build name, the same command, for the same agent (the port its
+// endpoint selects now; builds whose agent cannot be found never join).
+func coalesceKey(req Request) string {
+	port, err := req.Endpoint.Resolve()
+	if err != nil {
+		return ""
+	}
+	data, _ := json.Marshal(append([]string{req.Build.Name, strconv.Itoa(port)}, req.Build.Command...))
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:16])
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
@@ -226,5 +227,42 @@ func TestStopEndsWaitingBuilds(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("the %s build's Run did not return after Stop", name)
 		}
+	}
+}
+
+// TestRunIdenticalBuildsForAnotherAgentDoNotJoin: the same build of the
+// project for another agent (another port) is not identical: it waits for
+// a build of its own.
+func TestRunIdenticalBuildsForAnotherAgentDoNotJoin(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	other := fakeagent.NewServer(t, fakeagent.WithHeartbeat(-1))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := startHang(t, f, ctx)
+	out := t.TempDir()
+	var results []chan *Result
+	for i, agent := range []*fakeagent.Server{f.agent, other} {
+		req := f.request(t, "compile", out, "X=1")
+		req.Endpoint.PortFile = agent.PortFile()
+		q := newQueued()
+		req.Queued = q.report
+		c := make(chan *Result, 1)
+		results = append(results, c)
+		go func() { c <- f.builder.Run(context.Background(), req) }()
+		msg := q.await(t, "place")
+		if strings.Contains(msg, "joined") {
+			t.Fatalf("build %d for another agent joined: %s", i, msg)
+		}
+	}
+	cancel()
+	<-first
+	for _, c := range results {
+		if res := <-c; res.Outcome != OutcomeOK {
+			t.Fatalf("%s: %s", res.Outcome, res.Detail)
+		}
+	}
+	if n := countLogs(t, f.dir); n != 3 {
+		t.Errorf("%d builds ran, want 3", n)
 	}
 }
