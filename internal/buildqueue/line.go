@@ -156,7 +156,7 @@ func (l *line) scan() (view, int64, error) {
 		if !e.Type().IsRegular() {
 			continue
 		}
-		tm, alive := l.inspect(seq)
+		tm, alive := l.inspect(seq, true)
 		if alive {
 			v.live = append(v.live, tm)
 		}
@@ -180,9 +180,9 @@ func (l *line) scan() (view, int64, error) {
 	return v, maxSeq, nil
 }
 
-// inspect reads ticket seq; alive is false (and the file removed) when
-// nobody holds its lock.
-func (l *line) inspect(seq int64) (meta, bool) {
+// inspect reads ticket seq; alive is false when nobody holds its lock, and
+// then, with remove (only while the queue is locked), the file is removed.
+func (l *line) inspect(seq int64, remove bool) (meta, bool) {
 	p := ticketPath(l.dir, seq)
 	f, err := filelock.OpenNoFollow(p, os.O_RDWR)
 	if err != nil {
@@ -192,7 +192,9 @@ func (l *line) inspect(seq int64) (meta, bool) {
 	if err := filelock.TryLock(f); err == nil {
 		// Abandoned: its holder died without removing it.
 		f.Close()
-		_ = os.Remove(p)
+		if remove {
+			_ = os.Remove(p)
+		}
 		return meta{}, false
 	} else if !errors.Is(err, filelock.ErrWouldBlock) {
 		return meta{}, false

@@ -304,7 +304,7 @@ func nestedTurn(dir string) string {
 	}
 	seq, _ := strconv.ParseInt(m[1], 10, 64)
 	l := &line{dir: dir, capacity: 1}
-	tm, alive := l.inspect(seq)
+	tm, alive := l.inspect(seq, false) // unlocked: look, never remove
 	if !alive || tm.State != stateRunning {
 		return ""
 	}
