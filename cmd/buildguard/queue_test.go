@@ -339,3 +339,51 @@ func TestQueueKilledHolderAndCancelledWaiter(t *testing.T) {
 		t.Logf("next build started %s after SIGKILL of the holder", gap)
 	}
 }
+
+// TestQueueMaxBuildsAcrossProjects: with BUILDGUARD_MAX_BUILDS=1 a build of
+// a second project waits for the user's one slot, says so, and runs once
+// the first project's build has ended; the slots live in the user's cache
+// directory.
+func TestQueueMaxBuildsAcrossProjects(t *testing.T) {
+	t.Parallel()
+	a := newQueueProject(t, "a")
+	b := newQueueProject(t, "b")
+	b.bin = a.bin
+	cache := t.TempDir()
+	env := append(os.Environ(), "BUILDGUARD_MAX_BUILDS=1", "XDG_CACHE_HOME="+cache, "HOME="+cache)
+	run := func(p *queueProject, name string, stderr *strings.Builder) *exec.Cmd {
+		cmd := exec.Command(p.bin, "build", "run", name, "--port-file", p.portFile)
+		cmd.Dir, cmd.Env, cmd.Stderr = p.dir, env, stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	release := a.hold(t, "a")
+	var errA, errB strings.Builder
+	first := run(a, "a", &errA)
+	wait.For(t, 30*time.Second, "project a's build to start", func() bool { return len(a.record(t)) == 1 })
+	second := run(b, "b", &errB)
+	slots := filepath.Join(cache, "buildguard", "slots")
+	wait.For(t, 30*time.Second, "project b to wait for a slot", func() bool {
+		m, _ := filepath.Glob(filepath.Join(slots, "t-*"))
+		return len(m) == 2
+	})
+	if len(b.record(t)) != 0 {
+		t.Fatal("project b's build ran beyond the cap")
+	}
+	release()
+	if err := first.Wait(); err != nil {
+		t.Fatalf("project a: %v\n%s", err, errA.String())
+	}
+	if err := second.Wait(); err != nil {
+		t.Fatalf("project b: %v\n%s", err, errB.String())
+	}
+	if !strings.Contains(errB.String(), "waiting for one of 1 build slots of this user (BUILDGUARD_MAX_BUILDS)") {
+		t.Errorf("project b's stderr does not say it waits for a slot:\n%s", errB.String())
+	}
+	ra, rb := a.record(t), b.record(t)
+	if len(ra) != 2 || len(rb) != 2 || rb[0].at.Before(ra[1].at) {
+		t.Errorf("the builds overlapped: a %v, b %v", ra, rb)
+	}
+}
