@@ -15,6 +15,45 @@ type logDir struct {
 	path string
 }
 
+// stateDir is the project's state directory, used the same way.
+type stateDir = logDir
+
+func openStateDir(dir string) (*stateDir, error) {
+	path, err := EnsureStateDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &stateDir{path: path}, nil
+}
+
+func (d *logDir) open(name string) (*os.File, error) {
+	path := filepath.Join(d.path, name)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOwn(path, fi, false); err != nil {
+		return nil, err
+	}
+	return openNoFollow(path)
+}
+
+func (d *logDir) linkNew(name string, data []byte) error {
+	tmp, err := os.CreateTemp(d.path, "."+name+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Link(tmp.Name(), filepath.Join(d.path, name))
+}
+
 func openLogDir(dir string) (*logDir, error) {
 	if _, err := EnsureStateDir(dir); err != nil {
 		return nil, err

@@ -22,26 +22,86 @@ type logDir struct {
 	path string
 }
 
-// openLogDir opens dir/.buildguard and its logs folder, creating them when
-// missing, each without following a symlink and checked on the opened
-// handle: a real directory of this user (checkOwn).
-func openLogDir(dir string) (*logDir, error) {
+// stateDir is the project's state directory, opened the same way.
+type stateDir = logDir
+
+// openStateDir opens dir/.buildguard, creating it when missing, without
+// following a symlink and checked on the opened handle: a real directory
+// of this user (checkOwn).
+func openStateDir(dir string) (*stateDir, error) {
 	project, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("opening the project directory: %w", err)
 	}
 	defer project.Close()
-	state, err := openOwnDirAt(project, StateDir, filepath.Join(dir, StateDir))
+	path := filepath.Join(dir, StateDir)
+	state, err := openOwnDirAt(project, StateDir, path)
+	if err != nil {
+		return nil, err
+	}
+	return &stateDir{f: state, path: path}, nil
+}
+
+// openLogDir opens dir/.buildguard and its logs folder as openStateDir
+// does.
+func openLogDir(dir string) (*logDir, error) {
+	state, err := openStateDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer state.Close()
 	path := LogDir(dir)
-	logs, err := openOwnDirAt(state, "logs", path)
+	logs, err := openOwnDirAt(state.f, "logs", path)
 	if err != nil {
 		return nil, err
 	}
 	return &logDir{f: logs, path: path}, nil
+}
+
+// open opens name in the folder for reading, never through a symlink and
+// never waiting on a named pipe.
+func (d *logDir) open(name string) (*os.File, error) {
+	fd, err := unix.Openat(int(d.f.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			err = fs.ErrNotExist
+		}
+		return nil, &fs.PathError{Op: "open", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(d.path, name)), nil
+}
+
+// linkNew gives the folder a file name holding data, complete or not at
+// all: written under a temporary name, then linked to name, which fails
+// with fs.ErrExist when name exists.
+func (d *logDir) linkNew(name string, data []byte) error {
+	dfd := int(d.f.Fd())
+	var tmp string
+	var f *os.File
+	for i := 0; ; i++ {
+		tmp = fmt.Sprintf(".%s-%d-%d", name, os.Getpid(), time.Now().UnixNano()+int64(i))
+		var err error
+		if f, err = d.create(tmp); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrExist) || i > 100 {
+			return err
+		}
+	}
+	defer unix.Unlinkat(dfd, tmp, 0)
+	_, err := f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := unix.Linkat(dfd, tmp, dfd, name, 0); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			return fs.ErrExist
+		}
+		return &fs.PathError{Op: "link", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return nil
 }
 
 // openOwnDirAt opens name in parent as a directory, creating it (0755) when

@@ -22,15 +22,16 @@ const OwnerFile = "owner"
 var errOwnerFile = errors.New("unusable owner file")
 
 // projectOwner returns the project's owner token, creating it (a fresh
-// UUID, written atomically) on first use, in the checked state directory
-// (EnsureStateDir).
+// UUID, written atomically) on first use, in the project's state directory,
+// opened and checked as the logs are (openStateDir): nothing is read or
+// written through a symlink.
 func projectOwner(dir string) (string, error) {
-	state, err := EnsureStateDir(dir)
+	state, err := openStateDir(dir)
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(state, OwnerFile)
-	owner, err := readOwner(path)
+	defer state.Close()
+	owner, err := readOwner(state)
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		return owner, err
 	}
@@ -38,42 +39,39 @@ func projectOwner(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tmp, err := os.CreateTemp(state, ".owner-*")
-	if err != nil {
+	// Linked in, not renamed: when another build created the file
+	// meanwhile, its owner wins and is read back.
+	if err := state.linkNew(OwnerFile, []byte(owner+"\n")); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("writing the owner file: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.WriteString(owner + "\n")
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return "", fmt.Errorf("writing the owner file: %w", werr)
-	}
-	// A link, not a rename: when another build created the file meanwhile,
-	// its owner wins and is read back. A link never replaces a symlink.
-	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", fmt.Errorf("writing the owner file: %w", err)
-	}
-	return readOwner(path)
+	return readOwner(state)
 }
 
-// readOwner reads an owner file: a regular file of this user, not a
-// symlink, holding one owner token.
-func readOwner(path string) (string, error) {
-	fi, err := os.Lstat(path)
+// readOwner reads the owner file of state: a regular file of this user,
+// not a symlink, holding one owner token.
+func readOwner(state *stateDir) (string, error) {
+	path := filepath.Join(state.path, OwnerFile)
+	f, err := state.open(OwnerFile)
 	if err != nil {
-		return "", err
-	}
-	if err := checkOwn(path, fi, false); err != nil {
-		return "", fmt.Errorf("%w: %w", errOwnerFile, err)
-	}
-	f, err := openNoFollow(path)
-	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil {
+			if cerr := checkOwn(path, fi, false); cerr != nil {
+				return "", fmt.Errorf("%w: %w", errOwnerFile, cerr)
+			}
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			return "", err
+		}
 		return "", fmt.Errorf("%w: %w", errOwnerFile, err)
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > 1024 {
+	fi, err := f.Stat()
+	if err == nil {
+		err = checkOwn(path, fi, false)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errOwnerFile, err)
+	}
+	if fi.Size() > 1024 {
 		return "", fmt.Errorf("%w: %s is not a small regular file; remove it (a build that failed under its owner then stays held until the application restarts)", errOwnerFile, path)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, 1025))
