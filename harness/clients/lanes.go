@@ -124,3 +124,46 @@ func (l TSLane) Name() string {
 	}
 	return TSLaneName
 }
+
+// TasksLanes are the lanes of the independent tasks client (TasksClient):
+// every request 2026-07-28 and declaring io.modelcontextprotocol/tasks, so
+// each reclazz_safe_build runs as a task that the client polls to its end
+// (docs/safe-build.md#13); over stdio and over mcp --http.
+var TasksLanes = []string{"tasks-stdio", "tasks-http"}
+
+// TasksLane returns the LaneConfig of tasks lane name; the caller fills in
+// WorkDir, Binary, AgentJar and Metadata.
+func TasksLane(name string) LaneConfig {
+	dial := DialTasksStdio
+	if name == "tasks-http" {
+		dial = DialTasksHTTP
+	}
+	return LaneConfig{
+		Name: name,
+		Dial: func(ctx context.Context, s ServerCommand) (Client, error) {
+			c, err := dial(ctx, name, s)
+			if err != nil {
+				return nil, err
+			}
+			return &tasksLaneClient{c}, nil
+		},
+		ReferenceSchemas: GoSDKReferenceSchemas,
+	}
+}
+
+// tasksLaneClient fails the lane when a safe build was not answered with a
+// task: the lane exists to prove that path.
+type tasksLaneClient struct{ *TasksClient }
+
+func (c *tasksLaneClient) CallProgress(ctx context.Context, name string, args map[string]any, onProgress func(float64, string)) (CallResult, error) {
+	before := c.Tasks()
+	res, err := c.TasksClient.CallProgress(ctx, name, args, onProgress)
+	if err == nil && name == "reclazz_safe_build" && res.RPCCode == 0 && c.Tasks() == before {
+		return res, fmt.Errorf("reclazz_safe_build was answered without a task")
+	}
+	return res, err
+}
+
+func (c *tasksLaneClient) Call(ctx context.Context, name string, args map[string]any) (CallResult, error) {
+	return c.CallProgress(ctx, name, args, nil)
+}

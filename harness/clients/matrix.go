@@ -66,6 +66,7 @@ func LaneNames() []string {
 	for _, l := range GoSDKLanes {
 		n = append(n, l.Name())
 	}
+	n = append(n, TasksLanes...)
 	for _, l := range TSLanes {
 		n = append(n, l.Name())
 	}
@@ -144,6 +145,12 @@ func runGoLane(ctx context.Context, cfg MatrixConfig, name string, host map[stri
 				client = "go-sdk StreamableClientTransport (mcp --http)"
 			}
 			lane.Metadata = map[string]any{"client": client, "sdk": GoSDKModule + " " + GoSDKVersion(), "requestedVersion": l.Version}
+		}
+	}
+	for _, l := range TasksLanes {
+		if l == name {
+			lane = TasksLane(name)
+			lane.Metadata = map[string]any{"client": "buildguard TasksClient (written from SEP-2663; raw JSON-RPC, " + strings.TrimPrefix(name, "tasks-") + ")", "requestedVersion": Version20260728}
 		}
 	}
 	for k, v := range host {

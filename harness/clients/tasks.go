@@ -380,14 +380,15 @@ func (c *TasksClient) CallProgress(ctx context.Context, name string, args map[st
 	c.mu.Lock()
 	c.tasks++
 	c.mu.Unlock()
-	return c.await(ctx, head.TaskID, time.Duration(head.PollIntervalMs)*time.Millisecond, onProgress)
+	return c.await(ctx, head.TaskID, time.Duration(head.PollIntervalMs)*time.Millisecond, head.StatusMessage, onProgress)
 }
 
 // maxPollInterval caps the wait between polls whatever the server suggests.
 const maxPollInterval = 2 * time.Second
 
 // await polls the task until it is terminal.
-func (c *TasksClient) await(ctx context.Context, id string, interval time.Duration, onProgress func(float64, string)) (CallResult, error) {
+// seed is the CreateTaskResult's statusMessage, which is no news.
+func (c *TasksClient) await(ctx context.Context, id string, interval time.Duration, seed string, onProgress func(float64, string)) (CallResult, error) {
 	if interval <= 0 || interval > maxPollInterval {
 		interval = maxPollInterval
 	}
@@ -395,7 +396,7 @@ func (c *TasksClient) await(ctx context.Context, id string, interval time.Durati
 	// task reports it ended.
 	poll := context.WithoutCancel(ctx)
 	var messages float64
-	last := ""
+	last := seed
 	cancelled := false
 	stopBy := time.Time{}
 	for {

@@ -37,7 +37,7 @@ func TestTasksClient(t *testing.T) {
 			hang := `sleep 300 & echo "$$ $!" > pids.tmp; mv pids.tmp pids; echo compiling forever; wait`
 			cfg := fmt.Sprintf(`{"builds":{
 				"quick":{"command":["sh","-c","echo compiling Service; sleep 0.5; echo BUILD SUCCESSFUL"]},
-				"long":{"command":["sh","-c","echo compiling slowly; sleep 2; echo BUILD SUCCESSFUL"]},
+				"long":{"command":["sh","-c","echo compiling slowly; sleep 5; echo BUILD SUCCESSFUL"]},
 				"hang":{"command":["sh","-c",%q]}},"defaultBuild":"quick"}`, hang)
 			if err := os.WriteFile(filepath.Join(project, ".buildguard.json"), []byte(cfg), 0o644); err != nil {
 				t.Fatal(err)
@@ -81,7 +81,7 @@ func TestTasksClient(t *testing.T) {
 			}
 
 			// Longer than any single request may take.
-			c.RequestTimeout = time.Second
+			c.RequestTimeout = 3 * time.Second
 			res, err = c.Call(ctx, "reclazz_safe_build", map[string]any{"build": "long"})
 			c.RequestTimeout = 0
 			if err != nil || !strings.Contains(string(res.Structured), `"outcome":"ok"`) {
