@@ -98,7 +98,7 @@ func (g *Guard) RunContinuous(ctx context.Context, argv []string, report func(Cy
 		report = func(CycleReport) {}
 	}
 	c := g.cfg
-	fmt.Fprintln(c.Stderr, OwnerLine(g.owner))
+	g.announce()
 	transcript, err := g.check()
 	if err != nil {
 		return run, 0, err

@@ -173,15 +173,16 @@ func newContinuousHarness(t *testing.T, plan string, opts ...fakeagent.Option) *
 		argv:   []string{gradleCmd, "--continuous", "classes"},
 	}
 	h.cfg = Config{
-		Endpoint: agentproto.Endpoint{Port: strconv.Itoa(h.agent.Port())},
-		Owner:    "cycle-owner",
-		Timeout:  5 * time.Second,
-		Grace:    5 * time.Second,
-		Stdin:    devNull(t),
-		Stdout:   h.stdout,
-		Stderr:   &h.stderr,
-		Signals:  h.sigs,
-		Env:      append(os.Environ(), reexec.Env("gradle-cycles"), planEnv+"="+plan),
+		Endpoint:  agentproto.Endpoint{Port: strconv.Itoa(h.agent.Port())},
+		Owner:     "cycle-owner",
+		Timeout:   5 * time.Second,
+		Grace:     5 * time.Second,
+		Stdin:     devNull(t),
+		Stdout:    h.stdout,
+		Stderr:    &h.stderr,
+		OwnerLine: testOwnerLine,
+		Signals:   h.sigs,
+		Env:       append(os.Environ(), reexec.Env("gradle-cycles"), planEnv+"="+plan),
 	}
 	return h
 }
@@ -265,7 +266,7 @@ func TestRunContinuousCycles(t *testing.T) {
 	if holding, _ := h.agent.Hold(); holding {
 		t.Error("the agent still holds after the last good cycle")
 	}
-	if !strings.HasPrefix(h.stderr.String(), OwnerLine("cycle-owner")+"\n") {
+	if !strings.HasPrefix(h.stderr.String(), testOwnerLine("cycle-owner")+"\n") {
 		t.Errorf("stderr does not start with the owner line:\n%s", &h.stderr)
 	}
 	channel := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(out, "\n", 2)[0], "channel "))

@@ -6,7 +6,7 @@
 // docs/agent-protocol.md#10.4).
 //
 // It owns:
-//   - owner tokens (NewOwner, OwnerLine): a build's identity at the agent, the
+//   - owner tokens (NewOwner, CheckOwner): a build's identity at the agent, the
 //     only thing a user needs to recover a failed or abandoned build;
 //   - every refusal rule of the wrapper's options (Options.Config,
 //     ParseTimeoutMs) and of the hold session, as structured errors: a

@@ -71,6 +71,11 @@ type Config struct {
 	// Stderr receives the command's error output, the owner line and nothing
 	// else from the guard; nil means os.Stderr.
 	Stderr io.Writer
+	// OwnerLine, when not nil, words the line Run prints on Stderr before it
+	// connects, telling the user the owner that recovers the build
+	// (docs/decisions.md#D8) in the front's terms; nil prints none. It is the
+	// only place an owner token is ever shown.
+	OwnerLine func(owner string) string
 	// Transcript, when not nil, receives a copy of everything the command
 	// printed (stdout and stderr).
 	Transcript io.Writer
@@ -182,7 +187,7 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	if len(argv) == 0 {
 		return 0, refused(FixNone, "no command given")
 	}
-	fmt.Fprintln(c.Stderr, OwnerLine(g.owner))
+	g.announce()
 	transcript, err := g.check()
 	if err != nil {
 		return 0, err
@@ -223,6 +228,13 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 		return 0, err
 	}
 	return g.runHeld(ctx, c, agent, sigs, argv)
+}
+
+// announce prints the front's owner line, if it has one.
+func (g *Guard) announce() {
+	if g.cfg.OwnerLine != nil {
+		fmt.Fprintln(g.cfg.Stderr, g.cfg.OwnerLine(g.owner))
+	}
 }
 
 // check reports the refusals found before anything connects: the options'

@@ -92,16 +92,20 @@ type harness struct {
 	dials  int
 }
 
+// testOwnerLine is the owner line of the tests' guards.
+func testOwnerLine(owner string) string { return "owner " + owner }
+
 func newHarness(t *testing.T) *harness {
 	h := &harness{agent: newFakeAgent(), sigs: make(chan os.Signal, 4)}
 	h.cfg = Config{
-		Endpoint: agentproto.Endpoint{Port: "4000"},
-		Owner:    "test-owner",
-		Timeout:  2 * time.Second,
-		Stdin:    devNull(t),
-		Stdout:   &h.stdout,
-		Stderr:   &h.stderr,
-		Signals:  h.sigs,
+		Endpoint:  agentproto.Endpoint{Port: "4000"},
+		Owner:     "test-owner",
+		Timeout:   2 * time.Second,
+		Stdin:     devNull(t),
+		Stdout:    &h.stdout,
+		Stderr:    &h.stderr,
+		OwnerLine: testOwnerLine,
+		Signals:   h.sigs,
 		Dial: func(ctx context.Context, port int) (Agent, error) {
 			h.dials++
 			if port != 4000 {
@@ -142,7 +146,7 @@ func TestRunOKSendsStartedThenOK(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the child did not run: %v", err)
 	}
-	want := OwnerLine("test-owner") + "\n"
+	want := testOwnerLine("test-owner") + "\n"
 	if h.stderr.String() != want {
 		t.Errorf("stderr = %q, want only the owner line", h.stderr.String())
 	}
@@ -247,7 +251,7 @@ func TestRunRefusedBeforeConnecting(t *testing.T) {
 			if h.dials != 0 {
 				t.Errorf("dialled %d times, want none", h.dials)
 			}
-			if !strings.HasPrefix(h.stderr.String(), OwnerLine("test-owner")+"\n") {
+			if !strings.HasPrefix(h.stderr.String(), testOwnerLine("test-owner")+"\n") {
 				t.Errorf("stderr = %q, want the owner line first", h.stderr.String())
 			}
 		})

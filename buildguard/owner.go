@@ -29,9 +29,3 @@ func CheckOwner(owner string) error {
 	}
 	return nil
 }
-
-// OwnerLine is the line printed on stderr before a build connects (docs/decisions.md#D8). It is
-// the only place an owner token is ever shown or logged.
-func OwnerLine(owner string) string {
-	return fmt.Sprintf("buildguard: build owner: %s; retain it to recover with --owner %s if this build fails or disconnects", owner, owner)
-}

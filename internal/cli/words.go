@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/buildguard/buildguard/buildguard"
@@ -34,6 +35,12 @@ var buildRunAdvice = buildguard.Advice{
 	buildguard.FixNotAgent:   "what answers on that port is not a Reclazz agent: point --port/--port-file at the agent's current port",
 	buildguard.FixAckTimeout: "the agent did not answer in time: check that the application is responsive, and retry",
 	buildguard.FixOwner:      "another build holds the output: it must finish, or a build with the owner it printed must recover it; restart the application if that owner is lost",
+}
+
+// ownerLine is the line the wrapper prints before it connects
+// (docs/decisions.md#D8): the owner, and the flag that recovers the build.
+func ownerLine(owner string) string {
+	return fmt.Sprintf("buildguard: build owner: %s; retain it to recover with --owner %s if this build fails or disconnects", owner, owner)
 }
 
 // wrapText is err's text for the wrapper's stderr line: a refusal with the
