@@ -44,7 +44,8 @@ func benchMetric(metrics, unit string) (float64, bool) {
 // (target under 2 ms) and its handover gap (target under 20 ms,
 // docs/decisions.md#D18); the diagnostics parser's throughput (target ≥ 100 MB/s) and, per failing build
 // of its corpus, the raw output against the diagnostics text (target ≥ 10×
-// smaller, docs/safe-build.md#12).
+// smaller, docs/safe-build.md#12); and each row of docs/performance.md#1
+// (start-up, wrapper and HTTP against the bare go-sdk floor, target ≤ 1.2×).
 func Bench() error {
 	results := map[string]string{}
 	for _, run := range []struct{ pattern, benchtime, pkg string }{
@@ -66,6 +67,11 @@ func Bench() error {
 		{"^BenchmarkFailedText$", "5x", "./mcp/tools/"},
 		{"^BenchmarkUncontended$", "200x", "./internal/buildqueue/"},
 		{"^BenchmarkHandover$", "200x", "./internal/buildqueue/"},
+		{"^BenchmarkFloorSession$", "60x", "./cmd/buildguard/"},
+		{"^BenchmarkFloorStart$", "60x", "./cmd/buildguard/"},
+		{"^BenchmarkFloorWrap$", "60x", "./cmd/buildguard/"},
+		{"^BenchmarkFloorHTTPList$", "2000x", "./cmd/buildguard/"},
+		{"^BenchmarkFloorHTTPConcurrent$", "20x", "./cmd/buildguard/"},
 	} {
 		out, err := sh.Output("go", "test", "-run", "^$", "-bench", run.pattern, "-benchtime", run.benchtime, run.pkg)
 		fmt.Println(out)
@@ -175,7 +181,45 @@ func Bench() error {
 	}
 	fmt.Printf("build queue: uncontended +%.2f ms per build over a %.2f ms build without the queue (median of pairs, target < 2 ms); handover from one build's end to the next one's start %.2f ms median (target < 20 ms; docs/decisions.md#D18)\n", bq[1], bq[0], bq[2])
 	fmt.Printf("MCP tasks over stdio: reclazz_safe_build answered as a task in %.0f µs, its first tasks/get answered %.0f µs after the call was sent (target < 1 ms), one tasks/get poll %.0f µs (target < 0.5 ms), a synchronous reclazz_status %.0f µs (medians, same server and agent; docs/safe-build.md#13)\n", tk[0], tk[1], tk[2], tk[3])
+	if err := floorBench(get); err != nil {
+		return err
+	}
 	return diagnosticsBench(results)
+}
+
+// floorBench prints each row of docs/performance.md#1: buildguard against
+// the cheapest program doing the same job on the same stack, both built as
+// released, measured interleaved in the same run.
+func floorBench(get func(name, unit string) (float64, error)) error {
+	for _, r := range []struct {
+		bench, what, ours, floor, unit, target string
+	}{
+		{"FloorSession", "stdio MCP session (start, initialize, tools/list, EOF) vs go-sdk stdio server with one tool", "session-ms", "floor-ms", "ms", "≤ 1.2×"},
+		{"FloorStart", "buildguard mcp with immediate EOF vs the same floor", "eof-ms", "floor-ms", "ms", "≤ 1.2×"},
+		{"FloorWrap", "wrapper overhead around true vs a Go program doing the same two BUILD round trips", "overhead-ms", "floor-ms", "ms", "≤ 1.2×"},
+		{"FloorHTTPList", "HTTP tools/list, one keep-alive client, p50, vs go-sdk's stateless handler with ten trivial tools", "p50-us", "floor-p50-us", "µs", "≤ 1.2×"},
+		{"FloorHTTPConcurrent", "HTTP tools/list, 16 keep-alive clients, floor req/s over ours", "req/s", "floor-req/s", "req/s", "≤ 1.2×"},
+	} {
+		var v [3]float64
+		for i, unit := range []string{r.ours, r.floor, "ratio"} {
+			x, err := get(r.bench, unit)
+			if err != nil {
+				return err
+			}
+			v[i] = x
+		}
+		fmt.Printf("floor: %s: %.2f %s vs %.2f %s: %.2f× (target %s)\n", r.what, v[0], r.unit, v[1], r.unit, v[2], r.target)
+	}
+	version, err := get("FloorStart", "version-ms")
+	if err != nil {
+		return err
+	}
+	bare, err := get("FloorStart", "true-ms")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("floor: buildguard version %.2f ms vs true %.2f ms (no target)\n", version, bare)
+	return nil
 }
 
 // diagnosticsBench prints the diagnostics parser's throughput and, per

@@ -5,6 +5,7 @@ package testbin
 import (
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"testing"
 )
@@ -15,11 +16,20 @@ import (
 // a binary built this way.
 func Build(tb testing.TB, dir string) string {
 	tb.Helper()
-	bin := filepath.Join(dir, "buildguard")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/buildguard/buildguard/cmd/buildguard")
+	return BuildPackage(tb, dir, "github.com/buildguard/buildguard/cmd/buildguard")
+}
+
+// BuildPackage builds the main package pkg with the flags of a release
+// (CGO_ENABLED=0, -trimpath, -ldflags "-s -w"; harness/release) into
+// dir/<last element of pkg> and returns that path. It fails tb when the
+// build fails.
+func BuildPackage(tb testing.TB, dir, pkg string) string {
+	tb.Helper()
+	bin := filepath.Join(dir, path.Base(pkg))
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("go build buildguard: %v\n%s", err, out)
+		tb.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }
