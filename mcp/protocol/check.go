@@ -79,6 +79,9 @@ func (m Message) Forward() (params json.RawMessage, tool string, args json.RawMe
 	if m.HasParams && !IsObject(m.Params) {
 		return fail(jsonrpc.CodeInvalidParams, MsgParamsObject)
 	}
+	if Depth(m.Params) > MaxParamsDepth {
+		return fail(jsonrpc.CodeInvalidParams, MsgParamsTooDeep)
+	}
 	var fields map[string]json.RawMessage
 	if m.HasParams {
 		if err := json.Unmarshal(m.Params, &fields); err != nil {
@@ -197,9 +200,38 @@ func progressToken(meta json.RawMessage) (json.RawMessage, bool) {
 	if _, isString := JSONString(tok); isString {
 		return tok, true
 	}
+	// A number literal (null, true and the like are no token) whose value
+	// is an integer.
 	var n int64
-	if json.Unmarshal(tok, &n) == nil && !bytes.ContainsAny(tok, ".eE") {
+	if len(tok) > 0 && (tok[0] == '-' || tok[0] >= '0' && tok[0] <= '9') && json.Unmarshal(tok, &n) == nil && !bytes.ContainsAny(tok, ".eE") {
 		return tok, true
 	}
 	return nil, false
+}
+
+// Depth is how deeply the JSON text v nests objects and arrays: 0 for a
+// scalar, 1 for {} or [], and so on. v must be valid JSON.
+func Depth(v []byte) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range v {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }

@@ -10,7 +10,13 @@ const (
 	MsgNameString     = "name must be a string"
 	MsgArgsObject     = "arguments must be an object"
 	MsgInternal       = "Internal error"
+	MsgParamsTooDeep  = "params must not nest deeper than 64 levels"
 )
+
+// MaxParamsDepth bounds how deeply a request's params nest (params itself
+// is level 1): deeper params are -32602 on both transports, before any
+// decoder of the SDK could fail on them (docs/mcp-server.md#2.2).
+const MaxParamsDepth = 64
 
 // The methods the server serves. Everything else is -32601.
 const (
