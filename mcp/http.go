@@ -17,6 +17,7 @@ func (s *Server) HTTPHandler(token string) *httpfront.Handler {
 		Token:     token,
 		Logger:    s.log.Named("http"),
 		SDKLogger: newSlogLogger(s.log.Named("http").Named("sdk")),
+		Versions:  sdkVersions(),
 	})
 }
 

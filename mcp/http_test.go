@@ -25,6 +25,7 @@ import (
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp/httpfront"
 	"github.com/buildguard/buildguard/mcp/protocol"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 const testToken = "test-token-0123456789abcdef"
@@ -196,15 +197,36 @@ func TestHTTPBodyLimit(t *testing.T) {
 	}
 }
 
-// TestHTTPCancellation: a notifications/cancelled POST naming a verification
-// batch in flight cancels its context, and the batch is never answered
-// (204); a client closing its request cancels the call too.
+// initializeSession sends initialize and returns the session id the front
+// gave: 128 random bits, visible ASCII (docs/http.md#5).
+func (f *httpFixture) initializeSession(t *testing.T) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.ts.URL+httpfront.HTTPPath, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || len(id) != 22 || strings.Trim(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
+		t.Fatalf("initialize: %d with session id %q", resp.StatusCode, id)
+	}
+	return id
+}
+
+// TestHTTPCancellation: a notifications/cancelled POST in the session a
+// verification batch was called in cancels its context, and the batch is
+// never answered (204); a client closing its request cancels the call too.
 func TestHTTPCancellation(t *testing.T) {
 	t.Parallel()
 	caller := &fakeCaller{started: make(chan string, 4)}
 	f := newHTTPFixture(t, caller)
+	session := f.initializeSession(t)
 	batch := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{"classes":[]}}}`
-	hdr := []string{"MCP-Protocol-Version", protocol.Version20251125}
+	hdr := []string{"MCP-Protocol-Version", protocol.Version20251125, "Mcp-Session-Id", session}
 	type answer struct {
 		status int
 		body   string
@@ -239,6 +261,130 @@ func TestHTTPCancellation(t *testing.T) {
 	cancel()
 	<-done
 	wait.For(t, 10*time.Second, "the closed request's call is cancelled", func() bool { return caller.cancelledCount() == 2 })
+}
+
+// TestHTTPCancelReachesOnlyItsOwnRequest: a notifications/cancelled from
+// another session, or from no session (a 2026-07-28 client cancels by
+// closing its request), never cancels a call in flight, even one with the
+// id it names (docs/http.md#5).
+func TestHTTPCancelReachesOnlyItsOwnRequest(t *testing.T) {
+	t.Parallel()
+	release := make(chan tools.Result, 1)
+	caller := &fakeCaller{started: make(chan string, 1), release: release}
+	f := newHTTPFixture(t, caller)
+	mine, other := f.initializeSession(t), f.initializeSession(t)
+	if mine == other {
+		t.Fatal("two initializes got the same session id")
+	}
+	done := make(chan int, 1)
+	go func() {
+		s, _ := f.post(context.Background(), `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{}}}`,
+			"MCP-Protocol-Version", protocol.Version20251125, "Mcp-Session-Id", mine)
+		done <- s
+	}()
+	caller.awaitStart(t)
+	cancel := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`
+	for _, hdr := range [][]string{
+		{"MCP-Protocol-Version", protocol.Version20251125, "Mcp-Session-Id", other},
+		{"MCP-Protocol-Version", protocol.Version20251125},
+		{"MCP-Protocol-Version", protocol.Version20260728},
+	} {
+		if s, b := f.post(context.Background(), cancel, hdr...); s != http.StatusAccepted || b != "" {
+			t.Errorf("cancellation %v: %d %q", hdr, s, b)
+		}
+	}
+	release <- tools.Result{Data: []byte(`{"results":[]}`), LegacyText: "done"}
+	select {
+	case s := <-done:
+		if s != http.StatusOK {
+			t.Errorf("the call ended with %d, want its answer (200)", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not finish within 10 s of its release")
+	}
+	if n := caller.cancelledCount(); n != 0 {
+		t.Errorf("calls cancelled by foreign notifications: %d", n)
+	}
+}
+
+// TestHTTPClientAbortsAreNotLogged: a client closing its request is the
+// normal way to cancel over HTTP; at the default level nothing is logged
+// for it, however the abort meets the answer.
+func TestHTTPClientAbortsAreNotLogged(t *testing.T) {
+	t.Parallel()
+	caller := &fakeCaller{started: make(chan string, 1)}
+	f := newHTTPFixture(t, caller)
+	for i := range 40 {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			f.post(ctx, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{}}}`,
+				"MCP-Protocol-Version", protocol.Version20251125)
+		}()
+		caller.awaitStart(t)
+		cancel()
+		<-done
+		wait.For(t, 10*time.Second, "the aborted call is cancelled", func() bool { return caller.cancelledCount() == i+1 })
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if s, b := f.post(context.Background(), ping); s != http.StatusOK {
+		t.Fatalf("ping after the aborts: %d %s", s, b)
+	}
+	if logs := f.logs.String(); logs != "" {
+		t.Errorf("aborted calls logged at the default level:\n%s", logs)
+	}
+}
+
+// TestHTTPAnswersLikeStdio: deeply nested arguments are -32602 over both
+// transports alike; a null progressToken is no token (the answer is plain
+// JSON, not an event stream); a protocol version after every one served is
+// "unsupported protocol version" with the versions served; Host names
+// differing only in case are one name, checked once (docs/http.md#3).
+func TestHTTPAnswersLikeStdio(t *testing.T) {
+	t.Parallel()
+	f := newHTTPFixture(t, &fakeCaller{})
+	deep := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_status","arguments":{"x":` +
+		strings.Repeat(`{"a":`, 998) + "1" + strings.Repeat("}", 998) + `}}}`
+	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"params must not nest deeper than 64 levels"}}` + "\n"
+	if s, b := f.post(context.Background(), deep, "MCP-Protocol-Version", protocol.Version20250618); s != http.StatusOK || b != want {
+		t.Errorf("deep arguments over HTTP: %d %s", s, b)
+	}
+	var out bytes.Buffer
+	srv := NewServer(Config{Caller: &fakeCaller{}, Version: "test"})
+	if err := srv.ServeStdio(context.Background(), strings.NewReader(deep+"\n"), &out); err != nil || out.String() != want {
+		t.Errorf("deep arguments over stdio: %v %s", err, out.String())
+	}
+
+	req, _ := http.NewRequest(http.MethodPost, f.ts.URL+httpfront.HTTPPath, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"reclazz_status","_meta":{"progressToken":null}}}`))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", protocol.Version20251125)
+	resp, err := f.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "application/json" {
+		t.Errorf("a call with a null progressToken: %d %s, want plain JSON", resp.StatusCode, ct)
+	}
+
+	for _, v := range []string{"2099-01-01", "2026-07-29"} {
+		s, b := f.post(context.Background(), `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "MCP-Protocol-Version", v)
+		want := `{"jsonrpc":"2.0","id":3,"error":{"code":-32022,"message":"unsupported protocol version","data":{"supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"requested":"` + v + `"}}}` + "\n"
+		if s != http.StatusBadRequest || b != want {
+			t.Errorf("version %s: %d %s", v, s, b)
+		}
+	}
+
+	for _, host := range []string{"LOCALHOST", "LocalHost", "localhost", "127.0.0.1"} {
+		got := f.exchange(t, "POST "+httpfront.HTTPPath+"\nHost: "+host+":"+f.port+"\nAuthorization: Bearer "+testToken+
+			"\nContent-Type: application/json\nAccept: application/json, text/event-stream\n\n"+`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+		if want := "200\n" + `{"jsonrpc":"2.0","id":4,"result":{}}` + "\n"; got != want {
+			t.Errorf("Host %s: %q, want %q", host, got, want)
+		}
+	}
 }
 
 // TestHTTPShutdown: cancelling ServeStreamableHTTP's context cancels the

@@ -3,8 +3,10 @@ package httpfront
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,8 +43,11 @@ const (
 	// callHeader carries a request's registry token from the front to the
 	// middleware; a client's own header of that name is removed first.
 	callHeader = "Buildguard-Call"
-	// readHeaderTimeout bounds a client that opens a connection and stalls.
-	readHeaderTimeout = 10 * time.Second
+	// sessionHeader carries the session id the front gives a client at
+	// initialize, which scopes its notifications/cancelled.
+	sessionHeader = "Mcp-Session-Id"
+	// versionHeader is the protocol version a request states.
+	versionHeader = "MCP-Protocol-Version"
 )
 
 // The error texts of the HTTP front.
@@ -53,6 +58,9 @@ const (
 	msgPostOnly     = "Method Not Allowed: send JSON-RPC messages with POST"
 	msgNotFound     = "Not Found: the MCP endpoint is " + HTTPPath
 	msgEmptyBody    = "Invalid Request: the body is empty"
+	msgBodyTimeout  = "Request Timeout: the body did not arrive in time"
+	msgBodyFailed   = "Invalid Request: reading the body failed"
+	msgUnsupported  = "unsupported protocol version"
 )
 
 // Handler serves an SDK server over streamable HTTP at HTTPPath: go-sdk's
@@ -79,6 +87,8 @@ type Handler struct {
 	sdkStream http.Handler
 	token     [sha256.Size]byte
 	log       hclog.Logger
+	versions  []string // served, newest first
+	limits    Limits
 
 	ctx    context.Context // done once Close is called
 	cancel context.CancelFunc
@@ -86,6 +96,7 @@ type Handler struct {
 
 // httpCall is one request in flight through a Handler.
 type httpCall struct {
+	session   string // the client's session id; "" for none
 	id        protocol.ID
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -105,6 +116,14 @@ type Config struct {
 	Logger hclog.Logger
 	// SDKLogger is the SDK handler's logger. Nil means none.
 	SDKLogger *slog.Logger
+	// Versions are the protocol versions SDK serves, newest first: a
+	// request whose MCP-Protocol-Version header names a later one is
+	// answered "unsupported protocol version" with them. Nil means no such
+	// check.
+	Versions []string
+	// Limits bound what one client can hold of the server. The zero value
+	// means DefaultLimits.
+	Limits Limits
 }
 
 // New returns the streamable HTTP front of cfg.SDK.
@@ -118,13 +137,20 @@ func New(cfg Config) *Handler {
 	if sdkLog == nil {
 		sdkLog = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{calls: cfg.Calls, token: sha256.Sum256([]byte(cfg.Token)), log: log, ctx: ctx, cancel: cancel}
+	h := &Handler{calls: cfg.Calls, token: sha256.Sum256([]byte(cfg.Token)), log: log, ctx: ctx, cancel: cancel,
+		versions: cfg.Versions, limits: cfg.Limits.withDefaults()}
 	opts := func(json bool) *sdkmcp.StreamableHTTPOptions {
 		return &sdkmcp.StreamableHTTPOptions{
 			Stateless:           true,
 			JSONResponse:        json,
 			MaxRequestBodyBytes: MaxHTTPBody,
 			Logger:              sdkLog,
+			// The front checks Host and Origin itself, before the token
+			// (sameLoopbackOrigin); the SDK's own check is narrower (it
+			// takes LOCALHOST for a foreign name) and answers in another
+			// shape, so a request the front let through is never refused
+			// again below it.
+			DisableLocalhostProtection: true,
 		}
 	}
 	getServer := func(*http.Request) *sdkmcp.Server { return cfg.SDK }
@@ -152,10 +178,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !sameLoopbackOrigin(r) {
+		// Nothing more is served on this connection.
+		w.Header().Set("Connection", "close")
 		writeHTTPError(w, http.StatusForbidden, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgForbidden})
 		return
 	}
 	if !h.authorized(r) {
+		// Nothing more is served on this connection: a client without the
+		// token cannot keep it open.
+		w.Header().Set("Connection", "close")
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		writeHTTPError(w, http.StatusUnauthorized, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgUnauthorized})
 		return
@@ -165,14 +196,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusMethodNotAllowed, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgPostOnly})
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxHTTPBody))
+	body, err := h.readBody(w, r)
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var ne net.Error
+		w.Header().Set("Connection", "close")
+		switch {
+		case errors.As(err, &mbe):
 			writeHTTPError(w, http.StatusRequestEntityTooLarge, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgTooLarge})
-			return
+		case errors.As(err, &ne) && ne.Timeout():
+			writeHTTPError(w, http.StatusRequestTimeout, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgBodyTimeout})
+		default:
+			writeHTTPError(w, http.StatusBadRequest, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgBodyFailed})
 		}
-		writeHTTPError(w, http.StatusBadRequest, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: reading the body failed"})
 		return
 	}
 	frame := protocol.ValidUTF8(protocol.TrimJSONSpace(body))
@@ -185,10 +221,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusBadRequest, rerr)
 		return
 	}
+	if v := r.Header.Get(versionHeader); len(h.versions) > 0 && v > h.versions[0] {
+		// A version after every one served: the SDK would take it for a
+		// 2026-07-28-style request and ask for _meta instead.
+		writeHTTPBody(w, http.StatusBadRequest, h.unsupportedVersion(m.ID.Raw, v))
+		return
+	}
 	if !m.HasID {
 		// Notifications have no answer; only a cancellation acts (docs/mcp-server.md#5).
 		if id, _, ok := m.CancelTarget(); ok {
-			h.calls.cancel(id)
+			h.calls.cancel(sessionOf(r), id)
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -212,7 +254,7 @@ func asksProgress(params json.RawMessage) bool {
 // serveRequest hands one checked request to the SDK under a token id and
 // relays the answer with the client's id.
 func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, m protocol.Message, forward json.RawMessage, stream bool) {
-	token, cl := h.calls.add(h.ctx, r.Context(), m.ID)
+	token, cl := h.calls.add(h.ctx, r.Context(), sessionOf(r), m.ID)
 	defer h.calls.remove(token)
 
 	canonical, err := json.Marshal(struct {
@@ -235,6 +277,7 @@ func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, m protoco
 	fwd.URL.RawQuery = q.Encode()
 	fwd.RequestURI = fwd.URL.RequestURI()
 	fwd.Header.Set(callHeader, token)
+	fwd.Header.Del(sessionHeader) // the front's own; the SDK serves statelessly
 
 	rec := &recorder{header: http.Header{}}
 	sdk := h.sdk
@@ -253,6 +296,17 @@ func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, m protoco
 		// A cancelled request is never answered (docs/mcp-server.md#5).
 		w.WriteHeader(http.StatusNoContent)
 		return
+	}
+	if r.Context().Err() != nil {
+		// The client went away (closing the request cancels the call): no
+		// one reads an answer, and an aborted call is nothing to log.
+		h.log.Debug("the client closed its request before the answer")
+		return
+	}
+	if m.Method == protocol.MethodInitialize && rec.status == http.StatusOK {
+		// The session id scopes the client's notifications/cancelled to
+		// its own requests (docs/http.md#5).
+		w.Header().Set(sessionHeader, newSessionID())
 	}
 	h.relay(w, rec, m.ID.Raw)
 }
@@ -290,6 +344,39 @@ func (h *Handler) relay(w http.ResponseWriter, rec *recorder, id json.RawMessage
 		h.log.Error("the SDK answered with an unexpected body", "status", status, "contentType", mt)
 		writeHTTPError(w, http.StatusInternalServerError, &protocol.Refusal{ID: id, Code: jsonrpc.CodeInternalError, Message: protocol.MsgInternal})
 	}
+}
+
+// readBody reads r's body, at most MaxHTTPBody bytes and within the
+// limits' BodyTimeout (a client that announces a body and never sends it
+// holds nothing for long); the deadline is lifted once the body is read,
+// so a long call keeps its connection.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(h.limits.BodyTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return nil, err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxHTTPBody))
+	if err != nil {
+		return nil, err // the connection closes after the answer
+	}
+	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		h.log.Debug("lifting the body deadline failed", "error", err)
+	}
+	return body, nil
+}
+
+// unsupportedVersion is the -32022 answer to a request whose protocol
+// version header names a version after every one served: the versions
+// served as data, as a 2026-07-28 request with an unknown version gets.
+func (h *Handler) unsupportedVersion(id json.RawMessage, requested string) []byte {
+	data, err := json.Marshal(struct {
+		Supported []string `json:"supported"`
+		Requested string   `json:"requested"`
+	}{h.versions, requested})
+	if err != nil {
+		panic(fmt.Sprintf("encoding the versions served: %v", err))
+	}
+	return protocol.EncodeResponse(id, &jsonrpc.Response{Error: &jsonrpc.Error{Code: sdkmcp.CodeUnsupportedProtocolVersion, Message: msgUnsupported, Data: data}})
 }
 
 // authorized reports whether r carries the token, as a Bearer credential or
@@ -488,6 +575,25 @@ func NewCalls(log hclog.Logger) *Calls {
 	return &Calls{log: log, calls: map[string]*httpCall{}}
 }
 
+// sessionOf is the session id r carries, when it is one the front could
+// have given: 1 to 128 visible ASCII characters; "" otherwise.
+func sessionOf(r *http.Request) string {
+	v := r.Header.Get(sessionHeader)
+	if v == "" || len(v) > 128 || strings.IndexFunc(v, func(c rune) bool { return c < 0x21 || c > 0x7e }) >= 0 {
+		return ""
+	}
+	return v
+}
+
+// newSessionID returns a fresh session id: 128 random bits, base64url.
+func newSessionID() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("reading random bytes: %v", err))
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
 // FromHTTP reports whether req came through a streamable HTTP handler,
 // which hands every request its HTTP header.
 func FromHTTP(req sdkmcp.Request) bool {
@@ -497,10 +603,10 @@ func FromHTTP(req sdkmcp.Request) bool {
 
 // add registers a request in flight: its context ends with the
 // HTTP request (req), with the handler (base), or with a cancellation.
-func (s *Calls) add(base, req context.Context, id protocol.ID) (string, *httpCall) {
+func (s *Calls) add(base, req context.Context, session string, id protocol.ID) (string, *httpCall) {
 	ctx, cancel := context.WithCancel(base)
 	stop := context.AfterFunc(req, cancel)
-	cl := &httpCall{id: id, ctx: ctx, cancel: func() { stop(); cancel() }}
+	cl := &httpCall{session: session, id: id, ctx: ctx, cancel: func() { stop(); cancel() }}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
@@ -519,27 +625,27 @@ func (s *Calls) remove(token string) {
 	}
 }
 
-// cancel cancels the call in flight with id. Over HTTP several
-// clients may have a call with the same id in flight; then the notification
-// is ambiguous and cancels none (each client can still close its request).
-func (s *Calls) cancel(id protocol.ID) {
+// cancel cancels the calls in flight with id that came in the same
+// session. A notification without a session id cancels nothing: a client
+// of 2026-07-28 cancels by closing its request, and without a session
+// nothing tells one client's id 5 from another's, so a notification could
+// otherwise stop a call of someone else (docs/http.md#5).
+func (s *Calls) cancel(session string, id protocol.ID) {
+	if session == "" {
+		s.log.Debug("ignoring a cancellation without a session id over HTTP")
+		return
+	}
+	var hits []*httpCall
 	s.mu.Lock()
-	var hit *httpCall
-	n := 0
 	for _, cl := range s.calls {
-		if cl.id.Key == id.Key && !cl.cancelled {
-			hit = cl
-			n++
+		if cl.session == session && cl.id.Key == id.Key && !cl.cancelled {
+			cl.cancelled = true
+			hits = append(hits, cl)
 		}
 	}
-	if n == 1 {
-		hit.cancelled = true
-	}
 	s.mu.Unlock()
-	if n == 1 {
-		hit.cancel()
-	} else if n > 1 {
-		s.log.Debug("ignoring an ambiguous cancellation over HTTP", "calls", n)
+	for _, cl := range hits {
+		cl.cancel()
 	}
 }
 
@@ -577,34 +683,4 @@ func (s *Calls) Middleware(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 		defer stop()
 		return next(ctx, method, req)
 	}
-}
-
-// Serve serves h on ln until ctx is done; then it cancels the calls in
-// flight, stops accepting and waits at most ShutdownTimeout for their
-// answers before closing every connection. It returns nil after such a stop.
-func Serve(ctx context.Context, ln net.Listener, h *Handler) error {
-	hs := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ErrorLog:          h.log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
-	}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case err := <-served:
-		h.Close()
-		return fmt.Errorf("serving MCP over HTTP: %w", err)
-	case <-ctx.Done():
-	}
-	h.Close()
-	stopCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
-	defer cancel()
-	if err := hs.Shutdown(stopCtx); err != nil {
-		h.log.Warn("closing connections after the shutdown wait", "waited", ShutdownTimeout)
-		_ = hs.Close()
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serving MCP over HTTP: %w", err)
-	}
-	return nil
 }
