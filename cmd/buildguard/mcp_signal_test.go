@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,20 +22,52 @@ import (
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
-// TestMCPSignalStopsTheRunningBuild: SIGTERM to `buildguard mcp` while a
-// safe build runs stops the build's process group and has BUILD failed
-// acknowledged before the server exits 143 (docs/safe-build.md#6).
+// TestMCPSignalStopsTheRunningBuild: a stop signal to `buildguard mcp`,
+// over stdio or HTTP, while a safe build runs stops the build's process
+// group and has BUILD failed acknowledged before the server exits
+// (docs/safe-build.md#6): over stdio with 128+signal, over HTTP with 0
+// (SIGHUP included), and SIGQUIT with 131 on both and no runtime dump
+// (docs/decisions.md#D12).
 func TestMCPSignalStopsTheRunningBuild(t *testing.T) {
 	t.Parallel()
 	bin := testbin.Build(t, t.TempDir())
+	for _, tc := range []struct {
+		http bool
+		sig  syscall.Signal
+		want int
+	}{
+		{false, syscall.SIGTERM, 143},
+		{false, syscall.SIGQUIT, 131},
+		{true, syscall.SIGHUP, 0},
+		{true, syscall.SIGTERM, 0},
+		{true, syscall.SIGQUIT, 131},
+	} {
+		name := "stdio"
+		if tc.http {
+			name = "http"
+		}
+		t.Run(name+"/"+tc.sig.String(), func(t *testing.T) {
+			t.Parallel()
+			testMCPSignal(t, bin, tc.http, tc.sig, tc.want)
+		})
+	}
+}
+
+func testMCPSignal(t *testing.T, bin string, overHTTP bool, sig syscall.Signal, want int) {
 	agent := fakeagent.NewServer(t, fakeagent.WithHeartbeat(-1))
 	dir := t.TempDir()
 	script := `sleep 300 & echo "$$ $!" > pids.tmp; mv pids.tmp pids; echo compiling; wait`
 	if err := os.WriteFile(filepath.Join(dir, ".buildguard.json"), []byte(fmt.Sprintf(`{"builds":{"hang":{"command":["sh","-c",%q]}}}`, script)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "mcp", "--port-file", agent.PortFile())
+	args := []string{"mcp", "--port-file", agent.PortFile()}
+	if overHTTP {
+		args = append(args, "--http", "127.0.0.1:0", "--url-file", filepath.Join(dir, "url"))
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -47,10 +81,29 @@ func TestMCPSignalStopsTheRunningBuild(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	go io.Copy(io.Discard, bufio.NewReader(out))
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{}}}`)
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{}}}`
+	if overHTTP {
+		var u string
+		wait.For(t, 20*time.Second, "the URL file", func() bool {
+			b, err := os.ReadFile(filepath.Join(dir, "url"))
+			u = strings.TrimSpace(string(b))
+			return err == nil && strings.HasSuffix(string(b), "\n")
+		})
+		go func() {
+			req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(call))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+			if resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	} else {
+		fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
+		fmt.Fprintln(in, call)
+	}
 	pids := wait.PIDFile(t, 20*time.Second, filepath.Join(dir, "pids"))
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
@@ -58,15 +111,29 @@ func TestMCPSignalStopsTheRunningBuild(t *testing.T) {
 	select {
 	case err = <-exited:
 	case <-time.After(30 * time.Second):
-		t.Fatal("buildguard mcp did not exit within 30 s of SIGTERM")
+		t.Fatalf("buildguard mcp did not exit within 30 s of %v", sig)
 	}
+	code := 0
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
-		t.Errorf("exit %v, want 143", err)
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if code != want {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, want, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "goroutine ") {
+		t.Errorf("the Go runtime dumped its goroutines:\n%s", stderr.String())
 	}
 	wait.Gone(t, 10*time.Second, pids...)
 	if !agent.Received("BUILD failed request=") {
 		t.Errorf("the agent got %q, want BUILD failed", agent.Commands())
+	}
+	if overHTTP {
+		if _, err := os.Lstat(filepath.Join(dir, "url")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the URL file outlived the server: %v", err)
+		}
 	}
 	in.Close()
 }

@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
 
@@ -85,16 +84,13 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 	svc := tools.NewService(cfg)
 	srv := mcp.NewServer(mcp.Config{Caller: svc, Version: version(), Logger: log})
 	if httpOpts.addr != "" {
-		return serveMCPHTTP(srv, httpOpts, token, stderr, log)
+		return serveMCPHTTP(srv, svc, httpOpts, token, stderr, log)
 	}
 	// A signal ends the server as it always did, but not before a running
 	// safe build was stopped and its BUILD failed confirmed: the build's
 	// processes would otherwise outlive the server (docs/safe-build.md#6).
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	if !signal.Ignored(syscall.SIGHUP) { // under nohup it stays ignored
-		signal.Notify(sigs, syscall.SIGHUP)
-	}
+	signal.Notify(sigs, stopSignals()...)
 	defer signal.Stop(sigs)
 	served := make(chan error, 1)
 	go func() { served <- srv.ServeStdio(context.Background(), stdin, stdout) }()
@@ -112,10 +108,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 		log.Info("stopping on a signal; a running safe build is cancelled first", "signal", s)
 		closeTasks(srv, log)
 		svc.Stop()
-		if n, ok := s.(syscall.Signal); ok {
-			return ExitCode(128 + int(n))
-		}
-		return ExitFailure
+		return signalExit(s)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -18,8 +19,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/buildguard/buildguard/internal/boundedfile"
 	"github.com/buildguard/buildguard/mcp"
 	"github.com/buildguard/buildguard/mcp/httpfront"
+	"github.com/buildguard/buildguard/mcp/tools"
 )
 
 // The startup failures of `buildguard mcp --http` (docs/decisions.md#D14); like the
@@ -28,6 +31,8 @@ var (
 	errMCPHTTPAddr    = errors.New("--http ADDR must be a loopback address with a port: 127.0.0.1:PORT, [::1]:PORT or localhost:PORT (port 0 picks a free one)")
 	errMCPHTTPOnly    = errors.New("--token-file and --url-file need --http ADDR")
 	errMCPTokenFormat = errors.New("--token-file must hold one token of 16 to 4096 printable ASCII characters without spaces")
+	errMCPTokenOpen   = errors.New("--token-file must be readable by its owner only")
+	errMCPURLFile     = errors.New("--url-file must name a regular file or a new file")
 )
 
 // Token limits: a generated token has 256 random bits; one from a file has
@@ -109,11 +114,14 @@ func readToken(file string) (string, error) {
 		}
 		return base64.RawURLEncoding.EncodeToString(b), nil
 	}
-	f, err := os.Open(file)
+	f, _, err := boundedfile.Open(file, maxTokenChars+2)
 	if err != nil {
 		return "", fmt.Errorf("%w: cannot read %s: %v", errMCPTokenFormat, file, err)
 	}
 	defer f.Close()
+	if err := privateToOwner(f); err != nil {
+		return "", fmt.Errorf("%w: %s %v; chmod 600 %s", errMCPTokenOpen, file, err, file)
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxTokenChars+2))
 	if err != nil {
 		return "", fmt.Errorf("%w: cannot read %s: %v", errMCPTokenFormat, file, err)
@@ -125,38 +133,127 @@ func readToken(file string) (string, error) {
 	return tok, nil
 }
 
-// writeURLFile writes url and a newline to file with mode 0600, replacing
-// it atomically.
-func writeURLFile(file, url string) error {
-	dir := filepath.Dir(file)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(file)+".*")
+// urlFileTarget returns the file --url-file names: the path itself when
+// nothing is there yet or a regular file is, or the regular file a symlink
+// there points to. Anything else — a directory, a named pipe, a device, a
+// socket, a symlink to one of those or to nothing — is refused: the URL
+// file replaces what is at its path, and must never replace /dev/null.
+func urlFileTarget(file string) (string, error) {
+	fi, err := os.Lstat(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return file, nil
+	case err != nil:
+		return "", fmt.Errorf("%w: %v", errMCPURLFile, err)
+	case fi.Mode().IsRegular():
+		return file, nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := filepath.EvalSymlinks(file)
+		if err != nil {
+			return "", fmt.Errorf("%w: %s is a symlink to nothing that can be read (%v)", errMCPURLFile, file, err)
+		}
+		tfi, err := os.Lstat(target)
+		if err != nil || !tfi.Mode().IsRegular() {
+			return "", fmt.Errorf("%w: %s is a symlink to %s, which is %s", errMCPURLFile, file, target, describeMode(tfi, err))
+		}
+		return target, nil
+	}
+	return "", fmt.Errorf("%w: %s is %s", errMCPURLFile, file, describeMode(fi, nil))
+}
+
+// describeMode names what a path that is not a regular file is.
+func describeMode(fi fs.FileInfo, err error) string {
 	if err != nil {
-		return err
+		return "unreadable (" + err.Error() + ")"
+	}
+	m := fi.Mode()
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file (mode " + m.String() + ")"
+}
+
+// urlFile is a written --url-file: remove deletes it, unless something
+// else has replaced it since.
+type urlFile struct {
+	path string
+	info fs.FileInfo
+}
+
+// writeURLFile writes url and a newline to the file --url-file names (see
+// urlFileTarget), mode 0600, replacing it atomically.
+func writeURLFile(file, url string) (*urlFile, error) {
+	target, err := urlFileTarget(file)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(target)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".*")
+	if err != nil {
+		return nil, err
 	}
 	defer os.Remove(tmp.Name())
 	if err := tmp.Chmod(0o600); err != nil {
 		tmp.Close()
-		return err
+		return nil, err
 	}
 	if _, err := tmp.WriteString(url + "\n"); err != nil {
 		tmp.Close()
-		return err
+		return nil, err
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return nil, err
 	}
-	return os.Rename(tmp.Name(), file)
+	// Checked again just before the rename: what is there now is replaced.
+	if again, err := urlFileTarget(file); err != nil || again != target {
+		return nil, fmt.Errorf("%w: %s changed while it was written", errMCPURLFile, file)
+	}
+	if err := os.Rename(tmp.Name(), target); err != nil {
+		return nil, err
+	}
+	fi, err := os.Lstat(target)
+	if err != nil {
+		return nil, err
+	}
+	return &urlFile{path: target, info: fi}, nil
+}
+
+// remove deletes the URL file, so no script reads the URL of a server that
+// is gone; a file someone put there since is left alone.
+func (u *urlFile) remove() error {
+	if u == nil {
+		return nil
+	}
+	fi, err := os.Lstat(u.path)
+	if err != nil || !os.SameFile(fi, u.info) {
+		return nil
+	}
+	return os.Remove(u.path)
 }
 
 // serveMCPHTTP runs `buildguard mcp --http ADDR`: it listens, prints the URL
 // (with the token) as one stderr line and into --url-file, and serves until
-// SIGINT or SIGTERM; then in-flight calls are cancelled and it exits 0
-// within 5 s.
-func serveMCPHTTP(srv *mcp.Server, opts mcpHTTPOptions, token string, stderr io.Writer, log hclog.Logger) ExitCode {
+// a stop signal (stopSignals). Then in-flight calls are cancelled, a running
+// safe build is stopped (its group ended, BUILD failed acknowledged), the
+// URL file is removed, and it exits 0 — 131 for SIGQUIT, as the wrapper.
+func serveMCPHTTP(srv *mcp.Server, svc *tools.Service, opts mcpHTTPOptions, token string, stderr io.Writer, log hclog.Logger) ExitCode {
 	listen, urlHost, err := loopbackListenAddr(opts.addr)
 	if err != nil { // checked at parse time
 		fmt.Fprintf(stderr, "%v\n%s", err, mcpUsage)
 		return ExitUsage
+	}
+	if opts.urlFile != "" {
+		if _, err := urlFileTarget(opts.urlFile); err != nil {
+			fmt.Fprintf(stderr, "%v\n%s", err, mcpUsage)
+			return ExitUsage
+		}
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
@@ -165,19 +262,56 @@ func serveMCPHTTP(srv *mcp.Server, opts mcpHTTPOptions, token string, stderr io.
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	u := (&url.URL{Scheme: "http", Host: net.JoinHostPort(urlHost, port), Path: httpfront.HTTPPath, RawQuery: url.Values{httpfront.TokenParam: {token}}.Encode()}).String()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, stopSignals()...)
+	defer signal.Stop(sigs)
+	var written *urlFile
 	if opts.urlFile != "" {
-		if err := writeURLFile(opts.urlFile, u); err != nil {
+		if written, err = writeURLFile(opts.urlFile, u); err != nil {
 			ln.Close()
 			fmt.Fprintf(stderr, "buildguard mcp: cannot write --url-file %s: %v\n", opts.urlFile, err)
+			if errors.Is(err, errMCPURLFile) {
+				return ExitUsage
+			}
 			return ExitFailure
 		}
 	}
+	defer func() {
+		if err := written.remove(); err != nil {
+			log.Warn("removing the URL file failed", "error", err)
+		}
+	}()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	caught := make(chan os.Signal, 1)
+	go func() {
+		select {
+		case s := <-sigs:
+			log.Info("stopping on a signal; calls in flight are cancelled", "signal", s)
+			caught <- s
+			stop()
+		case <-ctx.Done():
+		}
+	}()
 	fmt.Fprintf(stderr, "buildguard mcp: serving MCP over streamable HTTP at %s\n", u)
-	if err := srv.ServeStreamableHTTP(ctx, ln, token); err != nil {
+	err = srv.ServeStreamableHTTP(ctx, ln, token)
+	// A safe build whose call was cancelled may still be stopping its
+	// group (a grace period, then SIGKILL) and waiting for BUILD failed to
+	// be acknowledged, and one running as a task outlives every request:
+	// the server outlives neither (docs/safe-build.md#6,
+	// docs/decisions.md#D17).
+	closeTasks(srv, log)
+	svc.Stop()
+	if err != nil {
 		log.Error("MCP over HTTP failed", "error", err)
 		return ExitFailure
+	}
+	select {
+	case s := <-caught:
+		if s == syscall.SIGQUIT {
+			return signalExit(s)
+		}
+	default:
 	}
 	return ExitOK
 }

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/buildguard/buildguard/mcp/tools"
@@ -138,11 +140,12 @@ func runTool(t *tools.Tool, args []string, stdout, stderr io.Writer) ExitCode {
 	}
 	ctx := context.Background()
 	var screen *buildScreen
+	quit := func() bool { return false }
 	if t.Name == tools.ToolSafeBuild {
 		// A signal cancels the build: its process group is stopped and BUILD
 		// failed confirmed before the result is printed (docs/safe-build.md#6).
 		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		ctx, quit, stop = cancelOnSignal(ctx)
 		defer stop()
 		build := ""
 		if len(pos) > 0 {
@@ -167,8 +170,30 @@ func runTool(t *tools.Tool, args []string, stdout, stderr io.Writer) ExitCode {
 		screen.result(res.Data)
 	}
 	stdout.Write(append(res.Data, '\n'))
+	if quit() {
+		// SIGQUIT ends it as it ends the wrapper (docs/decisions.md#D12).
+		return signalExit(syscall.SIGQUIT)
+	}
 	if res.IsError {
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// cancelOnSignal returns a context that a stop signal (stopSignals)
+// cancels, and whether that signal was SIGQUIT; stop releases the signals.
+func cancelOnSignal(parent context.Context) (ctx context.Context, quit func() bool, stop context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, stopSignals()...)
+	var gotQuit atomic.Bool
+	go func() {
+		select {
+		case s := <-sigs:
+			gotQuit.Store(s == syscall.SIGQUIT)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, gotQuit.Load, func() { signal.Stop(sigs); cancel() }
 }

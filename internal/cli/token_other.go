@@ -1,0 +1,9 @@
+//go:build !unix
+
+package cli
+
+import "os"
+
+// privateToOwner has nothing to check where file modes do not say who may
+// read a file.
+func privateToOwner(*os.File) error { return nil }
