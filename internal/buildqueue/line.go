@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/buildguard/buildguard/internal/filelock"
@@ -24,8 +25,8 @@ const (
 )
 
 var (
-	ticketName = regexp.MustCompile(`^t-([0-9]{1,18})$`)
-	resultName = regexp.MustCompile(`^r-([0-9]{1,18})(\.tmp)?$`)
+	ticketName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^t-([0-9]{1,18})$`) })
+	resultName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^r-([0-9]{1,18})(\.tmp)?$`) })
 )
 
 // The states of a ticket.
@@ -139,7 +140,7 @@ func (l *line) scan() (view, int64, error) {
 	results := map[int64][]string{}
 	for _, e := range entries {
 		name := e.Name()
-		if m := resultName.FindStringSubmatch(name); m != nil {
+		if m := resultName().FindStringSubmatch(name); m != nil {
 			seq, _ := strconv.ParseInt(m[1], 10, 64)
 			maxSeq = max(maxSeq, seq) // numbers are never reused, whatever holds them
 			if e.Type().IsRegular() {
@@ -147,7 +148,7 @@ func (l *line) scan() (view, int64, error) {
 			}
 			continue
 		}
-		m := ticketName.FindStringSubmatch(name)
+		m := ticketName().FindStringSubmatch(name)
 		if m == nil {
 			continue
 		}

@@ -298,7 +298,7 @@ func nestedTurn(dir string) string {
 	if p == "" || !sameDir(filepath.Dir(p), dir) {
 		return ""
 	}
-	m := ticketName.FindStringSubmatch(filepath.Base(p))
+	m := ticketName().FindStringSubmatch(filepath.Base(p))
 	if m == nil {
 		return ""
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -244,17 +245,21 @@ var mavenPrefixes = [][]byte{[]byte("[ERROR] "), []byte("[WARNING] "), []byte("[
 // cheap test has picked.
 var (
 	// javac without a file (options, annotation processors): error: MSG
-	reGlobal = regexp.MustCompile(`^\s*(error|warning): (.*)$`)
+	reGlobal = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(error|warning): (.*)$`) })
 	// Kotlin in Gradle and Maven: e: file:///F.kt:12:5 MSG, [ERROR] file:///F.kt:12:5 MSG
-	reKotlinURI = regexp.MustCompile(`^(?:([ew]):|\[(ERROR|WARNING)\]) (file:\S+?):(\d+):(\d+):? (.*)$`)
+	reKotlinURI = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:([ew]):|\[(ERROR|WARNING)\]) (file:\S+?):(\d+):(\d+):? (.*)$`)
+	})
 	// older Kotlin: e: /F.kt: (12, 5): MSG
-	reKotlinOld = regexp.MustCompile(`^(?:([ew]):|\[(ERROR|WARNING)\]) (.+?): \((\d+), (\d+)\):? (.*)$`)
+	reKotlinOld = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:([ew]):|\[(ERROR|WARNING)\]) (.+?): \((\d+), (\d+)\):? (.*)$`)
+	})
 	// Kotlin without a location: e: MSG
-	reKotlinBare = regexp.MustCompile(`^([ew]): (.*)$`)
+	reKotlinBare = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([ew]): (.*)$`) })
 	// Gradle 4: ":b:compileJava" and the compiler's line on one line
-	reGradleGlued = regexp.MustCompile(`^(:[^\s/\\':]+(?::[^\s/\\':]+)*)(/\S)`)
+	reGradleGlued = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(:[^\s/\\':]+(?::[^\s/\\':]+)*)(/\S)`) })
 	// Gradle: task ':b:compileJava', project ':b', configuration ':b:compileClasspath'
-	reGradleWhere = regexp.MustCompile(`(task|project|configuration) '(:[^']*)'`)
+	reGradleWhere = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(task|project|configuration) '(:[^']*)'`) })
 )
 
 // header reads a line that may start a diagnostic or set the context; it
@@ -291,7 +296,7 @@ func (p *Parser) header(line []byte) bool {
 		}
 		// Gradle 4's plain console prints the task without a newline and the
 		// compiler's first line right after it: ":b:compileJava/p/B.java:3: error: …"
-		if m := reGradleGlued.FindSubmatchIndex(line); m != nil {
+		if m := reGradleGlued().FindSubmatchIndex(line); m != nil {
 			p.gradleTask(string(line[m[2]:m[3]]), "")
 			return p.header(line[m[3]:])
 		}
@@ -315,7 +320,7 @@ func (p *Parser) compilerLine(line []byte) bool {
 		p.start(d, stSource)
 		return true
 	}
-	if m := reGlobal.FindSubmatch(line); m != nil {
+	if m := reGlobal().FindSubmatch(line); m != nil {
 		d := &Diagnostic{Severity: string(m[1]), Message: clean(string(m[2]))}
 		p.start(d, stDetails)
 		return true
@@ -362,13 +367,13 @@ func (p *Parser) mavenLine(line []byte) bool {
 		return true
 	}
 	if bytes.HasPrefix(rest, []byte("file:")) {
-		if m := reKotlinURI.FindSubmatch(line); m != nil {
+		if m := reKotlinURI().FindSubmatch(line); m != nil {
 			p.start(p.kotlin(m), stDetails)
 			return true
 		}
 	}
 	if i := bytes.Index(rest, []byte(": (")); i > 0 && i+3 < len(rest) && rest[i+3] >= '0' && rest[i+3] <= '9' {
-		if m := reKotlinOld.FindSubmatch(line); m != nil {
+		if m := reKotlinOld().FindSubmatch(line); m != nil {
 			p.start(p.kotlin(m), stDetails)
 			return true
 		}
@@ -383,15 +388,15 @@ func (p *Parser) mavenLine(line []byte) bool {
 
 // kotlinLine reads the Kotlin compiler's e:/w: lines.
 func (p *Parser) kotlinLine(line []byte) bool {
-	if m := reKotlinURI.FindSubmatch(line); m != nil {
+	if m := reKotlinURI().FindSubmatch(line); m != nil {
 		p.start(p.kotlin(m), stDetails)
 		return true
 	}
-	if m := reKotlinOld.FindSubmatch(line); m != nil {
+	if m := reKotlinOld().FindSubmatch(line); m != nil {
 		p.start(p.kotlin(m), stDetails)
 		return true
 	}
-	if m := reKotlinBare.FindSubmatch(line); m != nil {
+	if m := reKotlinBare().FindSubmatch(line); m != nil {
 		sev := SeverityError
 		if m[1][0] == 'w' {
 			sev = SeverityWarning
@@ -435,7 +440,7 @@ func (p *Parser) blockLine(line []byte) {
 	case !p.blockHead:
 		p.blockHead = true
 		b.Message = clean(string(t))
-		if m := reGradleWhere.FindStringSubmatch(b.Message); m != nil {
+		if m := reGradleWhere().FindStringSubmatch(b.Message); m != nil {
 			switch m[1] {
 			case "task":
 				b.Task, b.Module = m[2], gradleModule(m[2])

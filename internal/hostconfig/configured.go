@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/buildguard/buildguard/internal/boundedfile"
 )
@@ -121,9 +122,9 @@ func parse(h Host, b []byte) (map[string]any, error) {
 var (
 	// dollarBrace is ${NAME}, ${NAME:-default}, ${env:NAME} and the
 	// editors' ${workspaceFolder}-style names.
-	dollarBrace = regexp.MustCompile(`\$\{([^}]*)\}`)
+	dollarBrace = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([^}]*)\}`) })
 	// dollarWord is Gemini CLI's $NAME.
-	dollarWord = regexp.MustCompile(`\$(\w+)|\$\{([^}]+)\}`)
+	dollarWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$(\w+)|\$\{([^}]+)\}`) })
 )
 
 // expandEntry replaces the variables host h replaces in the command, the
@@ -168,7 +169,7 @@ func expander(h Host, env Env, lookup func(string) (string, bool)) func(string) 
 	case "claude":
 		// ${VAR} and ${VAR:-default}; a variable that is unset and has no
 		// default makes Claude Code reject the entry.
-		return replaceAll(dollarBrace, func(m []string) (string, error) {
+		return replaceAll(dollarBrace(), func(m []string) (string, error) {
 			name, def, hasDef := strings.Cut(m[1], ":-")
 			if v, ok := lookup(name); ok && (v != "" || !hasDef) {
 				return v, nil
@@ -180,7 +181,7 @@ func expander(h Host, env Env, lookup func(string) (string, bool)) func(string) 
 		})
 	case "vscode", "cursor", "windsurf":
 		// The editors' ${name} and ${env:NAME}; Windsurf knows only ${env:NAME}.
-		return replaceAll(dollarBrace, func(m []string) (string, error) {
+		return replaceAll(dollarBrace(), func(m []string) (string, error) {
 			if name, ok := strings.CutPrefix(m[1], "env:"); ok {
 				v, _ := lookup(name)
 				return v, nil
@@ -195,7 +196,7 @@ func expander(h Host, env Env, lookup func(string) (string, bool)) func(string) 
 		})
 	case "gemini":
 		// $NAME and ${NAME}, left as written when unset.
-		return replaceAll(dollarWord, func(m []string) (string, error) {
+		return replaceAll(dollarWord(), func(m []string) (string, error) {
 			name := m[1] + m[2]
 			if v, ok := lookup(name); ok {
 				return v, nil

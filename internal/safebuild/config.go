@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -53,7 +54,7 @@ const (
 
 // buildName is the grammar of a build name: what a model may pass as the
 // tool's build argument.
-var buildName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+var buildName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
 
 // The argument errors of a build selection. Each error LoadProject and
 // Project.Select return wraps one of them; its text says what to do next.
@@ -223,7 +224,7 @@ func parseConfig(data []byte) (*Project, error) {
 	}
 	p := &Project{Configured: true, Builds: map[string]Build{}}
 	for name, raw := range builds {
-		if !buildName.MatchString(name) {
+		if !buildName().MatchString(name) {
 			return nil, fmt.Errorf("build name %q must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", name)
 		}
 		b, err := parseBuild(name, raw)

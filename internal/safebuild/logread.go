@@ -30,7 +30,7 @@ func ReadLog(path string) ([]byte, error) {
 	}
 	logs := filepath.Dir(path)
 	state := filepath.Dir(logs)
-	if !logName.MatchString(filepath.Base(path)) || filepath.Base(logs) != "logs" || filepath.Base(state) != StateDir {
+	if !logName().MatchString(filepath.Base(path)) || filepath.Base(logs) != "logs" || filepath.Base(state) != StateDir {
 		return nil, fmt.Errorf("%w: %s is not <project>/%s/logs/<build log>", ErrNotALog, path, StateDir)
 	}
 	for _, dir := range []string{state, logs} {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"sync"
 	"time"
 )
 
@@ -20,7 +21,9 @@ const StateDir = ".buildguard"
 const KeptLogs = 10
 
 // logName is the name of a build log: the UTC start time, then the build.
-var logName = regexp.MustCompile(`^[0-9]{8}T[0-9]{9}Z(-[0-9]+)?-[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\.log$`)
+var logName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]{8}T[0-9]{9}Z(-[0-9]+)?-[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\.log$`)
+})
 
 // LogDir is where the logs of the project in dir are kept.
 func LogDir(dir string) string { return filepath.Join(dir, StateDir, "logs") }
@@ -71,7 +74,7 @@ func rotateLogs(d *logDir, current string) {
 	}
 	var logs []string
 	for _, n := range names {
-		if n == current || !logName.MatchString(n) {
+		if n == current || !logName().MatchString(n) {
 			continue
 		}
 		if fi, err := d.lstat(n); err != nil || checkOwn(n, fi, false) != nil {

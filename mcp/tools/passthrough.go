@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/buildguard/buildguard/agentproto"
 )
@@ -18,6 +19,10 @@ import (
 // through: an agent can add fields of its own, never one of buildguard's
 // claims. For each tool, the names it drops; read-only once built.
 type passThrough map[string]map[string]bool
+
+// sharedPassThrough is the pass-through of [All], derived once, at the first
+// result that passes agent data through (docs/performance.md#2).
+var sharedPassThrough = sync.OnceValue(func() passThrough { return newPassThrough(all()) })
 
 // newPassThrough derives, from the output schemas of tools, which agent
 // fields each tool's pass-through drops: those some other schema declares

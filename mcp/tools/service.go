@@ -56,9 +56,8 @@ type Deps struct {
 // MCP server and of the CLI subcommands, so an MCP answer and a CLI answer
 // over the same agent state are the same JSON. It is safe for concurrent use.
 type Service struct {
-	deps        Deps
-	tools       []*Tool
-	passThrough passThrough
+	deps  Deps
+	tools []*Tool // All's, shared: read only
 }
 
 // NewService returns a Service for deps, filling in the defaults of Deps.
@@ -74,8 +73,7 @@ func NewService(deps Deps) *Service {
 		deps.Advice = ArgumentAdvice
 	}
 	deps.builder = safebuild.New(safebuild.Config{Dialer: deps.Dialer, Grace: deps.BuildGrace, VerifyWait: deps.VerifyWait, Logger: deps.Logger})
-	tools := All()
-	return &Service{deps: deps, tools: tools, passThrough: newPassThrough(tools)}
+	return &Service{deps: deps, tools: all()}
 }
 
 // Stop cancels a running safe build and waits until its process group is
@@ -110,7 +108,7 @@ func (s *Service) prepare(name string, args map[string]json.RawMessage) (*toolCa
 	t := findTool(s.tools, name)
 	c, err := newCall(&s.deps, t, name, args)
 	if c != nil {
-		c.passThrough = s.passThrough
+		c.passThrough = sharedPassThrough()
 	}
 	if err != nil {
 		return nil, err

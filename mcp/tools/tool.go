@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,7 +28,10 @@ type Tool struct {
 	description  string
 	inputSchema  agentproto.Object
 	outputSchema string // JSON Schema 2020-12 (docs/mcp-server.md#4.11), any layout
-	annotations  *sdkmcp.ToolAnnotations
+	// compactInput and compactOutput are the two schemas as tools/list
+	// sends them, encoded once by [All] (docs/performance.md#2).
+	compactInput, compactOutput json.RawMessage
+	annotations                 *sdkmcp.ToolAnnotations
 	// timeout is the default timeoutMs (docs/decisions.md#D7).
 	timeout time.Duration
 	// check runs the tool's own argument checks after the common ones; nil
@@ -63,18 +68,28 @@ const (
 )
 
 // All returns the tools in tools/list order (docs/mcp-server.md#4.1). Adding a
-// tool means adding its constructor here, in its own file.
-func All() []*Tool {
-	return []*Tool{
+// tool means adding its constructor here, in its own file. The list is
+// built, and each schema encoded, once per process: every server, service
+// and CLI command of a process shares the same read-only tools
+// (docs/performance.md#2); the slice is the caller's.
+func All() []*Tool { return slices.Clone(all()) }
+
+var all = sync.OnceValue(func() []*Tool {
+	list := []*Tool{
 		statusTool(), doctorTool(), scanTool(), pendingTool(), diagnoseTool(),
 		reloadControlTool(), buildTool(), verifyTool(), verifyBatchTool(),
 		safeBuildTool(),
 	}
-}
+	for _, t := range list {
+		t.compactOutput = t.compactOutputSchema()
+		t.compactInput = mustMarshal(t.Name, t.inputSchema)
+	}
+	return list
+})
 
 // Names lists the tools' names in tools/list order.
 func Names() []string {
-	list := All()
+	list := all()
 	names := make([]string, len(list))
 	for i, t := range list {
 		names[i] = t.Name
@@ -96,11 +111,11 @@ func findTool(list []*Tool, name string) *Tool {
 // docs/mcp-server.md#4.11) of one of the tools, compact, as tools/list
 // advertises it from 2025-06-18 on.
 func OutputSchema(tool string) (json.RawMessage, bool) {
-	t := findTool(All(), tool)
+	t := findTool(all(), tool)
 	if t == nil {
 		return nil, false
 	}
-	return t.compactOutputSchema(), true
+	return slices.Clone(t.compactOutput), true
 }
 
 // compactOutputSchema is the output schema as one compact JSON object. An
@@ -114,20 +129,36 @@ func (t *Tool) compactOutputSchema() json.RawMessage {
 }
 
 // Definition is the tool's go-sdk definition, as the server registers it.
+// Its schemas are the encoded ones of [All], which the server shares: read
+// them, never change them.
 func (t *Tool) Definition() *sdkmcp.Tool {
+	in, out := t.compactInput, t.compactOutput
+	if in == nil { // a Tool not from All
+		in, out = mustMarshal(t.Name, t.inputSchema), t.compactOutputSchema()
+	}
 	return &sdkmcp.Tool{
 		Name:         t.Name,
 		Description:  t.description,
-		InputSchema:  t.inputSchema,
-		OutputSchema: t.compactOutputSchema(),
+		InputSchema:  in,
+		OutputSchema: out,
 		Annotations:  t.annotations,
 	}
+}
+
+// mustMarshal encodes a tool's input schema; failing is a build defect,
+// caught by the toolsnaps.
+func mustMarshal(name string, schema agentproto.Object) json.RawMessage {
+	in, err := json.Marshal(schema)
+	if err != nil {
+		panic(fmt.Sprintf("input schema of %s: %v", name, err))
+	}
+	return in
 }
 
 // Definitions returns the go-sdk definitions of [All], in order.
 func Definitions() []*sdkmcp.Tool {
 	var defs []*sdkmcp.Tool
-	for _, t := range All() {
+	for _, t := range all() {
 		defs = append(defs, t.Definition())
 	}
 	return defs
