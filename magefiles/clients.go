@@ -24,7 +24,8 @@ import (
 //
 //	CLIENT_LANES  comma-separated lane names to run (default: all lanes and the hold witness;
 //	              names: go-sdk-2024-11-05, go-sdk-2025-03-26, go-sdk-2025-06-18, go-sdk-2025-11-25, go-sdk-default,
-//	              go-sdk-2026-07-28, go-sdk-http-2025-11-25, go-sdk-http-default, ts-sdk, ts-sdk-http, witness);
+//	              go-sdk-2026-07-28, go-sdk-http-2025-11-25, go-sdk-http-default, tasks-stdio, tasks-http, ts-sdk,
+//	              ts-sdk-http, witness);
 //	              docs/client-matrix.md is regenerated only by a full run
 //	WORK_DIR      a fresh directory for the run (default work/clients-<UTC time>)
 //	VERSION       the version linked into bin/buildguard (default: git describe)

@@ -114,6 +114,9 @@ func MCPConformance(ctx context.Context) error {
 		}
 	}
 
+	// The same server against the 2026-07-28 requirement set (alpha.12).
+	nextErr := mcpNextConformance(ctx, node, url, work)
+
 	stopped = true
 	if err := srv.Stop(); err != nil {
 		return err
@@ -123,6 +126,9 @@ func MCPConformance(ctx context.Context) error {
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("conformance scenarios failed: %s", strings.Join(failed, ", "))
+	}
+	if nextErr != nil {
+		return nextErr
 	}
 	fmt.Printf("mcpConformance: %d scenarios passed, %d do not apply (docs/http.md#6)\n", len(mcpScenariosRun), len(mcpScenariosNotApplicable))
 	if err := mcpFixtureConformance(ctx, node); err != nil {
