@@ -326,6 +326,10 @@ func (h *Handler) relay(w http.ResponseWriter, rec *recorder, id json.RawMessage
 		w.WriteHeader(status)
 		return
 	case mt == "application/json" && len(bytes.TrimSpace(body)) > 0:
+		if out, ok := spliceResult(id, body); ok {
+			writeHTTPBody(w, status, out)
+			return
+		}
 		msg, err := jsonrpc.DecodeMessage(body)
 		resp, ok := msg.(*jsonrpc.Response)
 		if err != nil || !ok {
@@ -344,6 +348,77 @@ func (h *Handler) relay(w http.ResponseWriter, rec *recorder, id json.RawMessage
 		h.log.Error("the SDK answered with an unexpected body", "status", status, "contentType", mt)
 		writeHTTPError(w, http.StatusInternalServerError, &protocol.Refusal{ID: id, Code: jsonrpc.CodeInternalError, Message: protocol.MsgInternal})
 	}
+}
+
+// sdkResultPrefix starts every successful answer go-sdk encodes.
+const sdkResultPrefix = `{"jsonrpc":"2.0","id":`
+
+// spliceResult is protocol.EncodeResponse of the SDK's successful answer
+// body, without decoding it: when body is {"jsonrpc":"2.0","id":TOKEN,
+// "result":R} with TOKEN one of this handler's plain id tokens and R valid
+// and compact (go-sdk encodes with encoding/json, whose output is), the
+// answer is the same frame with the client's id literal. Anything else
+// (an error, another shape) is not spliced: relay decodes and re-encodes
+// it. A tools/list answer of 24 KB is then scanned once instead of being
+// decoded, compacted and copied (docs/performance.md#2).
+func spliceResult(id json.RawMessage, body []byte) ([]byte, bool) {
+	body = bytes.TrimRight(body, " \t\r\n")
+	rest, ok := bytes.CutPrefix(body, []byte(sdkResultPrefix))
+	if !ok || len(rest) == 0 || rest[len(rest)-1] != '}' {
+		return nil, false
+	}
+	tok, result, ok := bytes.Cut(rest[:len(rest)-1], []byte(`,"result":`))
+	if !ok || !plainToken(tok) || len(result) == 0 || !compactJSON(result) {
+		return nil, false
+	}
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	out := make([]byte, 0, len(sdkResultPrefix)+len(id)+len(result)+12)
+	out = append(out, sdkResultPrefix...)
+	out = append(out, id...)
+	out = append(out, `,"result":`...)
+	out = append(out, result...)
+	return append(out, '}'), true
+}
+
+// compactJSON: v is valid JSON with no white space outside its strings, so
+// json.Compact would return it unchanged.
+func compactJSON(v []byte) bool {
+	if !json.Valid(v) {
+		return false
+	}
+	inString, escaped := false, false
+	for _, c := range v {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
+// plainToken: a JSON string of letters, digits, '-' and '_', or digits:
+// the id literals this handler gives the SDK, which cannot hide a member.
+func plainToken(tok []byte) bool {
+	if len(tok) >= 2 && tok[0] == '"' && tok[len(tok)-1] == '"' {
+		tok = tok[1 : len(tok)-1]
+	}
+	if len(tok) == 0 {
+		return false
+	}
+	for _, c := range tok {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // readBody reads r's body, at most MaxHTTPBody bytes and within the
