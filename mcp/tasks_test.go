@@ -122,6 +122,7 @@ type httpTasks struct {
 	id      int
 	name    func(method string, params map[string]any) string // the Mcp-Name to send; nil = the right one
 	noToken bool
+	status  int // the HTTP status of the last answer
 }
 
 func (h *httpTasks) call(method string, params map[string]any) (map[string]json.RawMessage, int64) {
@@ -156,6 +157,7 @@ func (h *httpTasks) call(method string, params map[string]any) (map[string]json.
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
+	h.status = resp.StatusCode
 	if resp.StatusCode == http.StatusUnauthorized {
 		return nil, -401
 	}
@@ -386,8 +388,16 @@ func TestTaskErrors(t *testing.T) {
 				return
 			}
 			h.name = func(string, map[string]any) string { return "another-task" }
-			if _, code := h.call(mcptask.MethodGet, taskParams(id, true)); code != mcptask.CodeHeaderMismatch {
-				t.Errorf("tasks/get with a wrong Mcp-Name: error %d, want -32020", code)
+			for _, m := range []string{mcptask.MethodGet, mcptask.MethodCancel, mcptask.MethodUpdate} {
+				p := taskParams(id, true)
+				p["inputResponses"] = map[string]any{}
+				if _, code := h.call(m, p); code != mcptask.CodeHeaderMismatch || h.status != http.StatusBadRequest {
+					t.Errorf("%s with a wrong Mcp-Name: error %d, HTTP %d; want -32020 with 400", m, code, h.status)
+				}
+			}
+			h.name = func(string, map[string]any) string { return "" }
+			if _, code := h.call(mcptask.MethodGet, taskParams(id, true)); code != mcptask.CodeHeaderMismatch || h.status != http.StatusBadRequest {
+				t.Errorf("tasks/get without Mcp-Name: error %d, HTTP %d; want -32020 with 400", code, h.status)
 			}
 			h.name, h.noToken = nil, true
 			if _, code := h.call(mcptask.MethodGet, taskParams(id, true)); code != -401 {

@@ -25,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/buildguard/buildguard/internal/mcptask"
 	"github.com/buildguard/buildguard/mcp/protocol"
 )
 
@@ -240,7 +241,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusOK, rerr)
 		return
 	}
+	if rerr := taskNameMismatch(r, m, forward); rerr != nil {
+		writeHTTPError(w, http.StatusBadRequest, rerr)
+		return
+	}
 	h.serveRequest(w, r, m, forward, m.Method == protocol.MethodToolsCall && asksProgress(forward))
+}
+
+// taskNameMismatch is the -32020 of a 2026-07-28 tasks/get, tasks/update or
+// tasks/cancel whose Mcp-Name header is not its taskId (SEP-2663 routing
+// headers, SEP-2243 validation: HTTP 400), nil otherwise.
+func taskNameMismatch(r *http.Request, m protocol.Message, forward json.RawMessage) *protocol.Refusal {
+	if r.Header.Get("MCP-Protocol-Version") < protocol.Version20260728 {
+		return nil
+	}
+	id, ok := mcptask.RouteName(m.Method, forward)
+	if !ok || strings.TrimSpace(r.Header.Get("Mcp-Name")) == id {
+		return nil
+	}
+	return &protocol.Refusal{ID: m.ID.Raw, Code: mcptask.CodeHeaderMismatch, Message: "Header mismatch: the Mcp-Name header must be the request's taskId"}
 }
 
 // asksProgress reports whether forwarded params carry a progressToken.
