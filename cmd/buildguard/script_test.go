@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"syscall"
@@ -24,12 +25,36 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	commands := map[string]func(){
 		"buildguard": main,
 		"fakeagent":  func() { os.Exit(fakeagent.Main(os.Args[1:])) },
 		"expectcode": expectCodeMain,
-	})
+	}
+	if _, isCommand := commands[filepath.Base(os.Args[0])]; !isCommand {
+		defaultSignalsForChildren()
+	}
+	testscript.Main(m, commands)
 }
+
+// defaultSignalsForChildren gives every process the tests start the default
+// SIGHUP and SIGINT, whatever this test binary inherited. Under nohup
+// (SIGHUP ignored) or as a background job of a non-interactive shell
+// (SIGINT ignored) the ignore passes to every child, so a script that
+// signals a build would wait for a signal that never acts. A caught signal,
+// unlike an ignored one, is default again in a child after exec. A script
+// that needs an ignored signal sets it up itself (nohup.txtar runs nohup).
+func defaultSignalsForChildren() {
+	for _, s := range []os.Signal{syscall.SIGHUP, syscall.SIGINT} {
+		if signal.Ignored(s) {
+			signal.Notify(make(chan os.Signal, 1), s)
+		}
+	}
+}
+
+// scriptBudget bounds a directory of transcripts: a step still waiting
+// then (a background command that never ends, a build that never stops)
+// fails with testscript's message, well before the package's own timeout.
+const scriptBudget = 5 * time.Minute
 
 // TestWrapScripts runs the wrapper transcripts in testdata/wrap against the
 // fake agent, each asserting the exit code, stderr and what the agent got.
@@ -51,7 +76,8 @@ func TestWrapScripts(t *testing.T) {
 // environment of the test run says.
 func scriptParams(dir string, cmds map[string]func(ts *testscript.TestScript, neg bool, args []string)) testscript.Params {
 	return testscript.Params{
-		Dir: dir,
+		Dir:      dir,
+		Deadline: time.Now().Add(scriptBudget),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("BUILDGUARD_LOG_LEVEL", "")
 			env.Setenv("BUILDGUARD_LOG_FORMAT", "")
@@ -181,6 +207,10 @@ func cmdRunning(ts *testscript.TestScript, neg bool, args []string) {
 // expectCodeMain is `expectcode [-pidfile FILE] N PROG [ARG...]`: it runs PROG with our stdio
 // and exits 0 when PROG exits N, 1 otherwise. Scripts use it for background
 // runs, whose exit code testscript cannot check.
+// expectCodeLimit bounds PROG: one that still runs then is killed and the
+// step fails, saying so.
+const expectCodeLimit = 2 * time.Minute
+
 func expectCodeMain() {
 	if len(os.Args) < 3 {
 		fmt.Fprintln(os.Stderr, "usage: expectcode N PROG [ARG...]")
@@ -208,7 +238,17 @@ func expectCodeMain() {
 		os.Rename(pidFile+".tmp", pidFile)
 	}
 	if err == nil {
-		err = cmd.Wait()
+		// A script's `wait` for this process has no bound of its own.
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err = <-exited:
+		case <-time.After(expectCodeLimit):
+			cmd.Process.Kill()
+			<-exited
+			fmt.Fprintf(os.Stderr, "expectcode: %s still ran after %s; killed it\n", args[1], expectCodeLimit)
+			os.Exit(1)
+		}
 	}
 	got := 0
 	var ee *exec.ExitError
