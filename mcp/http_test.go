@@ -387,6 +387,34 @@ func TestHTTPAnswersLikeStdio(t *testing.T) {
 	}
 }
 
+// TestHTTP20260728RemovedMethods: a 2026-07-28 request (by its
+// MCP-Protocol-Version header) for a method that revision removed is HTTP
+// 404 with -32601, _meta or not; the same methods keep working for the
+// versions that have them (docs/http.md#4).
+func TestHTTP20260728RemovedMethods(t *testing.T) {
+	t.Parallel()
+	f := newHTTPFixture(t, &fakeCaller{})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, c := range []struct{ method, params string }{
+		{"initialize", `{"protocolVersion":"2026-07-28",` + meta + `}`},
+		{"ping", `{` + meta + `}`},
+		{"ping", `{}`},
+		{"logging/setLevel", `{"level":"info",` + meta + `}`},
+		{"resources/subscribe", `{"uri":"x",` + meta + `}`},
+		{"resources/unsubscribe", `{"uri":"x",` + meta + `}`},
+	} {
+		s, b := f.post(context.Background(), `{"jsonrpc":"2.0","id":9,"method":"`+c.method+`","params":`+c.params+`}`,
+			"MCP-Protocol-Version", protocol.Version20260728, "Mcp-Method", c.method)
+		want := `{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"Method not found: ` + c.method + `"}}` + "\n"
+		if s != http.StatusNotFound || b != want {
+			t.Errorf("%s %s: %d %s", c.method, c.params, s, b)
+		}
+	}
+	if s, b := f.post(context.Background(), `{"jsonrpc":"2.0","id":10,"method":"ping"}`, "MCP-Protocol-Version", protocol.Version20251125); s != http.StatusOK || b != `{"jsonrpc":"2.0","id":10,"result":{}}`+"\n" {
+		t.Errorf("ping at 2025-11-25: %d %s", s, b)
+	}
+}
+
 // TestHTTPShutdown: cancelling ServeStreamableHTTP's context cancels the
 // call in flight and returns well within 5 s.
 func TestHTTPShutdown(t *testing.T) {

@@ -228,6 +228,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPBody(w, http.StatusBadRequest, h.unsupportedVersion(m.ID.Raw, v))
 		return
 	}
+	if m.HasID && r.Header.Get(versionHeader) >= protocol.Version20260728 && removedIn20260728[m.Method] {
+		// The 2026-07-28 transport answers a method the revision removed
+		// as an unknown endpoint: 404 (docs/http.md#4).
+		writeHTTPError(w, http.StatusNotFound, &protocol.Refusal{ID: m.ID.Raw, Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + m.Method})
+		return
+	}
 	if !m.HasID {
 		// Notifications have no answer; only a cancellation acts (docs/mcp-server.md#5).
 		if id, _, ok := m.CancelTarget(); ok {
@@ -438,6 +444,13 @@ func plainToken(tok []byte) bool {
 		}
 	}
 	return true
+}
+
+// removedIn20260728 are the methods the 2026-07-28 revision removed; a
+// request of that version naming one is 404 with -32601.
+var removedIn20260728 = map[string]bool{
+	protocol.MethodInitialize: true, protocol.MethodPing: true,
+	"logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true,
 }
 
 // readBody reads r's body, at most MaxHTTPBody bytes and within the
