@@ -14,8 +14,10 @@ import (
 // build guarded cycle by cycle (docs/decisions.md#D20). Each finished cycle
 // is one stderr line; the run's end is one more.
 func runContinuous(g *buildguard.Guard, argv []string, stderr io.Writer) ExitCode {
+	// A cycle ends while the build may hold our terminal in raw mode (pty).
+	lines := buildguard.LogWriter(stderr)
 	run, code, err := g.RunContinuous(context.Background(), argv, func(r buildguard.CycleReport) {
-		fmt.Fprintln(stderr, cycleLine(r))
+		fmt.Fprintln(lines, cycleLine(r))
 	})
 	return continuousExit(run, code, err, stderr)
 }
@@ -47,7 +49,7 @@ func continuousExit(run buildguard.ContinuousRun, code int, err error, stderr io
 	var ie *buildguard.InterruptedError
 	switch {
 	case err == nil:
-		fmt.Fprintf(stderr, "buildguard: continuous build ended (exit %d) after %d cycles; %s\n", code, run.Cycles, held)
+		fmt.Fprintf(stderr, "buildguard: continuous build ended (exit %d) after %s; %s\n", code, cyclesText(run.Cycles), held)
 		return ExitCode(code)
 	case errors.As(err, &ie) && ie.Ran:
 		if ie.Err != nil {
@@ -57,15 +59,23 @@ func continuousExit(run buildguard.ContinuousRun, code int, err error, stderr io
 			if ie.Signal != nil {
 				what = fmt.Sprintf("interrupted (%v)", ie.Signal)
 			}
-			fmt.Fprintf(stderr, "buildguard: continuous build %s after %d cycles; %s\n", what, run.Cycles, held)
+			fmt.Fprintf(stderr, "buildguard: continuous build %s after %s; %s\n", what, cyclesText(run.Cycles), held)
 		}
 		return ExitCode(ie.ExitCode())
 	case errors.Is(err, buildguard.ErrCannotRun):
 		fmt.Fprintf(stderr, "buildguard: %v; no hold was taken: check the command's name and PATH\n", err)
 		return ExitCannotRun
 	case errors.Is(err, buildguard.ErrUnsafe):
-		fmt.Fprintf(stderr, "buildguard: %s; after %d cycles, %s\n", wrapText(err), run.Cycles, held)
+		fmt.Fprintf(stderr, "buildguard: %s; after %s, %s\n", wrapText(err), cyclesText(run.Cycles), held)
 		return ExitFailure
 	}
 	return wrapExit(code, err, stderr)
+}
+
+// cyclesText is "1 cycle" or "N cycles".
+func cyclesText(n int) string {
+	if n == 1 {
+		return "1 cycle"
+	}
+	return fmt.Sprintf("%d cycles", n)
 }
