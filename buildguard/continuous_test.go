@@ -160,7 +160,7 @@ type continuousHarness struct {
 	argv    []string
 }
 
-func newContinuousHarness(t *testing.T, plan string, opts ...fakeagent.Option) *continuousHarness {
+func newContinuousHarness(t testing.TB, plan string, opts ...fakeagent.Option) *continuousHarness {
 	t.Helper()
 	gradleCmd := filepath.Join(t.TempDir(), "gradle")
 	if err := os.Symlink(reexec.Binary(t), gradleCmd); err != nil {

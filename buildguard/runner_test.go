@@ -19,7 +19,7 @@ import (
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
-func devNull(t *testing.T) *os.File {
+func devNull(t testing.TB) *os.File {
 	t.Helper()
 	f, err := os.Open(os.DevNull)
 	if err != nil {

@@ -100,7 +100,7 @@ func (w *streamWatch) String() string {
 func (w *streamWatch) count(s string) int { return strings.Count(w.String(), s) }
 
 // wait waits up to d until s occurs n times.
-func (w *streamWatch) wait(t *testing.T, s string, n int, d time.Duration, other *streamWatch) {
+func (w *streamWatch) wait(t testing.TB, s string, n int, d time.Duration, other *streamWatch) {
 	t.Helper()
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
@@ -133,11 +133,18 @@ type continuousRun struct {
 }
 
 // startContinuous starts buildguard --continuous -- gradle --continuous
-// classes in dir, with stdin open and idle as a terminal left alone would be.
+// classes in dir.
 func startContinuous(t *testing.T, exe, dir, home string, agent *fakeagent.Server) *continuousRun {
 	t.Helper()
-	cmd := exec.Command(exe, "--port-file", agent.PortFile(), "--owner", "cycle-owner", "--continuous", "--",
-		"gradle", "--offline", "--continuous", "-Ptest.agentPort="+strconv.Itoa(agent.Port()), "classes")
+	return startCommand(t, dir, home, []string{exe, "--port-file", agent.PortFile(), "--owner", "cycle-owner", "--continuous", "--",
+		"gradle", "--offline", "--continuous", "-Ptest.agentPort=" + strconv.Itoa(agent.Port()), "classes"})
+}
+
+// startCommand starts argv in dir with its own Gradle user home, stdin open
+// and idle as a terminal left alone would be; it is stopped at cleanup.
+func startCommand(t testing.TB, dir, home string, argv []string) *continuousRun {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = baseEnv("GRADLE_USER_HOME=" + home)
 	stdin, err := cmd.StdinPipe()

@@ -241,7 +241,7 @@ func requireTool(t *testing.T, names ...string) {
 }
 
 // writeFiles writes each set of files (path relative to dir: content).
-func writeFiles(t *testing.T, dir string, sets ...map[string]string) {
+func writeFiles(t testing.TB, dir string, sets ...map[string]string) {
 	t.Helper()
 	for _, files := range sets {
 		for name, body := range files {

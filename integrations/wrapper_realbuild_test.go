@@ -82,7 +82,7 @@ func checkOK(t *testing.T, res result, agent *fakeagent.Server, class string) {
 }
 
 // gradleDaemons returns the pids of the daemons that logged under home.
-func gradleDaemons(t *testing.T, home string) []int {
+func gradleDaemons(t testing.TB, home string) []int {
 	t.Helper()
 	logs, err := filepath.Glob(filepath.Join(home, "daemon", "*", "daemon-*.out.log"))
 	if err != nil {
@@ -102,7 +102,7 @@ func gradleDaemons(t *testing.T, home string) []int {
 
 // stopGradleDaemons kills the daemons private to home, which this test
 // started.
-func stopGradleDaemons(t *testing.T, home string) {
+func stopGradleDaemons(t testing.TB, home string) {
 	for _, pid := range gradleDaemons(t, home) {
 		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ"); err == nil && strings.Contains(string(b), "GRADLE_USER_HOME="+home) {
 			syscall.Kill(pid, syscall.SIGKILL)

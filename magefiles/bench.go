@@ -44,8 +44,10 @@ func benchMetric(metrics, unit string) (float64, bool) {
 // (target under 2 ms) and its handover gap (target under 20 ms,
 // docs/decisions.md#D18); the diagnostics parser's throughput (target ≥ 100 MB/s) and, per failing build
 // of its corpus, the raw output against the diagnostics text (target ≥ 10×
-// smaller, docs/safe-build.md#12); and each row of docs/performance.md#1
-// (start-up, wrapper and HTTP against the bare go-sdk floor, target ≤ 1.2×).
+// smaller, docs/safe-build.md#12); each row of docs/performance.md#1
+// (start-up, wrapper and HTTP against the bare go-sdk floor, target ≤ 1.2×);
+// and the guard's share of one cycle of a continuous build (target ≤ 50 ms,
+// docs/decisions.md#D20).
 func Bench() error {
 	results := map[string]string{}
 	for _, run := range []struct{ pattern, benchtime, pkg string }{
@@ -72,6 +74,7 @@ func Bench() error {
 		{"^BenchmarkFloorWrap$", "60x", "./cmd/buildguard/"},
 		{"^BenchmarkFloorHTTPList$", "2000x", "./cmd/buildguard/"},
 		{"^BenchmarkFloorHTTPConcurrent$", "20x", "./cmd/buildguard/"},
+		{"^BenchmarkContinuousCycle$", "300x", "./buildguard/"},
 	} {
 		out, err := sh.Output("go", "test", "-run", "^$", "-bench", run.pattern, "-benchtime", run.benchtime, run.pkg)
 		fmt.Println(out)
@@ -184,6 +187,11 @@ func Bench() error {
 	if err := floorBench(get); err != nil {
 		return err
 	}
+	cyc, err := get("ContinuousCycle", "µs/cycle")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("continuous build: the guard's share of one cycle (channel start, BUILD started ack, finish, BUILD ok ack) %.0f µs (target ≤ 50 ms; docs/decisions.md#D20)\n", cyc)
 	return diagnosticsBench(results)
 }
 
