@@ -389,8 +389,10 @@ func TestHTTPAnswersLikeStdio(t *testing.T) {
 
 // TestHTTP20260728RemovedMethods: a 2026-07-28 request (by its
 // MCP-Protocol-Version header) for a method that revision removed is HTTP
-// 404 with -32601, _meta or not; the same methods keep working for the
-// versions that have them (docs/http.md#4).
+// 404 with -32601, _meta or not, and so is one for a method the server does
+// not know; the same methods keep working for the versions that have them;
+// a 2026-07-28 request without its _meta version and capabilities is 400
+// with -32602 naming what is missing (docs/http.md#4).
 func TestHTTP20260728RemovedMethods(t *testing.T) {
 	t.Parallel()
 	f := newHTTPFixture(t, &fakeCaller{})
@@ -412,6 +414,24 @@ func TestHTTP20260728RemovedMethods(t *testing.T) {
 	}
 	if s, b := f.post(context.Background(), `{"jsonrpc":"2.0","id":10,"method":"ping"}`, "MCP-Protocol-Version", protocol.Version20251125); s != http.StatusOK || b != `{"jsonrpc":"2.0","id":10,"result":{}}`+"\n" {
 		t.Errorf("ping at 2025-11-25: %d %s", s, b)
+	}
+	for params, missing := range map[string]string{
+		`{}`: "io.modelcontextprotocol/protocolVersion, io.modelcontextprotocol/clientCapabilities",
+		`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}`:                                             "io.modelcontextprotocol/protocolVersion",
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`:                                      "io.modelcontextprotocol/clientCapabilities",
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":7,"io.modelcontextprotocol/clientCapabilities":[]}}`: "io.modelcontextprotocol/protocolVersion, io.modelcontextprotocol/clientCapabilities",
+	} {
+		s, b := f.post(context.Background(), `{"jsonrpc":"2.0","id":11,"method":"tools/list","params":`+params+`}`,
+			"MCP-Protocol-Version", protocol.Version20260728, "Mcp-Method", "tools/list")
+		want := `{"jsonrpc":"2.0","id":11,"error":{"code":-32602,"message":"Invalid params: missing _meta keys: ` + missing + `"}}` + "\n"
+		if s != http.StatusBadRequest || b != want {
+			t.Errorf("_meta %s: %d %s", params, s, b)
+		}
+	}
+	s, b := f.post(context.Background(), `{"jsonrpc":"2.0","id":12,"method":"no/such","params":{`+meta+`}}`,
+		"MCP-Protocol-Version", protocol.Version20260728, "Mcp-Method", "no/such")
+	if want := `{"jsonrpc":"2.0","id":12,"error":{"code":-32601,"message":"Method not found: no/such"}}` + "\n"; s != http.StatusNotFound || b != want {
+		t.Errorf("an unknown method at 2026-07-28: %d %s", s, b)
 	}
 }
 

@@ -242,9 +242,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	stateless := r.Header.Get(versionHeader) >= protocol.Version20260728
+	if stateless {
+		if missing := protocol.MissingMetaKeys(m.Params); len(missing) > 0 {
+			// A 2026-07-28 request states its version and the client's
+			// capabilities in every request (docs/http.md#4).
+			writeHTTPError(w, http.StatusBadRequest, &protocol.Refusal{ID: m.ID.Raw, Code: jsonrpc.CodeInvalidParams,
+				Message: "Invalid params: missing _meta keys: " + strings.Join(missing, ", ")})
+			return
+		}
+	}
 	forward, _, _, rerr := m.Forward()
 	if rerr != nil {
-		writeHTTPError(w, http.StatusOK, rerr)
+		status := http.StatusOK
+		if stateless && rerr.Code == jsonrpc.CodeMethodNotFound {
+			status = http.StatusNotFound // the 2026-07-28 transport's unknown method
+		}
+		writeHTTPError(w, status, rerr)
 		return
 	}
 	if rerr := taskNameMismatch(r, m, forward); rerr != nil {

@@ -32,3 +32,24 @@ func SessionlessMeta(raw json.RawMessage) bool {
 	v, ok := JSONString(m[sdkmcp.MetaKeyProtocolVersion])
 	return ok && v >= Version20260728 && IsObject(m[sdkmcp.MetaKeyClientCapabilities])
 }
+
+// MissingMetaKeys names the keys a 2026-07-28 request's params._meta lacks
+// of the two every such request carries: the protocol version (a string)
+// and the client's capabilities (an object). params is the request's raw
+// params (nil when absent).
+func MissingMetaKeys(params json.RawMessage) []string {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if IsObject(params) {
+		_ = json.Unmarshal(params, &p)
+	}
+	var missing []string
+	if _, ok := JSONString(p.Meta[sdkmcp.MetaKeyProtocolVersion]); !ok {
+		missing = append(missing, sdkmcp.MetaKeyProtocolVersion)
+	}
+	if !IsObject(p.Meta[sdkmcp.MetaKeyClientCapabilities]) {
+		missing = append(missing, sdkmcp.MetaKeyClientCapabilities)
+	}
+	return missing
+}
