@@ -3,9 +3,11 @@
 package buildguard
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -71,5 +73,26 @@ func TestRunAdmitRefusalAsksNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the child ran: %v", err)
+	}
+}
+
+// TestRunAdmitHearsAnEarlySIGINT: a SIGINT that arrives as soon as the
+// build starts waiting for its turn ends the wait, even in a process
+// started with SIGINT ignored (a background job, nohup, expectcode), where
+// a signal that comes before the catch is dropped by the kernel: the wait
+// starts only once the signals are caught.
+func TestRunAdmitHearsAnEarlySIGINT(t *testing.T) {
+	t.Parallel()
+	argv, env := reexec.Command(t, "admit-interrupt")
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v, stderr %q", err, stderr.String())
+	}
+	if want := "0 the build was interrupted by interrupt\n"; string(out) != want {
+		t.Fatalf("Run ended with %q, want %q (stderr %q)", out, want, stderr.String())
 	}
 }

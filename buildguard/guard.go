@@ -357,9 +357,10 @@ type caught struct {
 // catchSignals starts catching the process's signals for one Run (or takes
 // Config.Signals, and still catches the quiet ones). Catching takes a
 // hand-over with the runtime's signal thread per signal, a few hundred
-// microseconds in all, so it runs while the agent is being reached; a
-// signal before that is done ends the wrapper as it would before Run,
-// with nothing held yet. release waits for the catch and undoes it, unless
+// microseconds in all, so it runs while the agent is being reached (the
+// build's turn in the queue, which a Ctrl-C must be able to end, waits for
+// it); a signal before that is done ends the wrapper as it would before
+// Run, with nothing held yet. release waits for the catch and undoes it, unless
 // KeepSignals is set.
 func (g *Guard) catchSignals() caught {
 	ready := make(chan struct{})
@@ -407,11 +408,15 @@ func pendingInterrupt(sigs <-chan os.Signal) os.Signal {
 }
 
 // admit waits for the build's turn with Config.Admit; an interrupting
-// signal ends the wait and is returned instead of an error.
+// signal ends the wait and is returned instead of an error. The wait starts
+// only once the signals are caught: in a process started with SIGINT
+// ignored (a background job, nohup) a SIGINT before the catch is dropped,
+// and a build told it is queued must hear the Ctrl-C that follows.
 func (g *Guard) admit(ctx context.Context, sigs caught) (env []string, release func(), sig os.Signal, err error) {
 	if g.cfg.Admit == nil {
 		return nil, nil, nil, nil
 	}
+	<-sigs.ready
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop, done := make(chan struct{}), make(chan struct{})

@@ -5,10 +5,12 @@ package buildguard
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -65,6 +67,8 @@ func childMain(mode string, args []string) int {
 		return fakeGradle(args)
 	case "guard": // guard keep|release: one Run on the process's own signals, then a SIGTERM to itself
 		return guardThenSignal(args[0] == "keep")
+	case "admit-interrupt": // one Run, started with SIGINT ignored, whose turn sends the process a SIGINT and waits
+		return admitThenInterrupt()
 	case "terminal-guard": // terminal-guard [MODE]: one Run on the process's own stdio and signals, of the child MODE (default "tty")
 		mode := "tty"
 		if len(args) > 0 {
@@ -106,6 +110,40 @@ func childMain(mode string, args []string) int {
 // the process's own signals (Config.Signals nil), sends itself SIGTERM once
 // Run returned, and prints "survived" if it is still alive half a second
 // later.
+// admitThenInterrupt runs one build on the process's own signals, with
+// SIGINT ignored as under a shell's background job or expectcode, whose
+// Admit sends the process a SIGINT as soon as it is called and waits for
+// the build's turn to be cancelled (at most 5 s). One P makes the race
+// with the signal catch certain rather than likely. It prints the outcome.
+func admitThenInterrupt() int {
+	runtime.GOMAXPROCS(1)
+	signal.Ignore(syscall.SIGINT)
+	g, err := New(Config{
+		Endpoint: agentproto.Endpoint{Port: "4000"},
+		Env:      append(os.Environ(), reexec.Env("exit")),
+		Dial: func(context.Context, int) (Agent, error) {
+			return newFakeAgent(), nil
+		},
+		Admit: func(ctx context.Context) ([]string, func(), error) {
+			if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+				return nil, nil, err
+			}
+			select {
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			case <-time.After(5 * time.Second):
+				return nil, nil, errors.New("the SIGINT sent while waiting for the turn was lost")
+			}
+		},
+	})
+	if err != nil {
+		return 6
+	}
+	code, err := g.Run(context.Background(), []string{os.Args[0], "0"})
+	fmt.Println(code, err)
+	return 0
+}
+
 func guardThenSignal(keep bool) int {
 	exe, err := os.Executable()
 	if err != nil {
