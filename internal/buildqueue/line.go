@@ -36,6 +36,10 @@ const (
 	stateJoined  = "joined"
 )
 
+// maxTicketSeq is the largest ticket number a ticket's name can carry
+// (ticketName: at most 18 digits).
+const maxTicketSeq = 999_999_999_999_999_999
+
 // maxTicketBytes and maxResultBytes bound what is read from the queue.
 const (
 	maxTicketBytes = 64 << 10
@@ -221,7 +225,15 @@ func (l *line) nextSeq(maxSeen int64) (int64, error) {
 	defer f.Close()
 	data, _ := io.ReadAll(io.LimitReader(f, 32))
 	n, _ := strconv.ParseInt(string(data), 10, 64)
+	if n > maxTicketSeq {
+		n = 0 // not a number this queue wrote: the tickets say where it stands
+	}
 	seq := max(n, maxSeen+1, 1)
+	if seq > maxTicketSeq {
+		// A ticket named by a number this large would be invisible to every
+		// scan, and its build would run beside the others.
+		return 0, fmt.Errorf("%w: the ticket numbers in %s are used up (ticket %d); remove the directory when no build of the project runs", ErrUnusable, l.dir, maxSeen)
+	}
 	if err := rewrite(f, []byte(strconv.FormatInt(seq+1, 10))); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrUnusable, err)
 	}

@@ -440,3 +440,59 @@ func TestSlowReportHoldsNobody(t *testing.T) {
 		t.Fatal("Release waited for a waiter's report")
 	}
 }
+
+// TestNumbersBeyondTheNamesNeverHide: a "next" file with a number the
+// ticket names cannot carry (corrupted, or written by someone else) never
+// gives a build a ticket the others cannot see, which would let two builds
+// of the project run at once: such a number is refused, nothing waits or
+// runs on it, and a later build runs alone.
+func TestNumbersBeyondTheNamesNeverHide(t *testing.T) {
+	dir := project(t)
+	qd := filepath.Join(dir, StateDir, QueueDir)
+	if err := os.MkdirAll(qd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(qd, nextName), []byte("999999999999999999"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	q := newQueue()
+	first, err := q.Wait(context.Background(), Request{Project: dir, Name: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second would get number 10^18, a name no scan reads.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	reported := make(chan struct{}, 1)
+	second := make(chan outcome, 1)
+	go func() {
+		turn, err := q.Wait(ctx, Request{Project: dir, Name: "second", Report: func(Status) {
+			select {
+			case reported <- struct{}{}:
+			default:
+			}
+		}})
+		second <- outcome{turn: turn, err: err}
+	}()
+	select {
+	case <-reported: // in the line, behind the first
+	case o := <-second:
+		if o.turn != nil {
+			t.Fatal("the second build was admitted while the first runs")
+		}
+		if !errors.Is(o.err, ErrUnusable) {
+			t.Fatalf("the second build's Wait = %v, want ErrUnusable", o.err)
+		}
+		second <- o
+	}
+	first.Release(nil)
+	o := await(t, second)
+	if o.turn == nil {
+		return // refused: nothing ran on a number nobody can see
+	}
+	defer o.turn.Release(nil)
+	if third, err := q.Wait(context.Background(), Request{Project: dir, Name: "third", Timeout: 300 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
+		third.Release(nil)
+		t.Fatalf("a third build got %v while the second runs (tickets %v), want a queue timeout", err, tickets(t, dir))
+	}
+}
