@@ -10,7 +10,7 @@ import (
 
 // ScenarioNames are the seven scenarios of docs/build-safety.md#3, in order,
 // then the two one-call scenarios of the agent-facing tool
-// (docs/safe-build.md#1).
+// (docs/safe-build.md#1) and the queued builds of docs/decisions.md#D18.
 var ScenarioNames = []string{
 	"opt-out",
 	"partial-failure",
@@ -21,6 +21,7 @@ var ScenarioNames = []string{
 	"offline-before-output",
 	"one-call-good-change",
 	"one-call-failing-change",
+	"queued-builds",
 }
 
 // Evidence is the outcome of a Run: one entry per lane that passed.
@@ -58,6 +59,27 @@ type OneCallResult struct {
 	Progress int             `json:"progressNotifications"`
 }
 
+// QueueEvidence is what the queued-builds scenario recorded in
+// evidence.json: each caller's outcome and the builds that ran, in order.
+type QueueEvidence struct {
+	Callers []QueueCaller `json:"callers"`
+	Runs    []QueueRun    `json:"runs"`
+}
+
+// QueueCaller is one of the three callers and its result.
+type QueueCaller struct {
+	Caller     string `json:"caller"`
+	Outcome    string `json:"outcome"`
+	DurationMs int64  `json:"durationMs"`
+	Detail     string `json:"detail"`
+}
+
+// QueueRun is one run of the build: when it started and ended (unix ns).
+type QueueRun struct {
+	StartNs int64 `json:"startNs"`
+	EndNs   int64 `json:"endNs"`
+}
+
 // LaneEvidence is the content of a lane's evidence.json: Reclazz's fields
 // (tool, passed, pid, sessionId, scenarios, receipts) plus the versions and
 // artifact hashes Reclazz's evidence lacks.
@@ -69,6 +91,7 @@ type LaneEvidence struct {
 	Scenarios         []ScenarioResult  `json:"scenarios"`
 	Receipts          []json.RawMessage `json:"receipts"`
 	OneCall           []OneCallResult   `json:"oneCall"`
+	Queue             *QueueEvidence    `json:"queue"`
 	ToolVersion       string            `json:"toolVersion"`
 	JDK               string            `json:"jdk"`
 	OS                OSInfo            `json:"os"`

@@ -71,6 +71,7 @@ type laneRun struct {
 	failed   string // sha(A.class) after the partial failure
 	receipts [2]receiptView
 	oneCall  []OneCallResult
+	queue    *QueueEvidence
 	results  []ScenarioResult
 }
 
@@ -99,7 +100,7 @@ func runLane(ctx context.Context, c Config, t tools, lane Lane) (ev *LaneEvidenc
 	scenarios := []func(context.Context) error{
 		r.optOut, r.partialFailure, r.competingOwner, r.sameOwnerRecovery,
 		r.exactByteReceipts, r.upToDateBarrier, r.offlineBeforeOutput,
-		r.oneCallGoodChange, r.oneCallFailingChange,
+		r.oneCallGoodChange, r.oneCallFailingChange, r.queuedBuilds,
 	}
 	begin := time.Now()
 	for i, s := range scenarios {
@@ -120,6 +121,7 @@ func runLane(ctx context.Context, c Config, t tools, lane Lane) (ev *LaneEvidenc
 		Scenarios:  r.results,
 		Receipts:   []json.RawMessage{r.receipts[0].raw, r.receipts[1].raw},
 		OneCall:    r.oneCall,
+		Queue:      r.queue,
 		WallMs:     time.Since(begin).Milliseconds(),
 		ProjectDir: r.p.root,
 	}, nil
