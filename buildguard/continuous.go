@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -133,7 +134,14 @@ func (g *Guard) RunContinuous(ctx context.Context, argv []string, report func(Cy
 		return run, 0, &RefusalError{Stage: "Cannot open the cycle channel", Problem: err}
 	}
 	defer ch.Close()
+	return g.runCycles(ctx, c, argv, agent, ch, sigs, report)
+}
 
+// runCycles starts the continuous command with the cycle channel's
+// arguments and serves its cycles until the command ends, then concludes
+// the run.
+func (g *Guard) runCycles(ctx context.Context, c Config, argv []string, agent Agent, ch *cycle.Channel, sigs caught, report func(CycleReport)) (ContinuousRun, int, error) {
+	var run ContinuousRun
 	typed := make(chan struct{}, 1)
 	r := c.NewRunner(Command{
 		Argv: ch.Argv(argv), Dir: c.Dir, Env: c.Env,
@@ -185,7 +193,14 @@ func (g *Guard) RunContinuous(ctx context.Context, argv []string, report func(Cy
 	<-loopDone
 	ch.Close()
 	g.log.Debug("continuous build exited", "code", code, "cycles", st.n)
+	return g.concludeCycles(ctx, c, st, sess, code, sig, werr)
+}
 
+// concludeCycles ends a cycle still in flight with `BUILD failed`, and says
+// how the run ended: the command's code, the signal or ctx that ended it,
+// and every end the agent did not confirm.
+func (g *Guard) concludeCycles(ctx context.Context, c Config, st *cycles, sess *session, code int, sig os.Signal, werr error) (ContinuousRun, int, error) {
+	var run ContinuousRun
 	var unsafe []error
 	if st.unconfirmed {
 		unsafe = append(unsafe, errors.New("the end of a cycle was not acknowledged by the agent"))
@@ -199,7 +214,7 @@ func (g *Guard) RunContinuous(ctx context.Context, argv []string, report func(Cy
 			unsafe = append(unsafe, rep.Err)
 		}
 		st.held = true
-		report(rep)
+		st.report(rep)
 	}
 	sess.stop()
 	run.Cycles, run.Held = st.n, st.held
