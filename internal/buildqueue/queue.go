@@ -456,29 +456,36 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 			}
 			w.flush()
 		}
-		for p := range watches {
-			if !slices.Contains(wake, p) {
-				delete(watches, p) // its goroutine ends with the lock it waits on
-			}
-		}
-		cases := make([]<-chan struct{}, 0, len(wake))
-		for _, p := range wake {
-			if watches[p] == nil {
-				watches[p] = filelock.Released(p)
-			}
-			cases = append(cases, watches[p])
-		}
-		ictx, icancel := context.WithCancel(ctx)
-		select {
-		case <-anyOf(ictx, cases):
-		case <-tick.C:
-		case <-ctx.Done():
-		}
-		icancel()
+		sleep(ctx, watches, wake, tick.C)
 		if ctx.Err() != nil {
 			leave()
 			return nil, ctx.Err()
 		}
+	}
+}
+
+// sleep waits until a ticket of wake is released, the rescan tick comes or
+// ctx ends. watches keeps one release watch per ticket across the calls of
+// one wait; a ticket no longer in wake loses its watch.
+func sleep(ctx context.Context, watches map[string]<-chan struct{}, wake []string, tick <-chan time.Time) {
+	for p := range watches {
+		if !slices.Contains(wake, p) {
+			delete(watches, p) // its goroutine ends with the lock it waits on
+		}
+	}
+	cases := make([]<-chan struct{}, 0, len(wake))
+	for _, p := range wake {
+		if watches[p] == nil {
+			watches[p] = filelock.Released(p)
+		}
+		cases = append(cases, watches[p])
+	}
+	ictx, icancel := context.WithCancel(ctx)
+	defer icancel()
+	select {
+	case <-anyOf(ictx, cases):
+	case <-tick:
+	case <-ctx.Done():
 	}
 }
 
