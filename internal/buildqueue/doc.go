@@ -13,7 +13,8 @@
 // abandoned and is removed by whoever finds it. A short lock on the queue's
 // lock file orders every change. A waiting build sleeps on the lock of the
 // ticket ahead of it and wakes the moment that ticket is released, finished
-// or killed; a rescan every second is the safety net. The same mechanism,
+// or killed; a rescan every second (less often in a line longer than 16,
+// up to every 10 s) is the safety net. The same mechanism,
 // with more than one build admitted at once, keeps the per-user slots of
 // BUILDGUARD_MAX_BUILDS.
 //

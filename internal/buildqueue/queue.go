@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -38,6 +39,10 @@ const TurnEnv = "BUILDGUARD_QUEUE_TURN"
 // woke it: the safety net under the lock waits, and the clock of its
 // reports.
 const rescan = time.Second
+
+// maxRescan bounds how far apart a waiting build's looks at a long line
+// are (rescanEvery).
+const maxRescan = 10 * time.Second
 
 // The errors of Wait.
 var (
@@ -83,6 +88,7 @@ type Queue struct {
 	cfg    Config
 	cfgErr error
 	log    hclog.Logger
+	looks  atomic.Int64 // looks at a line by waiting builds after the first (rescanEvery)
 }
 
 // New returns a Queue with cfg's defaults filled in.
@@ -383,6 +389,7 @@ type waiter struct {
 	startOnTurn bool    // the project's turn is the start: no slot to wait for
 	result      []byte  // the joined build's result
 	last        Status
+	live        int // the live tickets of the line at the last look
 	reported    time.Time
 	any         bool // a status was reported
 }
@@ -435,10 +442,11 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 		}
 	}
 	watches := map[string]<-chan struct{}{}
-	tick := time.NewTicker(rescan)
+	tick := time.NewTimer(w.rescanEvery())
 	defer tick.Stop()
 	for first := true; ; first = false {
 		if !first {
+			w.q.looks.Add(1)
 			err := l.locked(ctx, func() error {
 				v, _, err := l.scan()
 				if err != nil {
@@ -461,6 +469,7 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 			leave()
 			return nil, ctx.Err()
 		}
+		tick.Reset(w.rescanEvery())
 	}
 }
 
@@ -489,11 +498,26 @@ func sleep(ctx context.Context, watches map[string]<-chan struct{}, wake []strin
 	}
 }
 
+// rescanEvery is how long a waiting build goes without looking at its line
+// when nothing wakes it. Each look reads every ticket, so n builds waiting
+// in a line of n cost n*n reads a look: a long line (a client that starts
+// hundreds of safe builds) is looked at less often, up to maxRescan, but at
+// least every heartbeat. The wake on the release of the ticket ahead, a
+// cancel and the timeout are as quick as ever.
+func (w *waiter) rescanEvery() time.Duration {
+	d := min(rescan*time.Duration(max(1, (w.live+15)/16)), maxRescan)
+	if hb := w.req.Heartbeat; hb > 0 {
+		d = min(d, max(hb, rescan))
+	}
+	return d
+}
+
 // step looks at the line once (locked): it joins, rejoins or leaves a
 // joined build, reports the status, and says whether t may go on (done)
 // or which tickets' release should wake it.
 func (w *waiter) step(l *line, t *ticket, v view, slots int) (wake []string, done bool) {
 	now := time.Now()
+	w.live = len(v.live)
 	before := t.m
 	defer func() {
 		if t.f != nil && t.m != before {

@@ -3,6 +3,7 @@ package buildqueue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -494,5 +495,46 @@ func TestNumbersBeyondTheNamesNeverHide(t *testing.T) {
 	if third, err := q.Wait(context.Background(), Request{Project: dir, Name: "third", Timeout: 300 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
 		third.Release(nil)
 		t.Fatalf("a third build got %v while the second runs (tickets %v), want a queue timeout", err, tickets(t, dir))
+	}
+}
+
+// TestLongLineLookedAtLessOften: builds waiting in a long line (a client
+// that starts hundreds of safe builds at once) do not each read the whole
+// line every second, which cost a whole core for 255 waiting tasks: with 48
+// waiting, none looks again within 2.5 s when nothing changes, and the one
+// behind the first still starts the moment the first ends.
+func TestLongLineLookedAtLessOften(t *testing.T) {
+	dir := project(t)
+	q := newQueue()
+	first, err := q.Wait(context.Background(), Request{Project: dir, Name: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 48
+	var waits []<-chan outcome
+	for i := range n {
+		waits = append(waits, queued(t, q, Request{Project: dir, Name: fmt.Sprintf("w%d", i)}))
+	}
+	before := q.looks.Load()
+	time.Sleep(2500 * time.Millisecond) // the time being measured, not a wait for readiness
+	if looks := q.looks.Load() - before; looks >= n {
+		t.Errorf("%d builds waiting in a line of %d looked at it %d times in 2.5 s", n, n+1, looks)
+	}
+	start := time.Now()
+	first.Release(nil)
+	o := await(t, waits[0])
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("the next build started %v after the first ended", d)
+	}
+	o.turn.Release(nil)
+	for _, w := range waits[1:] {
+		o := await(t, w)
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		o.turn.Release(nil)
 	}
 }
