@@ -142,18 +142,7 @@ func (g *Guard) RunContinuous(ctx context.Context, argv []string, report func(Cy
 // the run.
 func (g *Guard) runCycles(ctx context.Context, c Config, argv []string, agent Agent, ch *cycle.Channel, sigs caught, report func(CycleReport)) (ContinuousRun, int, error) {
 	var run ContinuousRun
-	typed := make(chan struct{}, 1)
-	r := c.NewRunner(Command{
-		Argv: ch.Argv(argv), Dir: c.Dir, Env: c.Env,
-		Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr,
-		Transcript: c.Transcript, Grace: c.Grace, Logger: g.log.Named("child"),
-		Interrupt: func() {
-			select {
-			case typed <- struct{}{}:
-			default:
-			}
-		},
-	})
+	r, typed := g.newRunner(c, ch.Argv(argv))
 	defer r.Close()
 	if s := pendingInterrupt(sigs.c); s != nil {
 		return run, 0, &InterruptedError{Signal: s}

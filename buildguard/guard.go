@@ -258,11 +258,10 @@ func (g *Guard) check() (*os.File, error) {
 	return f, nil
 }
 
-// runHeld runs the command under the acknowledged hold: it starts it (or
-// says BUILD failed when it cannot, or when a signal came first),
-// supervises it, and concludes the session.
-func (g *Guard) runHeld(ctx context.Context, c Config, agent Agent, sigs caught, argv []string) (int, error) {
-	// Ctrl-C typed on a raw terminal (pty mode) arrives here, not as SIGINT.
+// newRunner makes the runner of argv with the configured stdio, transcript
+// and grace. Ctrl-C typed on a raw terminal (pty mode) arrives on typed,
+// not as SIGINT.
+func (g *Guard) newRunner(c Config, argv []string) (Runner, <-chan struct{}) {
 	typed := make(chan struct{}, 1)
 	r := c.NewRunner(Command{
 		Argv: argv, Dir: c.Dir, Env: c.Env,
@@ -275,6 +274,14 @@ func (g *Guard) runHeld(ctx context.Context, c Config, agent Agent, sigs caught,
 			}
 		},
 	})
+	return r, typed
+}
+
+// runHeld runs the command under the acknowledged hold: it starts it (or
+// says BUILD failed when it cannot, or when a signal came first),
+// supervises it, and concludes the session.
+func (g *Guard) runHeld(ctx context.Context, c Config, agent Agent, sigs caught, argv []string) (int, error) {
+	r, typed := g.newRunner(c, argv)
 	defer r.Close()
 	// A signal taken after the acknowledgement but before the start still
 	// means no command: report the hold failed, as acquire does.
