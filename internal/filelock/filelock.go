@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync"
 )
 
 // ErrWouldBlock is returned by TryLock when another open file holds a
@@ -70,11 +71,24 @@ func LockContext(ctx context.Context, path string) (*os.File, error) {
 // an exclusive lock on the file at path: at once when there is no such
 // file, else when its holder unlocks, closes or dies. The wait holds a
 // shared lock for an instant and keeps nothing locked. It cannot be
-// cancelled: the goroutine ends when the lock is released.
+// cancelled: the goroutine ends when the lock is released. The watches of
+// one path in a process share one wait, so many waiters behind one holder
+// cost one open file and one blocked thread, not one each.
 func Released(path string) <-chan struct{} {
+	watching.Lock()
+	defer watching.Unlock()
+	if done, ok := watching.m[path]; ok {
+		return done
+	}
 	done := make(chan struct{})
+	watching.m[path] = done
 	go func() {
-		defer close(done)
+		defer func() {
+			watching.Lock()
+			delete(watching.m, path)
+			watching.Unlock()
+			close(done)
+		}()
 		f, err := OpenNoFollow(path, os.O_RDONLY)
 		if err != nil {
 			return
@@ -86,6 +100,12 @@ func Released(path string) <-chan struct{} {
 	}()
 	return done
 }
+
+// watching holds the waits of Released in progress, by path.
+var watching = struct {
+	sync.Mutex
+	m map[string]chan struct{}
+}{m: map[string]chan struct{}{}}
 
 // ErrSymlink is returned by OpenNoFollow for a path whose last element is a
 // symlink: nothing of the build queue is followed through one.

@@ -83,3 +83,39 @@ func TestOpenNoFollowRefusesSymlinks(t *testing.T) {
 		t.Fatalf("OpenNoFollow(dir) = %v, want ErrNotRegular", err)
 	}
 }
+
+// TestReleasedSharesOneWait: every watch of one file in a process shares
+// one wait (one open file, one blocked thread), so hundreds of builds
+// waiting in one server behind the same ticket (identical safe builds that
+// joined one) cost one thread, not one each toward the runtime's limit of
+// 10000; each still fires when the holder lets go.
+func TestReleasedSharesOneWait(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "lock")
+	holder, err := LockContext(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var watches []<-chan struct{}
+	for range 200 {
+		watches = append(watches, Released(p))
+	}
+	for i, w := range watches[1:] {
+		if w != watches[0] {
+			t.Fatalf("watch %d of the same file waits on its own", i+1)
+		}
+	}
+	holder.Close()
+	for _, w := range watches {
+		select {
+		case <-w:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a watch did not fire within 5 s of the release")
+		}
+	}
+	// A watch after the release is a new one, and fires at once.
+	select {
+	case <-Released(p):
+	case <-time.After(5 * time.Second):
+		t.Fatal("a watch of a free file did not fire within 5 s")
+	}
+}
