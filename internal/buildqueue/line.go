@@ -119,8 +119,17 @@ func resultPath(dir string, seq int64) string {
 	return filepath.Join(dir, "r-"+strconv.FormatInt(seq, 10))
 }
 
-// locked runs f while holding the line's lock.
+// locked runs f while holding the line's lock. The calls of this process
+// take turns in the process first, so only one of them at a time waits for
+// the kernel's lock: a blocked flock costs an open file and an OS thread.
 func (l *line) locked(ctx context.Context, f func() error) error {
+	turn := inProcess(l.dir)
+	select {
+	case turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-turn }()
 	lf, err := filelock.LockContext(ctx, l.path(lockName))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -130,6 +139,14 @@ func (l *line) locked(ctx context.Context, f func() error) error {
 	}
 	defer lf.Close()
 	return f()
+}
+
+// lockTurns are the in-process turns of locked, one per line directory.
+var lockTurns sync.Map // dir -> chan struct{} (capacity 1)
+
+func inProcess(dir string) chan struct{} {
+	c, _ := lockTurns.LoadOrStore(dir, make(chan struct{}, 1))
+	return c.(chan struct{})
 }
 
 // scan reads the line, removing abandoned tickets (their lock is free: the

@@ -538,3 +538,60 @@ func TestLongLineLookedAtLessOften(t *testing.T) {
 		o.turn.Release(nil)
 	}
 }
+
+// TestOneLockWaitPerProcess: the builds of one process that wait for the
+// queue's lock wait for each other in the process, and only one of them
+// at a time waits for the kernel's lock: a blocked flock costs an open file
+// and an OS thread each, and a server with a thousand calls waiting ran
+// toward the runtime's limit of 10000 threads (828 threads for 500).
+func TestOneLockWaitPerProcess(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("needs /proc/self/fd")
+	}
+	dir := project(t)
+	qd, err := queueDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &line{dir: qd, capacity: 1}
+	lockPath := l.path(lockName)
+	opens := func() int {
+		n := 0
+		entries, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range entries {
+			if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == lockPath {
+				n++
+			}
+		}
+		return n
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	go l.locked(context.Background(), func() error { close(held); <-release; return nil })
+	<-held
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 100)
+	for range 100 {
+		go func() { done <- l.locked(ctx, func() error { return nil }) }()
+	}
+	deadline := time.Now().Add(time.Second) // the time being measured
+	most := 0
+	for time.Now().Before(deadline) {
+		most = max(most, opens())
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(release)
+	for range 100 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a locked call did not end within 10 s")
+		}
+	}
+	cancel()
+	if most > 2 {
+		t.Errorf("%d open files of the queue's lock while 101 calls of one process wanted it; want at most 2", most)
+	}
+}
