@@ -174,15 +174,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeHTTPError(w, http.StatusInternalServerError, &protocol.Refusal{Code: jsonrpc.CodeInternalError, Message: protocol.MsgInternal})
 		}
 	}()
+	if !h.admit(w, r) {
+		return
+	}
+	body, err := h.readBody(w, r)
+	if err != nil {
+		refuseBody(w, err)
+		return
+	}
+	h.serveFrame(w, r, body)
+}
+
+// admit answers a request for another path, from a foreign origin, without
+// the token or with another method than POST, and says whether it may go on.
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request) bool {
 	if r.URL.Path != HTTPPath {
 		writeHTTPError(w, http.StatusNotFound, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgNotFound})
-		return
+		return false
 	}
 	if !sameLoopbackOrigin(r) {
 		// Nothing more is served on this connection.
 		w.Header().Set("Connection", "close")
 		writeHTTPError(w, http.StatusForbidden, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgForbidden})
-		return
+		return false
 	}
 	if !h.authorized(r) {
 		// Nothing more is served on this connection: a client without the
@@ -190,28 +204,35 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		writeHTTPError(w, http.StatusUnauthorized, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgUnauthorized})
-		return
+		return false
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeHTTPError(w, http.StatusMethodNotAllowed, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgPostOnly})
-		return
+		return false
 	}
-	body, err := h.readBody(w, r)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		var ne net.Error
-		w.Header().Set("Connection", "close")
-		switch {
-		case errors.As(err, &mbe):
-			writeHTTPError(w, http.StatusRequestEntityTooLarge, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgTooLarge})
-		case errors.As(err, &ne) && ne.Timeout():
-			writeHTTPError(w, http.StatusRequestTimeout, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgBodyTimeout})
-		default:
-			writeHTTPError(w, http.StatusBadRequest, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgBodyFailed})
-		}
-		return
+	return true
+}
+
+// refuseBody answers a request whose body could not be read: too large, too
+// slow, or broken off. Nothing more is served on its connection.
+func refuseBody(w http.ResponseWriter, err error) {
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	w.Header().Set("Connection", "close")
+	switch {
+	case errors.As(err, &mbe):
+		writeHTTPError(w, http.StatusRequestEntityTooLarge, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgTooLarge})
+	case errors.As(err, &ne) && ne.Timeout():
+		writeHTTPError(w, http.StatusRequestTimeout, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgBodyTimeout})
+	default:
+		writeHTTPError(w, http.StatusBadRequest, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgBodyFailed})
 	}
+}
+
+// serveFrame checks one JSON-RPC frame against the version and header
+// rules of the transport, acts on a notification, and forwards a request.
+func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request, body []byte) {
 	frame := protocol.ValidUTF8(protocol.TrimJSONSpace(body))
 	if len(frame) == 0 {
 		writeHTTPError(w, http.StatusBadRequest, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgEmptyBody})

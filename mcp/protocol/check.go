@@ -118,23 +118,7 @@ func (m Message) Forward() (params json.RawMessage, tool string, args json.RawMe
 	case MethodToolsList:
 		return withMeta(map[string]json.RawMessage{}), "", nil, nil
 	case MethodToolsCall:
-		name, ok := JSONString(fields["name"])
-		if !ok {
-			return fail(jsonrpc.CodeInvalidParams, MsgNameString)
-		}
-		p := map[string]json.RawMessage{"name": fields["name"]}
-		if args, ok := fields["arguments"]; ok {
-			if !IsObject(args) {
-				return fail(jsonrpc.CodeInvalidParams, MsgArgsObject)
-			}
-			p["arguments"] = args
-		}
-		// A progress token is all of _meta a session request keeps: the
-		// tool reports progress under it (docs/safe-build.md#5).
-		if tok, ok := progressToken(fields["_meta"]); ok {
-			p["_meta"] = MustMarshal(map[string]json.RawMessage{"progressToken": tok})
-		}
-		return withMeta(p), name, p["arguments"], nil
+		return m.forwardToolCall(fields, withMeta)
 	case MethodResourcesRead:
 		if _, ok := JSONString(fields["uri"]); !ok {
 			return fail(jsonrpc.CodeInvalidParams, MsgURIString)
@@ -156,6 +140,31 @@ func (m Message) Forward() (params json.RawMessage, tool string, args json.RawMe
 	default:
 		return fail(jsonrpc.CodeMethodNotFound, "Method not found: "+m.Method)
 	}
+}
+
+// forwardToolCall is Forward for tools/call: the tool's name, its arguments
+// (an object, when present) and, of the session's _meta, the progress token.
+func (m Message) forwardToolCall(fields map[string]json.RawMessage, withMeta func(map[string]json.RawMessage) json.RawMessage) (json.RawMessage, string, json.RawMessage, *Refusal) {
+	fail := func(msg string) (json.RawMessage, string, json.RawMessage, *Refusal) {
+		return nil, "", nil, &Refusal{ID: m.ID.Raw, Code: jsonrpc.CodeInvalidParams, Message: msg}
+	}
+	name, ok := JSONString(fields["name"])
+	if !ok {
+		return fail(MsgNameString)
+	}
+	p := map[string]json.RawMessage{"name": fields["name"]}
+	if args, ok := fields["arguments"]; ok {
+		if !IsObject(args) {
+			return fail(MsgArgsObject)
+		}
+		p["arguments"] = args
+	}
+	// A progress token is all of _meta a session request keeps: the
+	// tool reports progress under it (docs/safe-build.md#5).
+	if tok, ok := progressToken(fields["_meta"]); ok {
+		p["_meta"] = MustMarshal(map[string]json.RawMessage{"progressToken": tok})
+	}
+	return withMeta(p), name, p["arguments"], nil
 }
 
 // CancelTarget returns the request a notifications/cancelled names, when the
