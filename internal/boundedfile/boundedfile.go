@@ -46,7 +46,7 @@ func Open(path string, limit int64) (*os.File, int64, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, fmt.Errorf("%s is %s, %w", path, describe(fi.Mode()), ErrNotRegular)
+		return nil, 0, fmt.Errorf("%s is %s, %w", path, Describe(fi.Mode()), ErrNotRegular)
 	}
 	if fi.Size() > limit {
 		f.Close()
@@ -104,7 +104,9 @@ func size(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-func describe(m fs.FileMode) string {
+// Describe names what a file of mode m that is not a regular file is, as
+// the refusals of this package word it ("a named pipe (FIFO)").
+func Describe(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"

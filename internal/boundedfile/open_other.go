@@ -15,7 +15,7 @@ func open(path string) (*os.File, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is %s, %w", path, describe(fi.Mode()), ErrNotRegular)
+		return nil, fmt.Errorf("%s is %s, %w", path, Describe(fi.Mode()), ErrNotRegular)
 	}
 	return os.Open(path)
 }

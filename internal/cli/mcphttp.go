@@ -166,18 +166,7 @@ func describeMode(fi fs.FileInfo, err error) string {
 	if err != nil {
 		return "unreadable (" + err.Error() + ")"
 	}
-	m := fi.Mode()
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file (mode " + m.String() + ")"
+	return boundedfile.Describe(fi.Mode())
 }
 
 // urlFile is a written --url-file: remove deletes it, unless something
