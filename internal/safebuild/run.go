@@ -328,6 +328,17 @@ func (b *Builder) Stop() {
 	}
 }
 
+// ended says how the command of a build that was cancelled or ran out of
+// time ended. One that had exited 0 by itself is not said to have been
+// terminated: the cancellation came after, before BUILD ok was sent (while
+// the changed classes were searched, or its group's last members waited).
+func ended(res *Result) string {
+	if res.ExitCode != nil && *res.ExitCode == 0 {
+		return "its command had exited 0, but BUILD ok was not sent yet"
+	}
+	return "its process group was terminated"
+}
+
 // describe is the result's detail: what happened, what the agent was last
 // told and acknowledged (never a guess, docs/decisions.md#D21), and what to
 // do next.
@@ -349,7 +360,7 @@ func describe(res *Result, err error, timeout time.Duration, stopping bool, told
 	case res.Outcome == OutcomeTimeout && !ran:
 		return fmt.Sprintf("the build ran out of time (%s) before its command started; nothing ran; %s", timeout, told)
 	case res.Outcome == OutcomeTimeout:
-		return fmt.Sprintf("the build ran out of time (%s): its process group was terminated and %s. Raise timeoutSeconds in %s or pass a larger timeoutMs", timeout, told, ConfigFile)
+		return fmt.Sprintf("the build ran out of time (%s): %s and %s. Raise timeoutSeconds in %s or pass a larger timeoutMs", timeout, ended(res), told, ConfigFile)
 	case res.Outcome == OutcomeCancelled:
 		what := "the build was cancelled"
 		if stopping {
@@ -358,7 +369,7 @@ func describe(res *Result, err error, timeout time.Duration, stopping bool, told
 		if !ran {
 			return what + " before its command started; nothing ran; " + told.String()
 		}
-		return what + ": its process group was terminated and " + told.String()
+		return what + ": " + ended(res) + " and " + told.String()
 	case errors.As(err, &lost) && lost.Launch == nil && res.ExitCode != nil:
 		return fmt.Sprintf("the build exited with code %d, but BUILD %s was not acknowledged (%v); %s", *res.ExitCode, lost.State, lost.Err, told)
 	case err != nil && !errors.Is(err, buildguard.ErrUnsafe):

@@ -467,3 +467,31 @@ func TestRunLostOKAckSaysWhatTheAgentAnswered(t *testing.T) {
 		t.Errorf("detail %q does not say how the agent answered the BUILD failed", res.Detail)
 	}
 }
+
+// TestRunCancelAfterExitBeforeOKSaysWhatHappened: a cancellation that
+// arrives after the command exited 0, while the changed classes are
+// searched and before BUILD ok is sent, ends the build with BUILD failed;
+// the detail says the command exited 0 and never that its process group
+// was terminated, which did not happen (docs/decisions.md#D21).
+func TestRunCancelAfterExitBeforeOKSaysWhatHappened(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fakeagent.WithFaults(fakeagent.Faults{Reply: fakeagent.ForKind(fakeagent.DelayReply(time.Second), fakeagent.KindDoctor)}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// The second DOCTOR is the search after the command exited 0.
+		if _, err := f.agent.WaitCommands(wait.Context(t, 20*time.Second), "DOCTOR ", 2); err == nil {
+			cancel()
+		}
+	}()
+	res := f.builder.Run(ctx, f.request(t, "compile", f.classes, "app.A=v1"))
+	if res.Outcome != OutcomeCancelled || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("outcome %s, exit code %v; want cancelled after exit 0 (agent got %q)", res.Outcome, res.ExitCode, f.agent.Commands())
+	}
+	if f.agent.Received("BUILD ok request=") || !f.agent.Received("BUILD failed request=") {
+		t.Fatalf("the agent got %q, want BUILD failed and no BUILD ok", f.agent.Commands())
+	}
+	if strings.Contains(res.Detail, "terminated") || !strings.Contains(res.Detail, "exited 0") || !strings.Contains(res.Detail, "BUILD failed was acknowledged") {
+		t.Errorf("detail %q: want the command's exit 0 and the acknowledged BUILD failed, no termination", res.Detail)
+	}
+}
