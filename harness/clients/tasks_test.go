@@ -34,11 +34,14 @@ func TestTasksClient(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 			defer cancel()
 			project := t.TempDir()
+			// The quick build runs until the client has seen its line as a
+			// status message (at most 20 s), so no poll interval can miss it.
+			quick := `echo compiling Service; i=0; while [ ! -f seen ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done; echo BUILD SUCCESSFUL`
 			hang := `sleep 300 & echo "$$ $!" > pids.tmp; mv pids.tmp pids; echo compiling forever; wait`
 			cfg := fmt.Sprintf(`{"builds":{
-				"quick":{"command":["sh","-c","echo compiling Service; sleep 0.5; echo BUILD SUCCESSFUL"]},
+				"quick":{"command":["sh","-c",%q]},
 				"long":{"command":["sh","-c","echo compiling slowly; sleep 5; echo BUILD SUCCESSFUL"]},
-				"hang":{"command":["sh","-c",%q]}},"defaultBuild":"quick"}`, hang)
+				"hang":{"command":["sh","-c",%q]}},"defaultBuild":"quick"}`, quick, hang)
 			if err := os.WriteFile(filepath.Join(project, ".buildguard.json"), []byte(cfg), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +68,12 @@ func TestTasksClient(t *testing.T) {
 			}
 
 			var msgs []string
-			res, err := c.CallProgress(ctx, "reclazz_safe_build", map[string]any{"build": "quick"}, func(_ float64, m string) { msgs = append(msgs, m) })
+			res, err := c.CallProgress(ctx, "reclazz_safe_build", map[string]any{"build": "quick"}, func(_ float64, m string) {
+				msgs = append(msgs, m)
+				if strings.Contains(m, "compiling Service") {
+					_ = os.WriteFile(filepath.Join(project, "seen"), nil, 0o644)
+				}
+			})
 			if err != nil || res.RPCCode != 0 {
 				t.Fatalf("quick build: %+v %v", res, err)
 			}
