@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -576,5 +577,55 @@ func TestHTTPTokenNeverLogged(t *testing.T) {
 	}
 	if strings.Contains(got, testToken) {
 		t.Errorf("the token appeared in the log:\n%s", got)
+	}
+}
+
+// TestHTTPHeaderRules: a 2026-07-28 request's Mcp-Method header is matched
+// against its body (SEP-2243, docs/http.md#6.1): the header's name in any
+// case and its value with surrounding white space are accepted; a missing,
+// another or an upper-case method is HTTP 400 with -32020.
+func TestHTTPHeaderRules(t *testing.T) {
+	t.Parallel()
+	f := newHTTPFixture(t, &fakeCaller{})
+	host := strings.TrimPrefix(f.ts.URL, "http://")
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	body := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + meta + `}}`
+	// raw sends the header line exactly as written, which net/http's client
+	// would put in canonical case.
+	raw := func(header string) (int, string) {
+		t.Helper()
+		conn, err := net.DialTimeout("tcp", host, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		var req strings.Builder
+		fmt.Fprintf(&req, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n", httpfront.HTTPPath, host, testToken)
+		req.WriteString("Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n")
+		if header != "" {
+			req.WriteString(header + "\r\n")
+		}
+		fmt.Fprintf(&req, "Content-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+		if _, err := io.WriteString(conn, req.String()); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("reading the answer to %q: %v", header, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, h := range []string{"mcp-method: tools/list", "MCP-METHOD: tools/list", "Mcp-Method: \t tools/list \t"} {
+		if s, b := raw(h); s != http.StatusOK || !strings.Contains(b, `"tools":[`) {
+			t.Errorf("%q: %d %s", h, s, b)
+		}
+	}
+	for _, h := range []string{"", "Mcp-Method: tools/call", "Mcp-Method: TOOLS/LIST"} {
+		if s, b := raw(h); s != http.StatusBadRequest || !strings.Contains(b, `"code":-32020`) {
+			t.Errorf("%q: %d %s", h, s, b)
+		}
 	}
 }
