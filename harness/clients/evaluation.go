@@ -23,6 +23,7 @@ var Scenarios = []string{
 	"malformed-input",
 	"safe-build-progress",
 	"safe-build-cancel",
+	"concurrent-safe-builds",
 }
 
 // Extension is the unscored pause/resume run after the seven.

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseProbe(t *testing.T) {
@@ -231,5 +233,56 @@ func TestLoadMatrixNeedsEvidenceForAPass(t *testing.T) {
 	}
 	if res.Host["os"] != "TestOS" || res.Started.Hour() != 12 || res.WitnessRun {
 		t.Errorf("host %v started %v witness %v", res.Host, res.Started, res.WitnessRun)
+	}
+}
+
+// TestTurnBuildCatchesOverlap: the turn build run while another turn build
+// runs fails with "overlap", and builds.log with interleaved runs is
+// refused, so concurrent-safe-builds fails if the queue let two builds run
+// at once.
+func TestTurnBuildCatchesOverlap(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	turn := func(args ...string) *exec.Cmd {
+		c := exec.Command("sh", append([]string{"-c", turnScript}, args...)...)
+		c.Dir = dir
+		return c
+	}
+	first := turn("sh", "-c", "until [ -e go ]; do sleep 0.01; done")
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Process.Kill()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "build.running")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first turn build never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	out, err := turn("true").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "overlap") {
+		t.Errorf("a turn build during another: %v %q, want a failure naming the overlap", err, out)
+	}
+	os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
+	if err := first.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := turn("true").CombinedOutput(); err != nil {
+		t.Fatalf("a turn build after the first: %v %q", err, out)
+	}
+	runs, err := readTurnRuns(filepath.Join(dir, BuildsLogName))
+	if err != nil || len(runs) != 2 || runs[0] == runs[1] {
+		t.Errorf("two runs one after the other: %v %v", runs, err)
+	}
+	for _, bad := range []string{"start 1\nstart 2\nend 1\nend 2\n", "start 1\nend 2\n", "start 1\n", "end 1\nstart 1\n"} {
+		p := filepath.Join(dir, "bad.log")
+		os.WriteFile(p, []byte(bad), 0o644)
+		if runs, err := readTurnRuns(p); err == nil {
+			t.Errorf("readTurnRuns(%q) = %v, want an error", bad, runs)
+		}
 	}
 }

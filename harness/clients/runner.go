@@ -138,7 +138,7 @@ func RunLane(ctx context.Context, cfg LaneConfig) (LaneReport, error) {
 
 	r.rec.Run("setup", func() error { return r.setup(ctx) })
 	steps := []func(context.Context) error{r.successfulReload, r.mixedBatch, r.failedBuildHold, r.recovery, r.staleReceipt, r.unavailableTarget, r.malformedInput,
-		r.safeBuildProgress, r.safeBuildCancel}
+		r.safeBuildProgress, r.safeBuildCancel, r.concurrentSafeBuilds}
 	for i, name := range Scenarios {
 		r.rec.Run(name, func() error { return steps[i](ctx) })
 	}

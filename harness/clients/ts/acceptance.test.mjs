@@ -138,15 +138,19 @@ class Project {
   sha(name) {
     return sha256(path.join(this.classes, `${name}.class`));
   }
-  // writeBuildConfig names two builds in .buildguard.json
+  // writeBuildConfig names three builds in .buildguard.json
   // (docs/safe-build.md#2): "compile" compiles Service.java; "slow"
   // compiles it, records its pid in build.pid, prints "waiting" and runs
-  // until it is stopped.
+  // until it is stopped; "turn" compiles it between a "start PID" and an
+  // "end PID" line, printed and appended to builds.log, inside a mkdir
+  // guard (an overlapping turn build prints "overlap" and fails; the same
+  // script as harness/clients/safebuild.go).
   writeBuildConfig() {
     const javac = ["javac", "--release", "17", "-encoding", "UTF-8", "-implicit:none", "-sourcepath", "", "-cp", this.classes, "-d", this.classes, path.join(this.src, "Service.java")];
     const builds = {
       compile: { command: ["sh", "-c", 'echo "compiling Service"; exec "$0" "$@"', ...javac] },
       slow: { command: ["sh", "-c", 'echo "compiling Service"; "$0" "$@" || exit 1; echo $$ > build.pid; echo waiting; exec sleep 120', ...javac] },
+      turn: { command: ["sh", "-c", 'mkdir build.running || { echo "overlap: build.running exists"; exit 1; }; echo "start $$" >> builds.log; echo "start $$"; "$0" "$@"; rc=$?; echo "end $$" >> builds.log; echo "end $$"; rmdir build.running; exit $rc', ...javac] },
     };
     fs.writeFileSync(path.join(this.root, ".buildguard.json"), JSON.stringify({ builds, defaultBuild: "compile" }, null, 2));
   }
@@ -327,7 +331,7 @@ class Lane extends ToolCaller {
   }
 }
 
-test(`${LANE} lane: nine scenarios and pause/resume against a live JVM through buildguard mcp`, { timeout: 240000 }, async () => {
+test(`${LANE} lane: ten scenarios and pause/resume against a live JVM through buildguard mcp`, { timeout: 240000 }, async () => {
   const bin = process.env.BUILDGUARD_BIN;
   const jar = process.env.BUILDGUARD_AGENT_JAR;
   const work = process.env.CLIENT_WORK_DIR;
@@ -352,7 +356,7 @@ test(`${LANE} lane: nine scenarios and pause/resume against a live JVM through b
     kernel: `${os.type()} ${os.release()}`,
     artifacts: {},
   };
-  let client, app, transport, lane, project, install, httpServer;
+  let client, app, transport, lane, project, install, httpServer, connectAnother;
   try {
     metadata.jdk = (await run("java", ["-version"])).stderr.trim();
   } catch {
@@ -378,6 +382,43 @@ test(`${LANE} lane: nine scenarios and pause/resume against a live JVM through b
       assert.equal(app.pid, String(app.child.pid), "the app's pid is the java process");
 
       const serverArgs = ["mcp", "--project-dir", project.root, "--port-file", "agent.port"];
+      // connectAnother starts a second session of the lane's kind: its own
+      // buildguard mcp (stdio) or its own mcp --http server.
+      connectAnother = async (n) => {
+        let stderr2 = "";
+        let srv;
+        let tr;
+        if (HTTP) {
+          srv = await startHTTPServer(binCopy, serverArgs, install, path.join(work, `mcp-url-${n}`));
+          tr = new StreamableHTTPClientTransport(new URL(srv.url));
+        } else {
+          tr = new StdioClientTransport({ command: binCopy, args: serverArgs, cwd: install, stderr: "pipe" });
+          tr.stderr?.on("data", (b) => (stderr2 += b));
+        }
+        let negotiated;
+        const set = tr.setProtocolVersion?.bind(tr);
+        tr.setProtocolVersion = (v) => {
+          negotiated = v;
+          set?.(v);
+        };
+        const c = new Client({ name: `buildguard-client-matrix-${n}`, version: "1" });
+        try {
+          await c.connect(tr, { timeout: 10000 });
+        } catch (e) {
+          await tr.close().catch(() => {});
+          await srv?.stop().catch(() => {});
+          throw e;
+        }
+        return {
+          client: c,
+          negotiated,
+          stderr: () => (srv ? srv.stderr() : stderr2),
+          async close() {
+            await c.close();
+            if (srv) await srv.stop();
+          },
+        };
+      };
       let stderr = "";
       if (HTTP) {
         httpServer = await startHTTPServer(binCopy, serverArgs, install, path.join(work, "mcp-url"));
@@ -553,6 +594,58 @@ test(`${LANE} lane: nine scenarios and pause/resume against a live JVM through b
       const built = project.sha("Service");
       lane.hashes[old + 2] = built;
       await lane.proveReload(built, old + 2);
+    });
+
+    // Two sessions of the lane's kind ask for the same safe build at the
+    // same moment: both end ok and never ran at once (docs/decisions.md#D18,
+    // the second waited its turn or joined the first), as each result's
+    // output (start PID … end PID) and builds.log (runs one after the
+    // other) show; the run that built the new bytes reports Service applied
+    // with them, the other no other bytes.
+    await rec.run("concurrent-safe-builds", async () => {
+      const value = lane.last.value + 1;
+      project.writeService(value);
+      const logPath = path.join(project.root, "builds.log");
+      fs.rmSync(logPath, { force: true });
+      const other = await connectAnother(2);
+      let answers;
+      try {
+        assert.equal(other.negotiated, lane.negotiated, "the second session negotiated the lane's version");
+        const lane2 = new Lane(rec, other.client, app, project, install);
+        lane2.negotiated = other.negotiated;
+        lane2.setTools((await other.client.listTools()).tools);
+        answers = await Promise.all([lane.safeBuild("turn", "ok"), lane2.safeBuild("turn", "ok")]);
+        lane.results.push(...lane2.results);
+        assert.equal(other.stderr(), "", "the second buildguard mcp wrote nothing to stderr");
+      } finally {
+        await other.close();
+      }
+      const built = project.sha("Service");
+      lane.hashes[value] = built;
+      const lines = fs.readFileSync(logPath, "utf8").trimEnd().split("\n");
+      assert.ok(lines.length === 2 || lines.length === 4, `builds.log ${JSON.stringify(lines)}: one run (joined) or two (one waited)`);
+      const runs = [];
+      for (let i = 0; i < lines.length; i += 2) {
+        const pid = lines[i].startsWith("start ") ? lines[i].slice(6) : "";
+        assert.ok(pid && lines[i + 1] === `end ${pid}`, `builds.log ${JSON.stringify(lines)}: the builds overlapped or one did not end`);
+        runs.push(pid);
+      }
+      const byRun = new Map();
+      for (const [i, { d }] of answers.entries()) {
+        assert.equal(d.outcome, "ok");
+        const tail = d.output.tail.split("\n");
+        assert.ok(!d.output.tail.includes("overlap"), `client ${i + 1}: the build saw another one running`);
+        const pid = runs.find((p) => tail.includes(`start ${p}`) && tail.includes(`end ${p}`));
+        assert.ok(pid, `client ${i + 1}: output ${JSON.stringify(d.output.tail)} names none of the runs ${runs}`);
+        assert.ok(runs.length === 1 || !byRun.has(pid), `both results name run ${pid}, but two runs happened`);
+        byRun.set(pid, d);
+      }
+      for (const [i, pid] of runs.entries()) {
+        const cc = byRun.get(pid).changedClasses;
+        const svc = cc.classes.find((c) => c.className === "Service");
+        assert.ok(cc.allApplied && (svc || i > 0) && (!svc || (svc.sha256 === built && svc.status === "applied")), `run ${i + 1} (pid ${pid}) changedClasses ${JSON.stringify(cc)} must hold Service applied with ${built}`);
+      }
+      await lane.proveReload(built, value);
     });
 
     await rec.run(EXTENSION, async () => {

@@ -2,7 +2,7 @@
 // shape as the Go lanes (harness/clients/evaluation.go). A failed step leaves
 // every later one not_run; a completion counts only when the oracle proves it.
 
-export const SCENARIOS = ["successful-reload", "mixed-batch", "failed-build-hold", "recovery", "stale-receipt", "unavailable-target", "malformed-input", "safe-build-progress", "safe-build-cancel"];
+export const SCENARIOS = ["successful-reload", "mixed-batch", "failed-build-hold", "recovery", "stale-receipt", "unavailable-target", "malformed-input", "safe-build-progress", "safe-build-cancel", "concurrent-safe-builds"];
 export const EXTENSION = "pause-resume";
 
 export class Recorder {
