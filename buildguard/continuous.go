@@ -123,11 +123,16 @@ func (g *Guard) RunContinuous(ctx context.Context, argv []string, report func(Cy
 		return run, 0, err
 	}
 
+	// The script waits for the agent's acknowledgement through us, which
+	// takes up to one Timeout, and for our answer; before both, for the
+	// cycle's turn in the project's build queue.
+	wait := 2*c.Timeout + 5*time.Second
+	if c.Admit != nil {
+		wait += cycleTurnWait
+	}
 	ch, err := cycle.Open(cycle.Config{
 		Script: gradle.CyclesInitScript,
-		// The script waits for the agent's acknowledgement through us,
-		// which takes up to one Timeout, and for our answer.
-		Wait:   2*c.Timeout + 5*time.Second,
+		Wait:   wait,
 		Logger: g.log.Named("cycles"),
 	})
 	if err != nil {
@@ -205,6 +210,7 @@ func (g *Guard) concludeCycles(ctx context.Context, c Config, st *cycles, sess *
 		st.held = true
 		st.report(rep)
 	}
+	st.releaseTurn()
 	sess.stop()
 	run.Cycles, run.Held = st.n, st.held
 
@@ -244,12 +250,47 @@ type cycles struct {
 	n           int       // cycles that asked to start
 	inFlight    int       // the cycle whose start was acknowledged and whose end is not; 0 none
 	begin       time.Time // when inFlight asked to start
+	release     func()    // gives the cycle's turn in the project's queue back; nil when none is taken
 	held        bool      // output is held for this owner, as far as the agent confirmed
 	unconfirmed bool      // some cycle's end was not acknowledged
 }
 
 // serve answers the init script's cycles until ctx ends, the channel is
 // closed or the agent connection is lost (the run then ends).
+// cycleTurnWait bounds how long a cycle waits for its turn in the
+// project's build queue; the init script waits as long for the answer to
+// the cycle's start. A cycle whose turn does not come fails before its
+// tasks run.
+const cycleTurnWait = 10 * time.Minute
+
+// admit waits for the cycle's turn in the project's build queue
+// (Config.Admit, docs/decisions.md#D20), at most cycleTurnWait. The turn is
+// kept until releaseTurn, after the cycle's end was told to the agent.
+func (st *cycles) admit(ctx context.Context, g *Guard) error {
+	if g.cfg.Admit == nil {
+		return nil
+	}
+	actx, cancel := context.WithTimeout(ctx, cycleTurnWait)
+	defer cancel()
+	_, release, err := g.cfg.Admit(actx)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("no turn within %v: %w", cycleTurnWait, err)
+		}
+		return err
+	}
+	st.release = release
+	return nil
+}
+
+// releaseTurn gives the cycle's turn in the queue back, once.
+func (st *cycles) releaseTurn() {
+	if st.release != nil {
+		st.release()
+		st.release = nil
+	}
+}
+
 func (st *cycles) serve(ctx context.Context, ch *cycle.Channel, s *session) {
 	for {
 		cy, err := ch.Next(ctx)
@@ -258,7 +299,19 @@ func (st *cycles) serve(ctx context.Context, ch *cycle.Channel, s *session) {
 		}
 		st.n++
 		n, begin := st.n, time.Now()
+		if err := st.admit(ctx, s.g); err != nil {
+			rerr := &RefusalError{Stage: "Cannot take a turn in the project's build queue", Problem: err}
+			if err := cy.Refuse(fmt.Sprintf("cycle %d: %v", n, rerr)); err != nil {
+				s.g.log.Debug("telling the init script of the refusal failed", "error", err)
+			}
+			st.report(CycleReport{N: n, Outcome: CycleRefused, Duration: time.Since(begin), Err: rerr})
+			if ctx.Err() != nil {
+				return
+			}
+			continue
+		}
 		if err := s.build(ctx, agentproto.BuildStarted); err != nil {
+			st.releaseTurn()
 			rerr := refusedStart(err)
 			rerr.Stage = "BUILD started was not acknowledged"
 			if rerr := cy.Refuse(fmt.Sprintf("cycle %d: %v", n, rerr)); rerr != nil {
@@ -298,6 +351,7 @@ func (st *cycles) serve(ctx context.Context, ch *cycle.Channel, s *session) {
 		case state == agentproto.BuildOK:
 			rep.Released, st.held = true, false
 		}
+		st.releaseTurn()
 		if err := cy.Finish(n, rep.Released); err != nil {
 			s.g.log.Debug("telling the init script of the cycle's end failed", "error", err)
 		}

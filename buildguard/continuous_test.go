@@ -398,3 +398,49 @@ func TestRunContinuousRefusesOtherCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestRunContinuousCyclesTakeTurns: each cycle takes its turn in the
+// project's build queue (Config.Admit) before its BUILD started and gives it
+// back only after its end was told to the agent (docs/decisions.md#D20), so
+// no other guarded build of the project runs beside a cycle.
+func TestRunContinuousCyclesTakeTurns(t *testing.T) {
+	h := newContinuousHarness(t, "ok,failed,ok")
+	var mu sync.Mutex
+	var turns []string
+	h.cfg.Admit = func(ctx context.Context) ([]string, func(), error) {
+		mu.Lock()
+		defer mu.Unlock()
+		turns = append(turns, fmt.Sprintf("turn@%d", len(h.agentBuilds())))
+		return nil, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			turns = append(turns, fmt.Sprintf("back@%d", len(h.agentBuilds())))
+		}, nil
+	}
+	run, code, err := h.run(t)
+	if err != nil || code != 0 {
+		t.Fatalf("RunContinuous = %d, %v; want 0, nil\nstderr:\n%s", code, err, &h.stderr)
+	}
+	if got, want := h.builds(), "started,ok,started,failed,started,ok"; got != want {
+		t.Errorf("agent got BUILD %s, want %s", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got, want := strings.Join(turns, ","), "turn@0,back@2,turn@2,back@4,turn@4,back@6"; got != want {
+		t.Errorf("turns taken and given back at these counts of BUILD commands: %s, want %s", got, want)
+	}
+	if run.Cycles != 3 {
+		t.Errorf("run = %+v, want 3 cycles", run)
+	}
+}
+
+// agentBuilds is the agent's BUILD commands so far.
+func (h *continuousHarness) agentBuilds() []string {
+	var s []string
+	for _, l := range h.agent.Commands() {
+		if strings.HasPrefix(l, "BUILD ") {
+			s = append(s, l)
+		}
+	}
+	return s
+}
