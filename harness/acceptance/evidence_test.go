@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -17,21 +18,35 @@ func passedLane() *LaneEvidence {
 			{Scenario: "one-call-failing-change", Result: json.RawMessage(`{"outcome":"failed"}`), Progress: 2},
 		},
 	}
-	for _, n := range ScenarioNames {
+	for _, n := range LaneScenarios(LaneGradle) {
 		e.Scenarios = append(e.Scenarios, ScenarioResult{Name: n, WallMs: 1})
 	}
+	e.Continuous = &ContinuousEvidence{Cycles: []ContinuousCycle{{Number: 1, Outcome: "ok", Released: true}}, ExitCode: 130}
+	return e
+}
+
+// passedMavenLane is a passed Maven lane: no continuous scenario.
+func passedMavenLane() *LaneEvidence {
+	e := passedLane()
+	e.Tool, e.Continuous = "maven", nil
+	e.Scenarios = e.Scenarios[:len(ScenarioNames)]
 	return e
 }
 
 func TestWriteEvidenceOnlyOnPass(t *testing.T) {
 	t.Parallel()
 	cases := map[string]func(*LaneEvidence){
-		"not passed":    func(e *LaneEvidence) { e.Passed = false },
-		"six scenarios": func(e *LaneEvidence) { e.Scenarios = e.Scenarios[:6] },
-		"wrong order":   func(e *LaneEvidence) { e.Scenarios[0], e.Scenarios[1] = e.Scenarios[1], e.Scenarios[0] },
-		"one receipt":   func(e *LaneEvidence) { e.Receipts = e.Receipts[:1] },
-		"one one-call":  func(e *LaneEvidence) { e.OneCall = e.OneCall[:1] },
-		"no session":    func(e *LaneEvidence) { e.SessionID = "" },
+		"not passed":                         func(e *LaneEvidence) { e.Passed = false },
+		"six scenarios":                      func(e *LaneEvidence) { e.Scenarios = e.Scenarios[:6] },
+		"wrong order":                        func(e *LaneEvidence) { e.Scenarios[0], e.Scenarios[1] = e.Scenarios[1], e.Scenarios[0] },
+		"one receipt":                        func(e *LaneEvidence) { e.Receipts = e.Receipts[:1] },
+		"one one-call":                       func(e *LaneEvidence) { e.OneCall = e.OneCall[:1] },
+		"no session":                         func(e *LaneEvidence) { e.SessionID = "" },
+		"gradle without continuous scenario": func(e *LaneEvidence) { e.Scenarios = e.Scenarios[:len(ScenarioNames)] },
+		"gradle without continuous cycles":   func(e *LaneEvidence) { e.Continuous = nil },
+		"gradle with no cycle":               func(e *LaneEvidence) { e.Continuous.Cycles = nil },
+		"maven with continuous":              func(e *LaneEvidence) { *e = *passedMavenLane(); e.Scenarios = passedLane().Scenarios },
+		"maven with continuous cycles":       func(e *LaneEvidence) { *e = *passedMavenLane(); e.Continuous = passedLane().Continuous },
 	}
 	for name, spoil := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -68,5 +83,30 @@ func TestWriteEvidenceFields(t *testing.T) {
 	sc := got["scenarios"].([]any)
 	if first := sc[0].(map[string]any); first["name"] != "opt-out" {
 		t.Errorf("first scenario = %v", first)
+	}
+}
+
+// TestLaneScenariosPerTool: the Gradle lane runs the continuous scenario
+// last, the Maven lane never (docs/decisions.md#D20), and each PASS line
+// says so.
+func TestLaneScenariosPerTool(t *testing.T) {
+	t.Parallel()
+	g, m := LaneScenarios(LaneGradle), LaneScenarios(LaneMaven)
+	if len(g) != 11 || g[10] != "continuous" || len(m) != 10 {
+		t.Errorf("gradle %v, maven %v", g, m)
+	}
+	for _, n := range m {
+		if n == "continuous" {
+			t.Errorf("the Maven lane lists the continuous scenario")
+		}
+	}
+	if s := PassSummary(LaneGradle); !strings.HasSuffix(s, "1 queued, 1 continuous") {
+		t.Errorf("gradle PASS summary %q", s)
+	}
+	if s := PassSummary(LaneMaven); !strings.Contains(s, "no continuous scenario: Maven has no continuous mode") {
+		t.Errorf("maven PASS summary %q", s)
+	}
+	if _, err := writeEvidence(t.TempDir(), passedMavenLane()); err != nil {
+		t.Errorf("a passed Maven lane without the continuous scenario: %v", err)
 	}
 }

@@ -166,7 +166,7 @@ func (r *laneRun) oneCallGoodChange(ctx context.Context) error {
 	if _, err := r.expectHold(ctx, "none"); err != nil {
 		return err
 	}
-	r.oneCall = append(r.oneCall, OneCallResult{Scenario: ScenarioNames[r.number-1], Result: call.raw, Progress: call.progress})
+	r.oneCall = append(r.oneCall, OneCallResult{Scenario: LaneScenarios(r.p.lane)[r.number-1], Result: call.raw, Progress: call.progress})
 	return nil
 }
 
@@ -231,7 +231,7 @@ func (r *laneRun) oneCallFailingChange(ctx context.Context) error {
 	if err != nil || old.status != "applied" {
 		return r.fail(err, "VERIFY A of the v5 bytes must still be applied (the JVM serves the old bytes); got %q", old.status)
 	}
-	r.oneCall = append(r.oneCall, OneCallResult{Scenario: ScenarioNames[r.number-1], Result: call.raw, Progress: call.progress})
+	r.oneCall = append(r.oneCall, OneCallResult{Scenario: LaneScenarios(r.p.lane)[r.number-1], Result: call.raw, Progress: call.progress})
 	return nil
 }
 

@@ -94,8 +94,8 @@ func Run(ctx context.Context, c Config) (*Evidence, error) {
 			continue
 		}
 		ev.Lanes = append(ev.Lanes, le)
-		fmt.Fprintf(c.Out, "PASS %s: %d scenarios (the 7 of docs/build-safety.md#3, 2 one-call, 1 queued), real two-module compiler and live agent (%.1f s); evidence %s\n",
-			lane, len(le.Scenarios), float64(le.WallMs)/1000, path)
+		fmt.Fprintf(c.Out, "PASS %s: %d scenarios (%s), real two-module compiler and live agent (%.1f s); evidence %s\n",
+			lane, len(le.Scenarios), PassSummary(lane), float64(le.WallMs)/1000, path)
 	}
 	return ev, errors.Join(failures...)
 }

@@ -29,8 +29,8 @@ const (
 // checked and which log to read.
 type ScenarioError struct {
 	Lane     Lane
-	Number   int    // 1..9
-	Scenario string // its name in ScenarioNames
+	Number   int    // 1..11
+	Scenario string // its name in LaneScenarios
 	Check    string // the pass criterion that did not hold, with what was seen
 	Log      string // the log to read
 	Err      error  // the underlying error, if any
@@ -73,18 +73,20 @@ type laneRun struct {
 	oneCall  []OneCallResult
 	queue    *QueueEvidence
 	results  []ScenarioResult
+
+	continuousEv *ContinuousEvidence
 }
 
 // fail builds the ScenarioError of the current scenario.
 func (r *laneRun) fail(err error, format string, args ...any) error {
 	return &ScenarioError{
-		Lane: r.p.lane, Number: r.number, Scenario: ScenarioNames[r.number-1],
+		Lane: r.p.lane, Number: r.number, Scenario: LaneScenarios(r.p.lane)[r.number-1],
 		Check: fmt.Sprintf(format, args...), Log: r.log, Err: err,
 	}
 }
 
-// runLane generates the lane's project and runs the seven scenarios. The
-// application is stopped on every path.
+// runLane generates the lane's project and runs its scenarios
+// (LaneScenarios). The application is stopped on every path.
 func runLane(ctx context.Context, c Config, t tools, lane Lane) (ev *LaneEvidence, err error) {
 	r := &laneRun{cfg: c, tools: t, p: project{lane: lane, root: filepath.Join(c.WorkDir, projectDirName(lane))}}
 	if err := writeProject(r.p); err != nil {
@@ -102,6 +104,10 @@ func runLane(ctx context.Context, c Config, t tools, lane Lane) (ev *LaneEvidenc
 		r.exactByteReceipts, r.upToDateBarrier, r.offlineBeforeOutput,
 		r.oneCallGoodChange, r.oneCallFailingChange, r.queuedBuilds,
 	}
+	if lane == LaneGradle {
+		scenarios = append(scenarios, r.continuous)
+	}
+	names := LaneScenarios(lane)
 	begin := time.Now()
 	for i, s := range scenarios {
 		r.number, r.log = i+1, ""
@@ -109,7 +115,7 @@ func runLane(ctx context.Context, c Config, t tools, lane Lane) (ev *LaneEvidenc
 		if err := s(ctx); err != nil {
 			return nil, err
 		}
-		res := ScenarioResult{Name: ScenarioNames[i], WallMs: time.Since(start).Milliseconds()}
+		res := ScenarioResult{Name: names[i], WallMs: time.Since(start).Milliseconds()}
 		r.results = append(r.results, res)
 		fmt.Fprintf(c.Out, "%s: %d/%d %s passed (%d ms)\n", lane, i+1, len(scenarios), res.Name, res.WallMs)
 	}
@@ -122,6 +128,7 @@ func runLane(ctx context.Context, c Config, t tools, lane Lane) (ev *LaneEvidenc
 		Receipts:   []json.RawMessage{r.receipts[0].raw, r.receipts[1].raw},
 		OneCall:    r.oneCall,
 		Queue:      r.queue,
+		Continuous: r.continuousEv,
 		WallMs:     time.Since(begin).Milliseconds(),
 		ProjectDir: r.p.root,
 	}, nil
