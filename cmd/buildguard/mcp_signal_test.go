@@ -53,33 +53,50 @@ func TestMCPSignalStopsTheRunningBuild(t *testing.T) {
 	}
 }
 
-func testMCPSignal(t *testing.T, bin string, overHTTP bool, sig syscall.Signal, want int) {
-	agent := fakeagent.NewServer(t, fakeagent.WithHeartbeat(-1))
-	dir := t.TempDir()
+// hangingServer starts `buildguard mcp` (with args after "mcp") in a new
+// project whose only build never ends on its own: it writes "PID
+// GRANDCHILD" to pids, prints a line and waits. The server is killed when
+// the test ends; in and out are its stdin and stdout.
+type hangingServer struct {
+	agent  *fakeagent.Server
+	dir    string
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    io.Reader
+	stderr *strings.Builder
+}
+
+func startHangingServer(t *testing.T, bin string, args ...string) *hangingServer {
+	t.Helper()
+	h := &hangingServer{agent: fakeagent.NewServer(t, fakeagent.WithHeartbeat(-1)), dir: t.TempDir(), stderr: &strings.Builder{}}
 	script := `sleep 300 & echo "$$ $!" > pids.tmp; mv pids.tmp pids; echo compiling; wait`
-	if err := os.WriteFile(filepath.Join(dir, ".buildguard.json"), []byte(fmt.Sprintf(`{"builds":{"hang":{"command":["sh","-c",%q]}}}`, script)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(h.dir, ".buildguard.json"), []byte(fmt.Sprintf(`{"builds":{"hang":{"command":["sh","-c",%q]}}}`, script)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"mcp", "--port-file", agent.PortFile()}
+	h.cmd = exec.Command(bin, append([]string{"mcp", "--port-file", h.agent.PortFile()}, args...)...)
+	h.cmd.Dir = h.dir
+	h.cmd.Stderr = h.stderr
+	var err error
+	if h.in, err = h.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if h.out, err = h.cmd.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.cmd.Process.Kill() })
+	return h
+}
+
+func testMCPSignal(t *testing.T, bin string, overHTTP bool, sig syscall.Signal, want int) {
+	var args []string
 	if overHTTP {
-		args = append(args, "--http", "127.0.0.1:0", "--url-file", filepath.Join(dir, "url"))
+		args = []string{"--http", "127.0.0.1:0", "--url-file", "url"}
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	h := startHangingServer(t, bin, args...)
+	agent, dir, cmd, in, out, stderr := h.agent, h.dir, h.cmd, h.in, h.out, h.stderr
 	go io.Copy(io.Discard, bufio.NewReader(out))
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{}}}`
 	if overHTTP {
@@ -108,6 +125,7 @@ func testMCPSignal(t *testing.T, bin string, overHTTP bool, sig syscall.Signal, 
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	var err error
 	select {
 	case err = <-exited:
 	case <-time.After(30 * time.Second):
@@ -149,26 +167,8 @@ func TestMCPStopEndsTaskBuilds(t *testing.T) {
 	for _, stop := range []string{"eof", "sigterm"} {
 		t.Run(stop, func(t *testing.T) {
 			t.Parallel()
-			agent := fakeagent.NewServer(t, fakeagent.WithHeartbeat(-1))
-			dir := t.TempDir()
-			script := `sleep 300 & echo "$$ $!" > pids.tmp; mv pids.tmp pids; echo compiling; wait`
-			if err := os.WriteFile(filepath.Join(dir, ".buildguard.json"), []byte(fmt.Sprintf(`{"builds":{"hang":{"command":["sh","-c",%q]}}}`, script)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(bin, "mcp", "--port-file", agent.PortFile())
-			cmd.Dir = dir
-			in, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
+			h := startHangingServer(t, bin)
+			agent, dir, cmd, in, out := h.agent, h.dir, h.cmd, h.in, h.out
 			answers := bufio.NewReader(out)
 			fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`)
 			line := make(chan string, 1)
@@ -193,6 +193,7 @@ func TestMCPStopEndsTaskBuilds(t *testing.T) {
 			}
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
+			var err error
 			select {
 			case err = <-exited:
 			case <-time.After(40 * time.Second):
