@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// Scenarios are the seven scored workflow scenarios, in execution order
-// (docs/build-safety.md#4).
+// Scenarios are the ten scored workflow scenarios, in execution order: the
+// seven of docs/build-safety.md#4, the two one-call scenarios of
+// docs/safe-build.md#5 and #6, and concurrent-safe-builds (docs/decisions.md#D18).
 var Scenarios = []string{
 	"successful-reload",
 	"mixed-batch",
@@ -26,7 +27,7 @@ var Scenarios = []string{
 	"concurrent-safe-builds",
 }
 
-// Extension is the unscored pause/resume run after the seven.
+// Extension is the unscored pause/resume run after the scored scenarios.
 const Extension = "pause-resume"
 
 // Row statuses.
@@ -122,7 +123,7 @@ type Recorder struct {
 	firstErr error
 }
 
-// NewRecorder starts a recorder for lane: a setup row, the seven scenarios and
+// NewRecorder starts a recorder for lane: a setup row, the scored scenarios and
 // the extension, all not_run.
 func NewRecorder(lane string) *Recorder {
 	r := &Recorder{lane: lane, start: time.Now(), rows: map[string]*Row{}}

@@ -114,7 +114,7 @@ type LaneReport struct {
 // directory with spaces, generates and starts the consumer JVM, starts
 // `buildguard mcp --project-dir <project> --port-file agent.port` from the
 // install directory through the lane's client, runs the setup checks, the
-// seven scenarios and the pause/resume extension, and writes evaluation.json
+// scored scenarios and the pause/resume extension, and writes evaluation.json
 // (always) and evidence.json (only on a full pass) into WorkDir. The JVM and
 // the server are stopped on every path. The error names the lane, the step
 // and the call.
