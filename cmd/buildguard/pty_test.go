@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,18 +191,48 @@ func TestWrapSIGKILLUnderPTYEndsBuild(t *testing.T) {
 // terminalRun is the wrapper running with a pty's tty as the user's terminal.
 type terminalRun struct {
 	cmd    *exec.Cmd
+	dir    string        // its working directory, its own project
 	exited chan error    // receives the wrapper's Wait once
-	screen bytes.Buffer  // what the terminal showed; complete once copied is closed
+	screen lockedBuffer  // what the terminal showed; complete once copied is closed
 	copied chan struct{} // closed when the terminal's output ended
+}
+
+// lockedBuffer is a buffer one goroutine writes while another reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitScreen waits (bounded) until the terminal has shown s; when it does
+// not, it kills the wrapper and fails the test.
+func (r *terminalRun) waitScreen(t *testing.T, s string) {
+	t.Helper()
+	if !wait.Until(30*time.Second, func() bool { return strings.Contains(r.screen.String(), s) }) {
+		r.cmd.Process.Kill()
+		<-r.exited
+		t.Fatalf("the terminal did not show %q within 30s:\n%q", s, r.screen.String())
+	}
 }
 
 // startOnTerminal starts the wrapper with args, and env added to ours, on
 // tty (stdin, stdout and stderr), and copies what the terminal shows.
 func startOnTerminal(t *testing.T, bin string, ptmx, tty *os.File, env []string, args ...string) *terminalRun {
 	t.Helper()
-	r := &terminalRun{cmd: exec.Command(bin, args...), exited: make(chan error, 1), copied: make(chan struct{})}
+	r := &terminalRun{cmd: exec.Command(bin, args...), dir: t.TempDir(), exited: make(chan error, 1), copied: make(chan struct{})}
 	r.cmd.Env = append(os.Environ(), env...)
-	r.cmd.Dir = t.TempDir() // its own project: the builds of one project take turns (docs/decisions.md#D18)
+	r.cmd.Dir = r.dir // its own project: the builds of one project take turns (docs/decisions.md#D18)
 	r.cmd.Stdin, r.cmd.Stdout, r.cmd.Stderr = tty, tty, tty
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)

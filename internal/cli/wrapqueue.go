@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/buildguard/buildguard/buildguard"
 	"github.com/buildguard/buildguard/internal/buildqueue"
 )
 
@@ -24,7 +25,10 @@ const wrapFront = "terminal"
 // directory, its project (docs/decisions.md#D18): it waits for the turn,
 // saying on stderr where it stands, and releases the turn when the build
 // has ended. The wrapper waits until its turn comes or a signal ends it.
+// A cycle of a continuous build waits while the build may hold our
+// terminal in raw mode (pty), so the lines go through the raw-safe writer.
 func wrapAdmit(argv []string, stderr io.Writer, log hclog.Logger) func(context.Context) ([]string, func(), error) {
+	stderr = buildguard.LogWriter(stderr)
 	return func(ctx context.Context) ([]string, func(), error) {
 		wd, err := os.Getwd()
 		if err != nil {
