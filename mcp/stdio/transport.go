@@ -65,7 +65,7 @@ const (
 //
 // Calls of BuildTool run beside the reader without taking the slot: while
 // one runs, every other request is served as usual (a second build call
-// reaches the tool, which refuses it). notifications/cancelled naming a
+// reaches the tool too, which queues it behind the first: docs/decisions.md#D18). notifications/cancelled naming a
 // build call, or EOF, cancels it as it does the batch; at EOF the wait is
 // BuildDrainTimeout. Of the server's own messages only responses and
 // notifications/progress reach Out.
