@@ -25,11 +25,14 @@ type Tool struct {
 	// CLI is the tool's command-line subcommand.
 	CLI CLIForm
 
-	description  string
-	inputSchema  agentproto.Object
+	description string
+	// inputSchema builds the input schema. A process does not call it: the
+	// encoded schemas of schemas_gen.go stand for it, generated from it and
+	// checked against it by TestGeneratedSchemas (docs/performance.md#2).
+	inputSchema  func() agentproto.Object
 	outputSchema string // JSON Schema 2020-12 (docs/mcp-server.md#4.11), any layout
 	// compactInput and compactOutput are the two schemas as tools/list
-	// sends them, encoded once by [All] (docs/performance.md#2).
+	// sends them, taken by [All] from schemas_gen.go.
 	compactInput, compactOutput json.RawMessage
 	annotations                 *sdkmcp.ToolAnnotations
 	// timeout is the default timeoutMs (docs/decisions.md#D7).
@@ -68,24 +71,36 @@ const (
 )
 
 // All returns the tools in tools/list order (docs/mcp-server.md#4.1). Adding a
-// tool means adding its constructor here, in its own file. The list is
-// built, and each schema encoded, once per process: every server, service
-// and CLI command of a process shares the same read-only tools
-// (docs/performance.md#2); the slice is the caller's.
+// tool means adding its constructor here, in its own file, and running
+// go generate (TestGeneratedSchemas fails until then). The list is built
+// once per process, with the schemas encoded when the binary was built:
+// every server, service and CLI command of a process shares the same
+// read-only tools (docs/performance.md#2); the slice is the caller's.
 func All() []*Tool { return slices.Clone(all()) }
 
+//go:generate go test -run ^TestGeneratedSchemas$ -update .
+
 var all = sync.OnceValue(func() []*Tool {
-	list := []*Tool{
+	list := constructors()
+	for _, t := range list {
+		in, out, ok := encodedSchemas(t.Name)
+		if !ok { // not generated yet: encode them now, as go generate would
+			in, out = string(t.encodeInputSchema()), string(t.compactOutputSchema())
+		}
+		t.compactInput, t.compactOutput = json.RawMessage(in), json.RawMessage(out)
+	}
+	return list
+})
+
+// constructors builds the tools, in tools/list order, without their
+// encoded schemas.
+func constructors() []*Tool {
+	return []*Tool{
 		statusTool(), doctorTool(), scanTool(), pendingTool(), diagnoseTool(),
 		reloadControlTool(), buildTool(), verifyTool(), verifyBatchTool(),
 		safeBuildTool(),
 	}
-	for _, t := range list {
-		t.compactOutput = t.compactOutputSchema()
-		t.compactInput = mustMarshal(t.Name, t.inputSchema)
-	}
-	return list
-})
+}
 
 // Names lists the tools' names in tools/list order.
 func Names() []string {
@@ -134,7 +149,7 @@ func (t *Tool) compactOutputSchema() json.RawMessage {
 func (t *Tool) Definition() *sdkmcp.Tool {
 	in, out := t.compactInput, t.compactOutput
 	if in == nil { // a Tool not from All
-		in, out = mustMarshal(t.Name, t.inputSchema), t.compactOutputSchema()
+		in, out = t.encodeInputSchema(), t.compactOutputSchema()
 	}
 	return &sdkmcp.Tool{
 		Name:         t.Name,
@@ -145,12 +160,12 @@ func (t *Tool) Definition() *sdkmcp.Tool {
 	}
 }
 
-// mustMarshal encodes a tool's input schema; failing is a build defect,
-// caught by the toolsnaps.
-func mustMarshal(name string, schema agentproto.Object) json.RawMessage {
-	in, err := json.Marshal(schema)
+// encodeInputSchema builds and encodes the tool's input schema; failing is
+// a build defect, caught by the toolsnaps.
+func (t *Tool) encodeInputSchema() json.RawMessage {
+	in, err := json.Marshal(t.inputSchema())
 	if err != nil {
-		panic(fmt.Sprintf("input schema of %s: %v", name, err))
+		panic(fmt.Sprintf("input schema of %s: %v", t.Name, err))
 	}
 	return in
 }

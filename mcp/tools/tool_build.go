@@ -14,10 +14,12 @@ func buildTool() *Tool {
 	return &Tool{
 		Name:        ToolBuild,
 		description: "Signal the compile state to the agent. Send started and wait for its acknowledgement before compiling; send ok only after the compiler exited 0, failed otherwise. Use one unique owner token for started, ok and failed and keep it: only that owner's successful build releases a held output, and SCAN cannot. An acknowledgement is not reload completion.",
-		inputSchema: inputSchema(timeoutDescription(sessionTimeout), object(
-			"state", object("type", "string", "enum", []string{"started", "ok", "failed"}, "description", "started before compiling; ok after exit 0; failed otherwise."),
-			"owner", object("type", "string", "maxLength", 64, "pattern", ownerPattern, "description", "Owner token of this build, 1-64 ASCII letters, digits, _ or -. Keep it for recovery."),
-		), "state", "owner"),
+		inputSchema: func() agentproto.Object {
+			return inputSchema(timeoutDescription(sessionTimeout), object(
+				"state", object("type", "string", "enum", []string{"started", "ok", "failed"}, "description", "started before compiling; ok after exit 0; failed otherwise."),
+				"owner", object("type", "string", "maxLength", 64, "pattern", ownerPattern, "description", "Owner token of this build, 1-64 ASCII letters, digits, _ or -. Keep it for recovery."),
+			), "state", "owner")
+		},
 		outputSchema: buildOutputSchema,
 		annotations:  mutating(),
 		timeout:      sessionTimeout,

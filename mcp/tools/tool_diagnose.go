@@ -14,9 +14,11 @@ func diagnoseTool() *Tool {
 	return &Tool{
 		Name:        ToolDiagnose,
 		description: "Explain the last reload of one class. className (a binary class name such as app.Main$Inner) is required.",
-		inputSchema: inputSchema(timeoutDescription(simpleTimeout), object(
-			"className", stringProp(maxClassNameLen, "Binary class name, e.g. com.example.Service$Inner."),
-		), "className"),
+		inputSchema: func() agentproto.Object {
+			return inputSchema(timeoutDescription(simpleTimeout), object(
+				"className", stringProp(maxClassNameLen, "Binary class name, e.g. com.example.Service$Inner."),
+			), "className")
+		},
 		outputSchema: diagnoseOutputSchema,
 		annotations:  readOnly(),
 		timeout:      simpleTimeout,

@@ -14,7 +14,7 @@ func doctorTool() *Tool {
 	return &Tool{
 		Name:         ToolDoctor,
 		description:  "Read correlated JVM, session, watch and capability evidence from the agent. Compare pid, workingDirectory and sessionId with the application you mean before acting; the evidence does not prove coverage, the project root or any reload.",
-		inputSchema:  inputSchema(timeoutDescription(sessionTimeout), nil),
+		inputSchema:  func() agentproto.Object { return inputSchema(timeoutDescription(sessionTimeout), nil) },
 		outputSchema: doctorOutputSchema,
 		annotations:  readOnly(),
 		timeout:      sessionTimeout,

@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"strings"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
 
 // ToolPending lists the changes that need an application restart.
@@ -12,7 +14,7 @@ func pendingTool() *Tool {
 	return &Tool{
 		Name:         ToolPending,
 		description:  "List the changes the agent could not hot-reload and that need an application restart. Silence is never reported as nothing pending.",
-		inputSchema:  inputSchema(timeoutDescription(simpleTimeout), nil),
+		inputSchema:  func() agentproto.Object { return inputSchema(timeoutDescription(simpleTimeout), nil) },
 		outputSchema: pendingOutputSchema,
 		annotations:  readOnly(),
 		timeout:      simpleTimeout,

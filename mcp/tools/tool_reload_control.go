@@ -14,9 +14,11 @@ func reloadControlTool() *Tool {
 	return &Tool{
 		Name:        ToolReloadControl,
 		description: "Pause, resume or inspect automatic reload admission. Pending changes are kept, resume never releases BUILD holds, an acknowledgement is not completion, and the switch is agent-wide.",
-		inputSchema: inputSchema(timeoutDescription(sessionTimeout), object(
-			"action", object("type", "string", "maxLength", maxArgLength, "enum", []string{"pause", "resume", "status"}, "description", "pause, resume or status."),
-		), "action"),
+		inputSchema: func() agentproto.Object {
+			return inputSchema(timeoutDescription(sessionTimeout), object(
+				"action", object("type", "string", "maxLength", maxArgLength, "enum", []string{"pause", "resume", "status"}, "description", "pause, resume or status."),
+			), "action")
+		},
 		outputSchema: reloadControlOutputSchema,
 		annotations:  mutating(),
 		timeout:      sessionTimeout,

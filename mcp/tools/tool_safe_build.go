@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/buildguard"
 	"github.com/buildguard/buildguard/internal/diagnostics"
 	"github.com/buildguard/buildguard/internal/safebuild"
@@ -30,9 +31,11 @@ func safeBuildTool() *Tool {
 			"On any other outcome (failed, cancelled, timeout, refused) the JVM keeps serving its old classes: read diagnostics (the compiler's errors with file and line, errors first) and detail, fix the code, call again; the whole log is a resource link. " +
 			"Builds of a project run one at a time in arrival order, across every server and terminal: a call while another build runs waits its turn instead of failing (its progress says where it stands), and a call identical to one still waiting joins it and gets the same result. " +
 			"Send a progressToken for progress; cancellable through notifications/cancelled. Use reclazz_build only for a build you must run yourself.",
-		inputSchema: inputSchema("Time limit of the whole build in milliseconds, as an integer string, 1-60000. Default 600000 (10 minutes), or the build's timeoutSeconds from .buildguard.json.", object(
-			"build", object("type", "string", "maxLength", 64, "pattern", safeBuildNamePattern, "description", "Name of a build configured in .buildguard.json (or gradle/maven when detected). Default: its defaultBuild."),
-		)),
+		inputSchema: func() agentproto.Object {
+			return inputSchema("Time limit of the whole build in milliseconds, as an integer string, 1-60000. Default 600000 (10 minutes), or the build's timeoutSeconds from .buildguard.json.", object(
+				"build", object("type", "string", "maxLength", 64, "pattern", safeBuildNamePattern, "description", "Name of a build configured in .buildguard.json (or gradle/maven when detected). Default: its defaultBuild."),
+			))
+		},
 		outputSchema: safeBuildOutputSchema,
 		annotations:  mutating(),
 		check:        checkSafeBuild,

@@ -2,6 +2,8 @@ package tools
 
 import (
 	"context"
+
+	"github.com/buildguard/buildguard/agentproto"
 )
 
 // ToolScan asks the agent for an immediate scan of its watched output.
@@ -11,7 +13,7 @@ func scanTool() *Tool {
 	return &Tool{
 		Name:         ToolScan,
 		description:  "Ask the agent for an immediate scan of its watched output. Dispatch only: it confirms neither acceptance nor reload completion, and it cannot release a failed build.",
-		inputSchema:  inputSchema(timeoutDescription(simpleTimeout), nil),
+		inputSchema:  func() agentproto.Object { return inputSchema(timeoutDescription(simpleTimeout), nil) },
 		outputSchema: scanOutputSchema,
 		annotations:  mutating(),
 		timeout:      simpleTimeout,

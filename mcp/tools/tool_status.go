@@ -13,7 +13,7 @@ func statusTool() *Tool {
 	return &Tool{
 		Name:         ToolStatus,
 		description:  "Report whether the Reclazz agent is attached and its health, as JSON. Never a tool error: an unreachable agent is attached:false with a reason.",
-		inputSchema:  inputSchema(timeoutDescription(simpleTimeout), nil),
+		inputSchema:  func() agentproto.Object { return inputSchema(timeoutDescription(simpleTimeout), nil) },
 		outputSchema: statusOutputSchema,
 		annotations:  readOnly(),
 		timeout:      simpleTimeout,

@@ -16,10 +16,12 @@ func verifyTool() *Tool {
 	return &Tool{
 		Name:        ToolVerify,
 		description: "Exact-byte completion check of one class: does the running JVM hold the class file with this SHA-256? Only status applied counts as success; the result is a point-in-time receipt, so poll with a deadline.",
-		inputSchema: inputSchema(timeoutDescription(sessionTimeout), object(
-			"className", stringProp(maxClassNameLen, "Binary class name, e.g. com.example.Service$Inner."),
-			"sha256", stringProp(maxArgLength, "Lower-case hex SHA-256 (64 digits) of the compiled class file."),
-		), "className", "sha256"),
+		inputSchema: func() agentproto.Object {
+			return inputSchema(timeoutDescription(sessionTimeout), object(
+				"className", stringProp(maxClassNameLen, "Binary class name, e.g. com.example.Service$Inner."),
+				"sha256", stringProp(maxArgLength, "Lower-case hex SHA-256 (64 digits) of the compiled class file."),
+			), "className", "sha256")
+		},
 		outputSchema: verifyOutputSchema,
 		annotations:  readOnly(),
 		timeout:      sessionTimeout,

@@ -14,21 +14,23 @@ import (
 const ToolVerifyBatch = "reclazz_verify_batch"
 
 func verifyBatchTool() *Tool {
-	item := object(
-		"type", "object",
-		"additionalProperties", false,
-		"properties", object(
-			"className", stringProp(maxClassNameLen, "Binary class name, e.g. com.example.Service$Inner."),
-			"sha256", object("type", "string", "maxLength", 64, "pattern", sha256Pattern, "description", "Lower-case hex SHA-256 (64 digits) of the compiled class file."),
-		),
-		"required", []string{"className", "sha256"},
-	)
 	return &Tool{
 		Name:        ToolVerifyBatch,
 		description: "Verify 1-32 unique className/sha256 pairs in order on one connection within one total timeout. Only allApplied confirms the individual receipts, and the batch is never atomic. Cancellable through notifications/cancelled; there is no automatic retry.",
-		inputSchema: inputSchema(fmt.Sprintf("Total budget in milliseconds for connect, handshake and every receipt, as an integer string, 1-%d. Default %d.", maxTimeoutMs, sessionTimeout.Milliseconds()), object(
-			"items", object("type", "array", "minItems", 1, "maxItems", maxBatchItems, "items", item),
-		), "items"),
+		inputSchema: func() agentproto.Object {
+			item := object(
+				"type", "object",
+				"additionalProperties", false,
+				"properties", object(
+					"className", stringProp(maxClassNameLen, "Binary class name, e.g. com.example.Service$Inner."),
+					"sha256", object("type", "string", "maxLength", 64, "pattern", sha256Pattern, "description", "Lower-case hex SHA-256 (64 digits) of the compiled class file."),
+				),
+				"required", []string{"className", "sha256"},
+			)
+			return inputSchema(fmt.Sprintf("Total budget in milliseconds for connect, handshake and every receipt, as an integer string, 1-%d. Default %d.", maxTimeoutMs, sessionTimeout.Milliseconds()), object(
+				"items", object("type", "array", "minItems", 1, "maxItems", maxBatchItems, "items", item),
+			), "items")
+		},
 		outputSchema: verifyBatchOutputSchema,
 		annotations:  readOnly(),
 		timeout:      sessionTimeout,
