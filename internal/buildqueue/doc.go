@@ -5,8 +5,9 @@
 // terminal wrapper with the Gradle and Maven integrations that go through
 // it.
 //
-// The queue of a project lives in DIR/.buildguard/queue/, never followed
-// through a symlink. Each waiting or running build owns one ticket file
+// The queue of a project lives in ROOT/.buildguard/queue/ of the project's
+// root (Root: one rule for every front, whatever directory of the project
+// a build starts in), never followed through a symlink. Each waiting or running build owns one ticket file
 // there, numbered in arrival order, and holds an OS lock on it
 // (internal/filelock) for as long as it waits or runs; the kernel drops
 // that lock when its holder dies, so a ticket whose lock can be taken is

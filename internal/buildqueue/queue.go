@@ -118,7 +118,9 @@ func New(cfg Config) *Queue {
 
 // Request is one build asking for its turn.
 type Request struct {
-	// Project is the project directory, absolute. Required.
+	// Project is a directory of the project, absolute: its root (Root),
+	// where the build was started or any directory below, selects the
+	// queue. Required.
 	Project string
 	// Name is what the builds behind see: the build's name, or the
 	// wrapper's command.
@@ -245,7 +247,10 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	dir, err := queueDir(req.Project)
+	if !filepath.IsAbs(req.Project) {
+		return nil, fmt.Errorf("%w: the project directory %q is not absolute", ErrUnusable, req.Project)
+	}
+	dir, err := queueDir(Root(req.Project))
 	if err != nil {
 		return nil, err
 	}
@@ -334,9 +339,6 @@ func sameDir(a, b string) bool {
 // queueDir returns project/.buildguard/queue, creating what is missing and
 // refusing a symlink (or anything but a directory) at either step.
 func queueDir(project string) (string, error) {
-	if !filepath.IsAbs(project) {
-		return "", fmt.Errorf("%w: the project directory %q is not absolute", ErrUnusable, project)
-	}
 	state := filepath.Join(project, StateDir)
 	if err := ensureDir(state, 0o755); err != nil {
 		return "", err

@@ -21,8 +21,9 @@ const wrapHeartbeat = 30 * time.Second
 // wrapFront is how the builds behind a wrapper see where it came from.
 const wrapFront = "terminal"
 
-// wrapAdmit is the wrapper's turn in the build queue of its working
-// directory, its project (docs/decisions.md#D18): it waits for the turn,
+// wrapAdmit is the wrapper's turn in the build queue of its project, whose
+// root is found from the working directory as for every front
+// (buildqueue.Root, docs/safe-build.md#4): it waits for the turn,
 // saying on stderr where it stands, and releases the turn when the build
 // has ended. The wrapper waits until its turn comes or a signal ends it.
 // A cycle of a continuous build waits while the build may hold our
