@@ -68,6 +68,9 @@ type Server struct {
 	drain   time.Duration
 	sdk     *sdkmcp.Server
 	names   []string // the tools in tools/list order
+	// outputs are the tools' output schemas as tools/list sends them; the
+	// SDK holds its own value of each (tools.Definition).
+	outputs map[string]json.RawMessage
 
 	httpCalls *httpfront.Calls // the HTTP requests in flight
 	tasks     *mcptask.Store   // the safe builds that run as tasks (docs/decisions.md#D17)
@@ -84,7 +87,11 @@ func NewServer(cfg Config) *Server {
 		log:      cfg.Logger,
 		drain:    cfg.DrainTimeout,
 		names:    tools.Names(),
+		outputs:  map[string]json.RawMessage{},
 		sessions: map[*sdkmcp.ServerSession]string{},
+	}
+	for _, name := range s.names {
+		s.outputs[name], _ = tools.OutputSchema(name)
 	}
 	if s.version == "" {
 		s.version = "dev"
@@ -357,11 +364,14 @@ func renderAnnotations(a *sdkmcp.ToolAnnotations) *wireAnnotations {
 }
 
 // renderTool is one tools/list entry in the shape of version v.
-func renderTool(t *sdkmcp.Tool, v string) wireTool {
+func (s *Server) renderTool(t *sdkmcp.Tool, v string) wireTool {
 	sh := shapeFor(v)
 	w := wireTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
 	if sh.outputSchema {
 		w.OutputSchema = t.OutputSchema
+		if out, ok := s.outputs[t.Name]; ok {
+			w.OutputSchema = out
+		}
 	}
 	if sh.annotations {
 		w.Annotations = renderAnnotations(t.Annotations)
@@ -397,7 +407,7 @@ func (s *Server) renderToolList(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 			out.ResultType, out.TTLMs, out.CacheScope = resultTypeComplete, ptr(list.TTLMs), list.CacheScope
 		}
 		for _, t := range sorted {
-			out.Tools = append(out.Tools, renderTool(t, v))
+			out.Tools = append(out.Tools, s.renderTool(t, v))
 		}
 		return out, nil
 	}

@@ -82,9 +82,9 @@ func toolOutputSchemas(t *testing.T) map[string]*jsonschema.Schema {
 	t.Helper()
 	out := map[string]*jsonschema.Schema{}
 	for _, def := range Definitions() {
-		raw, ok := def.OutputSchema.(json.RawMessage)
+		raw, ok := OutputSchema(def.Name) // as tools/list sends it
 		if !ok {
-			t.Fatalf("%s: output schema is %T", def.Name, def.OutputSchema)
+			t.Fatalf("%s: no output schema", def.Name)
 		}
 		out[def.Name] = compileSchema(t, def.Name, raw)
 	}
@@ -100,7 +100,8 @@ func TestSchemasCompile(t *testing.T) {
 		}
 		compileSchema(t, def.Name+"-input", in)
 		var out map[string]any
-		_ = json.Unmarshal(def.OutputSchema.(json.RawMessage), &out)
+		raw, _ := OutputSchema(def.Name)
+		_ = json.Unmarshal(raw, &out)
 		_, hasDraft := out["$schema"]
 		if hasDraft == (def.Name == ToolReloadControl) || out["type"] != "object" {
 			t.Errorf("%s: $schema present=%v, type=%v (docs/mcp-server.md#4.11: all but reload_control carry $schema)", def.Name, hasDraft, out["type"])
@@ -133,7 +134,8 @@ func TestOutputSchemaMutations(t *testing.T) {
 		var schema struct{ Required []string }
 		for _, def := range Definitions() {
 			if def.Name == smp.tool {
-				_ = json.Unmarshal(def.OutputSchema.(json.RawMessage), &schema)
+				raw, _ := OutputSchema(def.Name)
+				_ = json.Unmarshal(raw, &schema)
 			}
 		}
 		mutate := func(label string, change func(m map[string]json.RawMessage)) {
@@ -215,7 +217,8 @@ func TestSchemasUseOneTypePerSchema(t *testing.T) {
 		}
 	}
 	for _, def := range Definitions() {
-		for _, schema := range []any{def.InputSchema, def.OutputSchema} {
+		out, _ := OutputSchema(def.Name)
+		for _, schema := range []any{def.InputSchema, out} {
 			raw, err := json.Marshal(schema)
 			if err != nil {
 				t.Fatal(err)

@@ -151,11 +151,19 @@ func (t *Tool) Definition() *sdkmcp.Tool {
 	if in == nil { // a Tool not from All
 		in, out = t.encodeInputSchema(), t.compactOutputSchema()
 	}
+	// go-sdk checks an output schema of its own type without encoding and
+	// decoding it (about 0.6 ms for the ten at start, docs/performance.md#2);
+	// TestGeneratedSchemas proves the value encodes to the bytes tools/list
+	// sends.
+	var sdkOut any = out
+	if s := sdkOutputSchema(t.Name); s != nil && t.compactOutput != nil {
+		sdkOut = s
+	}
 	return &sdkmcp.Tool{
 		Name:         t.Name,
 		Description:  t.description,
 		InputSchema:  in,
-		OutputSchema: out,
+		OutputSchema: sdkOut,
 		Annotations:  t.annotations,
 	}
 }
