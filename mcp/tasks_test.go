@@ -102,13 +102,18 @@ func decodeAnswer(t *testing.T, b []byte, id int) (map[string]json.RawMessage, i
 		ID     json.RawMessage            `json:"id"`
 		Result map[string]json.RawMessage `json:"result"`
 		Error  *struct {
-			Code int64 `json:"code"`
+			Code int64           `json:"code"`
+			Data json.RawMessage `json:"data"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(b, &m); err != nil || string(m.ID) != fmt.Sprint(id) {
 		t.Fatalf("answer %q to request %d: %v", b, id, err)
 	}
 	if m.Error != nil {
+		if m.Error.Data != nil {
+			// An error's data, for the errors that have one.
+			return map[string]json.RawMessage{"data": m.Error.Data}, m.Error.Code
+		}
 		return nil, m.Error.Code
 	}
 	return m.Result, 0
@@ -337,7 +342,8 @@ func TestSafeBuildTaskCancel(t *testing.T) {
 }
 
 // TestTaskErrors: the SEP's errors over both transports: -32021 for a
-// request that did not declare the extension, -32602 for an unknown id,
+// request that did not declare the extension (naming it in its data, which
+// the 2026-07-28 schema requires), -32602 for an unknown id,
 // -32601 for the removed tasks/result and tasks/list; over HTTP -32020 for
 // an Mcp-Name that is not the taskId and 401 without the token.
 func TestTaskErrors(t *testing.T) {
@@ -360,8 +366,14 @@ func TestTaskErrors(t *testing.T) {
 			for _, m := range []string{mcptask.MethodGet, mcptask.MethodCancel, mcptask.MethodUpdate} {
 				p := taskParams(id, false)
 				p["inputResponses"] = map[string]any{}
-				if _, code := c.call(m, p); code != mcptask.CodeMissingCapability {
-					t.Errorf("%s without the declaration: error %d, want -32021", m, code)
+				refused, code := c.call(m, p)
+				var data struct {
+					Required struct {
+						Extensions map[string]json.RawMessage `json:"extensions"`
+					} `json:"requiredCapabilities"`
+				}
+				if code != mcptask.CodeMissingCapability || json.Unmarshal(refused["data"], &data) != nil || data.Required.Extensions[mcptask.ExtensionID] == nil {
+					t.Errorf("%s without the declaration: error %d with data %s, want -32021 naming %s in data.requiredCapabilities.extensions", m, code, refused["data"], mcptask.ExtensionID)
 				}
 				// Without _meta: a stdio session's request never declared the
 				// extension (-32021); over HTTP a 2026-07-28 request (by its

@@ -60,8 +60,17 @@ func MustMarshal(m map[string]json.RawMessage) json.RawMessage {
 	return b
 }
 
+// errorsWithData are the errors that keep their data; the 2026-07-28 schema
+// requires it of both. -32022: a client picks a version from
+// data.supported; -32021: data.requiredCapabilities names what to declare.
+var errorsWithData = map[int64]bool{
+	sdkmcp.CodeUnsupportedProtocolVersion:        true,
+	sdkmcp.CodeMissingRequiredClientCapabilities: true,
+}
+
 // EncodeResponse renders resp with the request's id literal, keys in the
-// order jsonrpc, id, result|error. An error never carries code 0 or data.
+// order jsonrpc, id, result|error. An error never carries code 0, nor data
+// unless it is one of errorsWithData.
 func EncodeResponse(id json.RawMessage, resp *jsonrpc.Response) []byte {
 	if resp.Error != nil {
 		code, message := int64(jsonrpc.CodeInternalError), resp.Error.Error()
@@ -72,8 +81,7 @@ func EncodeResponse(id json.RawMessage, resp *jsonrpc.Response) []byte {
 			if we.Code != 0 {
 				code = we.Code
 			}
-			if we.Code == sdkmcp.CodeUnsupportedProtocolVersion && json.Valid(we.Data) {
-				// A 2026-07-28 client picks a version from the data.
+			if errorsWithData[we.Code] && json.Valid(we.Data) {
 				data = we.Data
 			}
 		}
@@ -95,7 +103,7 @@ func EncodeError(id json.RawMessage, code int64, message string) []byte {
 }
 
 // encodeErrorData is EncodeError with a data member when data is not empty
-// (only -32022, the unsupported version of a 2026-07-28 request, has one).
+// (only -32022 and -32021 have one: errorsWithData).
 func encodeErrorData(id json.RawMessage, code int64, message string, data json.RawMessage) []byte {
 	if code == 0 {
 		code = jsonrpc.CodeInternalError
