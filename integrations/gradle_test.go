@@ -45,6 +45,7 @@ type gradleFixture struct {
 	env        []string // environment for gradle, complete
 	tmp        string   // java.io.tmpdir of the JVM that runs the outer build
 	daemon     bool     // run the outer build in a Gradle daemon
+	home       string   // GRADLE_USER_HOME, private to the fixture
 }
 
 // newGradleFixture generates the fixture. With daemon set, every outer build
@@ -83,6 +84,7 @@ func newGradleFixture(t *testing.T, daemon bool) *gradleFixture {
 		fake:       newFakeBuildguard(t, filepath.Join(base, "tools dir"), "fake buildguard"),
 		tmp:        tmp,
 		daemon:     daemon,
+		home:       home,
 	}
 	if daemon {
 		props := "org.gradle.jvmargs=-Xmx512m -Djava.io.tmpdir=" + tmp + "\norg.gradle.daemon.idletimeout=120000\n"
@@ -91,8 +93,7 @@ func newGradleFixture(t *testing.T, daemon bool) *gradleFixture {
 		}
 		f.env = baseEnv("GRADLE_USER_HOME=" + home)
 		t.Cleanup(func() {
-			run(t, root, f.env, "gradle", "--stop")
-			waitForDaemonExit(t, home)
+			f.stopDaemons(t)
 		})
 	} else {
 		// The outer build runs in the client JVM (--no-daemon with default JVM
@@ -385,9 +386,47 @@ func TestGradleInitScriptInDaemon(t *testing.T) {
 		})
 	}
 
+	// Gradle 4.4.1 on Java 9+ cannot update a reused daemon's environment, so
+	// a daemon started by a build that had BUILDGUARD_SAFE_BUILD_ACTIVE set
+	// (the shims and every safe build set it) still sees it in a later plain
+	// build. The task cannot tell that from a real nesting, so its refusal
+	// must say how to get out. Where the daemon does take the new environment,
+	// the safe build runs instead.
+	t.Run("a daemon started inside a safe build: the refusal says how to get out", func(t *testing.T) {
+		f.stopDaemons(t)
+		seeded := append(f.env[:len(f.env):len(f.env)], activeEnv+"=1")
+		if res := f.gradle(t, seeded, "help"); res.exit != 0 {
+			t.Fatalf("seeding a daemon: gradle help exit %d\nstderr:\n%s", res.exit, res.stderr)
+		}
+		f.fake.reset(t)
+		res := f.gradle(t, f.env, f.safeBuildArgs("-Pbuildguard.owner=stale-env", "-Pbuildguard.port=4000")...)
+		if res.exit == 0 {
+			f.fake.onlyCall(t) // the daemon took the new environment: the build ran
+			return
+		}
+		mustContain(t, "stderr", res.stderr, "Nested buildguard safe build refused")
+		mustContain(t, "stderr", res.stderr, "If no safe build is running, this Gradle daemon kept BUILDGUARD_SAFE_BUILD_ACTIVE from the safe build that started it: run gradle --stop, or add --no-daemon")
+		if calls := f.fake.calls(t); len(calls) != 0 {
+			t.Errorf("buildguard ran %d times after the refusal: %+v", len(calls), calls)
+		}
+		f.stopDaemons(t)
+		f.fake.reset(t)
+		if res := f.gradle(t, f.env, f.safeBuildArgs("-Pbuildguard.owner=after-stop", "-Pbuildguard.port=4000")...); res.exit != 0 {
+			t.Fatalf("after gradle --stop the safe build still fails: exit %d\nstderr:\n%s", res.exit, res.stderr)
+		}
+		f.fake.onlyCall(t)
+	})
+
 	if left := f.leftoverCaches(t); len(left) != 0 {
 		t.Errorf("temporary project cache dirs left behind: %q", left)
 	}
+}
+
+// stopDaemons stops the fixture's Gradle daemons and waits until they are gone.
+func (f *gradleFixture) stopDaemons(t *testing.T) {
+	t.Helper()
+	run(t, f.root, f.env, "gradle", "--stop")
+	waitForDaemonExit(t, f.home)
 }
 
 // daemonExitTimeout bounds the wait for a stopped Gradle daemon to go away.
