@@ -73,7 +73,12 @@ type Server struct {
 	outputs map[string]json.RawMessage
 
 	httpCalls *httpfront.Calls // the HTTP requests in flight
-	tasks     *mcptask.Store   // the safe builds that run as tasks (docs/decisions.md#D17)
+	// addTools registers the ten tools with the SDK, in the background,
+	// once: at the first request (awaitTools) or when HTTP is served.
+	// toolsAdded is closed when it is done.
+	addTools   func()
+	toolsAdded chan struct{}
+	tasks      *mcptask.Store // the safe builds that run as tasks (docs/decisions.md#D17)
 
 	mu       sync.Mutex
 	sessions map[*sdkmcp.ServerSession]string // stdio: negotiated version; absent = before initialize
@@ -115,9 +120,6 @@ func NewServer(cfg Config) *Server {
 		SupportedProtocolVersions: sdkVersions(),
 		Logger:                    newSlogLogger(s.log.Named("sdk")),
 	})
-	for _, t := range tools.Definitions() {
-		s.sdk.AddTool(t, s.handleTool)
-	}
 	// The logs failed safe builds link to (docs/safe-build.md#12); the
 	// handler reads build logs only.
 	s.sdk.AddResourceTemplate(&sdkmcp.ResourceTemplate{
@@ -132,9 +134,41 @@ func NewServer(cfg Config) *Server {
 	// handlers. A safe build that becomes a task runs the rest of the chain
 	// (shaping included) as its work, detached from the request's
 	// cancellation, which the HTTP middleware ties to its request.
-	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.httpCalls.Middleware, s.initialize,
+	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.awaitTools, s.httpCalls.Middleware, s.initialize,
 		ext.Middleware, ext.ToolCalls(taskPolicy, msgTaskStarted), s.renderToolList, s.renderToolCall)
+	s.toolsAdded = make(chan struct{})
+	s.addTools = sync.OnceFunc(func() { go s.registerTools() })
 	return s
+}
+
+// registerTools registers the ten tools with the SDK, whose AddTool checks
+// each schema by encoding and decoding it: about half a millisecond in a
+// fresh process, which a session that ends before its first request never
+// spends, and which the first request's other work overlaps
+// (docs/performance.md#2). A schema the SDK refuses panics, as it did in
+// NewServer: a defect of this build, which every test of a session meets.
+func (s *Server) registerTools() {
+	defer close(s.toolsAdded)
+	for _, t := range tools.Definitions() {
+		s.sdk.AddTool(t, s.handleTool)
+	}
+}
+
+// awaitTools starts the tools' registration at the first message and holds
+// every request but initialize until it is done, so the SDK never answers
+// one without them; notifications pass.
+func (s *Server) awaitTools(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
+	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
+		s.addTools()
+		if method != protocol.MethodInitialize && !strings.HasPrefix(method, "notifications/") {
+			select {
+			case <-s.toolsAdded:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // msgTaskStarted is a new task's statusMessage until the build reports.
