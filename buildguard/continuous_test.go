@@ -33,8 +33,9 @@ const planEnv = "BUILDGUARD_TEST_PLAN"
 // fakeGradle plays a continuous Gradle build with the cycle init script
 // applied: it checks that the wrapper applied the script, the channel and
 // the configuration-cache switch, then runs the cycles of its plan over the
-// channel, printing every answer. Like Gradle, it ends the continuous build
-// (exit 1) when a cycle was not acknowledged.
+// channel, printing every answer. Like Gradle 4.4.1 in a build with a
+// buildSrc (docs/decisions.md#D20), it ends the continuous build (exit 1)
+// when a cycle was not acknowledged.
 func fakeGradle(args []string) int {
 	var channel string
 	applied := 0
@@ -276,8 +277,8 @@ func TestRunContinuousCycles(t *testing.T) {
 }
 
 // TestRunContinuousRefusedCycle: a cycle whose BUILD started the agent
-// rejects is refused to the script (which fails it before its tasks; Gradle
-// then ends the continuous build); nothing is released for it.
+// rejects is refused to the script (which fails it before its tasks; the
+// fake Gradle then ends the continuous build); nothing is released for it.
 func TestRunContinuousRefusedCycle(t *testing.T) {
 	var starts atomic.Int32
 	h := newContinuousHarness(t, "ok,ok", fakeagent.WithFaults(fakeagent.Faults{

@@ -344,7 +344,9 @@ func TestContinuousGradle(t *testing.T) {
 	})
 
 	// The agent refuses a cycle's start (another owner holds): the init
-	// script fails the cycle before any task, and Gradle ends the run.
+	// script fails the cycle before any task, and Gradle 4.4.1 keeps
+	// watching the inputs of the cycle's tasks, so the next change starts
+	// the next cycle, which runs once the other owner's hold is gone.
 	t.Run("refused start", func(t *testing.T) {
 		dir := project(t, "refused")
 		agent := fakeagent.NewServer(t)
@@ -352,11 +354,9 @@ func TestContinuousGradle(t *testing.T) {
 		r.cycle(t, 1)
 		agent.SetHold("other-owner")
 		r.writeSource(t, "int y;")
-		if code := r.waitExit(t, 3*time.Minute); code != 1 {
-			t.Errorf("exit %d after the refused cycle, want Gradle's 1\nstderr:\n%s", code, r.stderr)
-		}
+		r.stderr.wait(t, "buildguard: cycle 2 refused after ", 1, 3*time.Minute, r.stdout)
+		r.stdout.wait(t, "Waiting for changes to input files", 2, time.Minute, r.stderr)
 		errText := r.stderr.String()
-		mustContain(t, "stderr", errText, "buildguard: cycle 2 refused after ")
 		mustContain(t, "stderr", errText, "no task of it ran, nothing released: build refused: BUILD started was not acknowledged")
 		mustContain(t, "Gradle's output", r.stdout.String()+errText, "buildguard refused this cycle: cycle 2: build refused")
 		if got, want := agentSequence(agent), "started,task,ok,started"; got != want {
@@ -368,7 +368,62 @@ func TestContinuousGradle(t *testing.T) {
 		if holding, owner := agent.Hold(); !holding || owner != "other-owner" {
 			t.Errorf("agent hold = %v %q, want still other-owner's", holding, owner)
 		}
+
+		agent.ReleaseHold()
+		r.writeSource(t, "int w;")
+		if l := r.cycle(t, 3); !strings.HasPrefix(l, "buildguard: cycle 3 ok in ") || !strings.HasSuffix(l, "; output released") {
+			t.Errorf("cycle line %q, want cycle 3 ok and released", l)
+		}
+		if got, want := agentSequence(agent), "started,task,ok,started,started,task,ok"; got != want {
+			t.Errorf("agent saw %s, want %s", got, want)
+		}
+		r.cmd.Process.Signal(syscall.SIGINT)
+		if code := r.waitExit(t, time.Minute); code != 130 {
+			t.Errorf("exit %d after SIGINT, want 130\nstderr:\n%s", code, r.stderr)
+		}
+		mustContain(t, "stderr", r.stderr.String(), "after 3 cycles; no output is held")
 	})
+
+	// With a buildSrc, which Gradle 4.4.1 builds before the configuration
+	// and without init scripts, a refused cycle fails before buildSrc is
+	// built, and Gradle 4.4.1 ends the continuous build (no task of the
+	// cycle declared inputs to watch).
+	t.Run("refused start with buildSrc", func(t *testing.T) {
+		dir := project(t, "refused buildSrc")
+		writeFiles(t, dir, map[string]string{
+			"buildSrc/build.gradle":           "compileJava.doFirst { new File(rootDir.parentFile, 'buildsrc.log') << 'compiled\\n' }\n",
+			"buildSrc/src/main/java/q/B.java": "package q;\npublic class B {}\n",
+		})
+		agent := fakeagent.NewServer(t)
+		r := startContinuous(t, exe, dir, home, agent)
+		r.cycle(t, 1)
+		agent.SetHold("other-owner")
+		writeFiles(t, dir, map[string]string{"buildSrc/src/main/java/q/B.java": "package q;\npublic class B { int z; }\n"})
+		r.writeSource(t, "int y;")
+		if code := r.waitExit(t, 3*time.Minute); code != 1 {
+			t.Errorf("exit %d after the refused cycle, want Gradle's 1\nstderr:\n%s", code, r.stderr)
+		}
+		errText := r.stderr.String()
+		mustContain(t, "stderr", errText, "buildguard: cycle 2 refused after ")
+		mustContain(t, "Gradle's output", r.stdout.String()+errText, "Exiting continuous build as no executed tasks declared file system inputs.")
+		if got, want := agentSequence(agent), "started,task,ok,started"; got != want {
+			t.Errorf("agent saw %s, want %s", got, want)
+		}
+		if got := fileLines(t, filepath.Join(dir, "buildsrc.log")); got != 1 {
+			t.Errorf("buildSrc compiled %d times, want once (not in the refused cycle)", got)
+		}
+	})
+}
+
+// fileLines is the number of lines in the file at path, 0 when it does not
+// exist.
+func fileLines(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
 }
 
 // gradleClientGroup returns the process group of buildguard's child (the
