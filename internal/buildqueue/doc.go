@@ -15,7 +15,14 @@
 // lock file orders every change. A waiting build sleeps on the lock of the
 // ticket ahead of it and wakes the moment that ticket is released, finished
 // or killed; a rescan every second (less often in a line longer than 16,
-// up to every 10 s) is the safety net. The same mechanism,
+// up to every 10 s) is the safety net. The tickets order the builds; the
+// run lock excludes them: the build whose turn it is also locks the
+// project's root directory until it has ended, so a hand that removes a
+// ticket, the queue or .buildguard under a running build never lets a
+// second one start beside it (a waiting build whose ticket went away takes
+// a new one). A queue's lock is taken again when its file was replaced
+// while it was awaited, and a wait for it ends with an error after
+// lockPatience. The same mechanism,
 // with more than one build admitted at once, keeps the per-user slots of
 // BUILDGUARD_MAX_BUILDS.
 //

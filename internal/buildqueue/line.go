@@ -74,6 +74,15 @@ func (m meta) entry(now time.Time) Entry {
 type line struct {
 	dir      string
 	capacity int
+	// run is the project's run lock, which a build takes at its turn;
+	// nil for the user's slots.
+	run *runLock
+	// ensure makes dir again when it went missing; nil: it is not made
+	// again.
+	ensure func() error
+	// patience bounds each wait for the line's lock held by another
+	// process (lockPatience); 0: no bound.
+	patience time.Duration
 }
 
 // ticket is this process's entry in a line, locked for as long as it lives.
@@ -130,15 +139,64 @@ func (l *line) locked(ctx context.Context, f func() error) error {
 		return ctx.Err()
 	}
 	defer func() { <-turn }()
-	lf, err := filelock.LockContext(ctx, l.path(lockName))
+	lf, err := l.lock(ctx)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("%w: locking %s: %w", ErrUnusable, l.path(lockName), err)
+		return err
 	}
 	defer lf.Close()
 	return f()
+}
+
+// errImpatient ends a wait for a line's lock after its patience.
+var errImpatient = errors.New("the queue's lock was held too long")
+
+// lockOnce takes the lock of the file at p, waiting at most the line's
+// patience.
+func (l *line) lockOnce(ctx context.Context, p string) (*os.File, error) {
+	if l.patience <= 0 {
+		return filelock.LockContext(ctx, p)
+	}
+	pctx, cancel := context.WithTimeoutCause(ctx, l.patience, errImpatient)
+	defer cancel()
+	lf, err := filelock.LockContext(pctx, p)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(pctx), errImpatient) {
+		return nil, errImpatient
+	}
+	return lf, err
+}
+
+// maxRelock bounds how often lock takes the queue's lock again because its
+// file was removed or replaced while it waited for it.
+const maxRelock = 20
+
+// lock takes the queue's lock: a lock on the file now at the lock's path
+// (a file removed or replaced while its lock was awaited excludes nobody),
+// in a queue directory made again when a hand removed it.
+func (l *line) lock(ctx context.Context) (*os.File, error) {
+	p := l.path(lockName)
+	for i := 0; ; i++ {
+		lf, err := l.lockOnce(ctx, p)
+		if err == nil && filelock.IsAt(lf, p) {
+			return lf, nil
+		}
+		if lf != nil {
+			lf.Close()
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.Is(err, errImpatient):
+			return nil, fmt.Errorf("%w: %s has been locked by another process for %s, while a change of the queue takes an instant: a process of this user holds it that is stopped or is not a build; find it (fuser %s) and end it", ErrUnusable, p, l.patience, p)
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			return nil, unusableFile(p, err)
+		case i == maxRelock:
+			return nil, fmt.Errorf("%w: %s was removed or replaced %d times while this build waited for it: stop whatever removes it", ErrUnusable, p, maxRelock)
+		case l.ensure != nil:
+			if err := l.ensure(); err != nil {
+				return nil, err
+			}
+		}
+	}
 }
 
 // lockTurns are the in-process turns of locked, one per line directory.
@@ -237,7 +295,7 @@ func (l *line) inspect(seq int64, remove bool) (meta, bool) {
 func (l *line) nextSeq(maxSeen int64) (int64, error) {
 	f, err := filelock.OpenNoFollow(l.path(nextName), os.O_RDWR|os.O_CREATE)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrUnusable, err)
+		return 0, unusableFile(l.path(nextName), err)
 	}
 	defer f.Close()
 	data, _ := io.ReadAll(io.LimitReader(f, 32))
@@ -271,7 +329,10 @@ func (l *line) enter(m meta) (*ticket, view, error) {
 	p := ticketPath(l.dir, m.Seq)
 	f, err := filelock.OpenNoFollow(p, os.O_RDWR|os.O_CREATE|os.O_EXCL)
 	if err != nil {
-		return nil, v, fmt.Errorf("%w: creating %s: %w", ErrUnusable, p, err)
+		if errors.Is(err, os.ErrPermission) {
+			return nil, v, fmt.Errorf("%w: creating a ticket: %w: make %s writable by this user, or remove it (buildguard creates it anew)", ErrUnusable, err, l.dir)
+		}
+		return nil, v, fmt.Errorf("%w: creating a ticket: %w", ErrUnusable, err)
 	}
 	if err := filelock.TryLock(f); err != nil {
 		f.Close()
@@ -299,15 +360,38 @@ func (t *ticket) write() error {
 	return nil
 }
 
-// drop releases the ticket's lock and removes it. Call it locked (or when
-// nobody else can find it yet).
+// drop releases the ticket's lock and removes it, unless what stands at
+// its path now is not this ticket (a hand removed it, the number went to
+// another ticket). Call it locked (or when nobody else can find it yet).
 func (t *ticket) drop() {
 	if t.f == nil {
 		return
 	}
+	ours := filelock.IsAt(t.f, t.path)
 	t.f.Close()
 	t.f = nil
-	_ = os.Remove(t.path)
+	if ours {
+		_ = os.Remove(t.path)
+	}
+}
+
+// lost reports whether the ticket is no longer at its path: a hand removed
+// or replaced it, or the queue's directory with it.
+func (t *ticket) lost() bool { return t.f != nil && !filelock.IsAt(t.f, t.path) }
+
+// reenter gives a lost ticket a new one at the end of the line, waiting
+// for a place of its own. Call it locked.
+func (l *line) reenter(t *ticket) (view, error) {
+	t.f.Close() // what stands at its path is not ours: left alone
+	t.f = nil
+	m := t.m
+	m.State, m.Joined, m.Started = stateWaiting, 0, 0
+	nt, v, err := l.enter(m)
+	if err != nil {
+		return v, err
+	}
+	*t = *nt
+	return v, nil
 }
 
 func rewrite(f *os.File, data []byte) error {

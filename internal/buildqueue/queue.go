@@ -85,15 +85,23 @@ type Config struct {
 // the queue directories, so any number of Queues in any number of
 // processes share one line per project. It is safe for concurrent use.
 type Queue struct {
-	cfg    Config
-	cfgErr error
-	log    hclog.Logger
-	looks  atomic.Int64 // looks at a line by waiting builds after the first (rescanEvery)
+	cfg      Config
+	cfgErr   error
+	log      hclog.Logger
+	looks    atomic.Int64  // looks at a line by waiting builds after the first (rescanEvery)
+	patience time.Duration // lockPatience; shorter in tests
 }
+
+// lockPatience bounds the wait for a queue's lock while another process
+// holds it. A change of the queue holds it for an instant (a look at the
+// line), so a longer hold is a process stopped in the middle of one, or
+// one that is not a build: the build fails with a message instead of
+// waiting for ever without a word.
+const lockPatience = 2 * time.Minute
 
 // New returns a Queue with cfg's defaults filled in.
 func New(cfg Config) *Queue {
-	q := &Queue{cfg: cfg, log: cfg.Logger}
+	q := &Queue{cfg: cfg, log: cfg.Logger, patience: lockPatience}
 	if q.log == nil {
 		q.log = hclog.NewNullLogger()
 	}
@@ -146,6 +154,7 @@ type Request struct {
 // another build has its result instead (Joined).
 type Turn struct {
 	q       *Queue
+	run     *os.File // the project's run lock
 	project *ticket
 	slot    *ticket
 	joined  []byte
@@ -187,6 +196,10 @@ func (t *Turn) Release(result []byte) {
 		return
 	}
 	ctx := context.Background()
+	if r := t.run; r != nil {
+		t.run = nil
+		r.Close() // first: the build behind, woken by the ticket, finds it free
+	}
 	if s := t.slot; s != nil {
 		t.slot = nil
 		if err := s.l.locked(ctx, func() error { s.drop(); return nil }); err != nil {
@@ -250,7 +263,8 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 	if !filepath.IsAbs(req.Project) {
 		return nil, fmt.Errorf("%w: the project directory %q is not absolute", ErrUnusable, req.Project)
 	}
-	dir, err := queueDir(Root(req.Project))
+	root := Root(req.Project)
+	dir, err := queueDir(root)
 	if err != nil {
 		return nil, err
 	}
@@ -265,12 +279,16 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 		defer cancel()
 	}
 	w := &waiter{q: q, req: req, start: start, startOnTurn: q.cfg.MaxBuilds <= 0}
-	l := &line{dir: dir, capacity: 1}
+	l := &line{dir: dir, capacity: 1, run: &runLock{root: root}, patience: q.patience,
+		ensure: func() error { _, err := queueDir(root); return err }}
 	p, err := w.wait(ctx, l, req.Key, 0)
 	if err != nil {
+		if w.run != nil {
+			w.run.Close()
+		}
 		return nil, w.fail(ctx, err)
 	}
-	turn := &Turn{q: q, project: p, waited: time.Since(start), ahead: w.firstAhead}
+	turn := &Turn{q: q, run: w.run, project: p, waited: time.Since(start), ahead: w.firstAhead}
 	if p.m.State == stateJoined {
 		turn.joined = w.result
 		turn.project = nil
@@ -279,7 +297,8 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 	if q.cfg.MaxBuilds > 0 {
 		sdir, err := slotDir(q.cfg.SlotDir)
 		if err == nil {
-			sl := &line{dir: sdir, capacity: q.cfg.MaxBuilds}
+			sl := &line{dir: sdir, capacity: q.cfg.MaxBuilds, patience: q.patience,
+				ensure: func() error { _, err := slotDir(q.cfg.SlotDir); return err }}
 			turn.slot, err = w.wait(ctx, sl, "", q.cfg.MaxBuilds)
 		}
 		if err != nil {
@@ -387,9 +406,10 @@ type waiter struct {
 	start time.Time
 
 	firstAhead  int
-	pending     *Status // a report to pass on once the queue is unlocked
-	startOnTurn bool    // the project's turn is the start: no slot to wait for
-	result      []byte  // the joined build's result
+	pending     *Status  // a report to pass on once the queue is unlocked
+	startOnTurn bool     // the project's turn is the start: no slot to wait for
+	run         *os.File // the project's run lock, taken at the turn
+	result      []byte   // the joined build's result
 	last        Status
 	live        int // the live tickets of the line at the last look
 	reported    time.Time
@@ -411,7 +431,7 @@ func (w *waiter) fail(ctx context.Context, err error) error {
 // says the line is the user's slots.
 func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*ticket, error) {
 	var t *ticket
-	var wake []string
+	var wake []watch
 	done := false
 	// Entering and the first look at the line are one change of the queue.
 	err := l.locked(ctx, func() error {
@@ -425,8 +445,8 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 		if slots == 0 {
 			w.firstAhead = len(v.ahead(t.m.Seq))
 		}
-		wake, done = w.step(l, t, v, slots)
-		return nil
+		wake, done, err = w.step(l, t, v, slots)
+		return err
 	})
 	if err != nil {
 		if t != nil {
@@ -454,8 +474,16 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 				if err != nil {
 					return err
 				}
-				wake, done = w.step(l, t, v, slots)
-				return nil
+				if t.lost() {
+					// A hand removed our ticket (or the queue's directory):
+					// a new one, at the end of the line.
+					w.q.log.Debug("the build's ticket was removed; entering the line again", "ticket", t.path)
+					if v, err = l.reenter(t); err != nil {
+						return err
+					}
+				}
+				wake, done, err = w.step(l, t, v, slots)
+				return err
 			})
 			if err != nil {
 				leave()
@@ -475,21 +503,37 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 	}
 }
 
-// sleep waits until a ticket of wake is released, the rescan tick comes or
-// ctx ends. watches keeps one release watch per ticket across the calls of
-// one wait; a ticket no longer in wake loses its watch.
-func sleep(ctx context.Context, watches map[string]<-chan struct{}, wake []string, tick <-chan time.Time) {
+// watch is a lock whose release wakes a waiting build: a ticket's, or the
+// project's run lock (run not nil).
+type watch struct {
+	path string
+	run  *runLock
+}
+
+func ticketWatch(dir string, seq int64) watch { return watch{path: ticketPath(dir, seq)} }
+
+func (w watch) released() <-chan struct{} {
+	if w.run != nil {
+		return w.run.released()
+	}
+	return filelock.Released(w.path)
+}
+
+// sleep waits until a lock of wake is released, the rescan tick comes or
+// ctx ends. watches keeps one release watch per lock across the calls of
+// one wait; a lock no longer in wake loses its watch.
+func sleep(ctx context.Context, watches map[string]<-chan struct{}, wake []watch, tick <-chan time.Time) {
 	for p := range watches {
-		if !slices.Contains(wake, p) {
+		if !slices.ContainsFunc(wake, func(w watch) bool { return w.path == p }) {
 			delete(watches, p) // its goroutine ends with the lock it waits on
 		}
 	}
 	cases := make([]<-chan struct{}, 0, len(wake))
-	for _, p := range wake {
-		if watches[p] == nil {
-			watches[p] = filelock.Released(p)
+	for _, w := range wake {
+		if watches[w.path] == nil {
+			watches[w.path] = w.released()
 		}
-		cases = append(cases, watches[p])
+		cases = append(cases, watches[w.path])
 	}
 	ictx, icancel := context.WithCancel(ctx)
 	defer icancel()
@@ -515,9 +559,10 @@ func (w *waiter) rescanEvery() time.Duration {
 }
 
 // step looks at the line once (locked): it joins, rejoins or leaves a
-// joined build, reports the status, and says whether t may go on (done)
-// or which tickets' release should wake it.
-func (w *waiter) step(l *line, t *ticket, v view, slots int) (wake []string, done bool) {
+// joined build, takes the run lock at the project's turn, reports the
+// status, and says whether t may go on (done) or which locks' release
+// should wake it. An error is the run lock's: nothing was taken.
+func (w *waiter) step(l *line, t *ticket, v view, slots int) (wake []watch, done bool, err error) {
 	now := time.Now()
 	w.live = len(v.live)
 	before := t.m
@@ -536,7 +581,7 @@ func (w *waiter) step(l *line, t *ticket, v view, slots int) (wake []string, don
 				if !joinedByOther(v, t.m.Joined, t.m.Seq) {
 					_ = os.Remove(resultPath(l.dir, t.m.Joined)) // the last reader
 				}
-				return nil, true
+				return nil, true, nil
 			}
 			// The leader went away without a result: back to our own place.
 			t.m.State, t.m.Joined = stateWaiting, 0
@@ -559,31 +604,54 @@ func (w *waiter) step(l *line, t *ticket, v view, slots int) (wake []string, don
 		for _, m := range ahead {
 			st.Ahead = append(st.Ahead, m.entry(now))
 		}
-		wake = []string{ticketPath(l.dir, leader.Seq)}
+		wake = []watch{ticketWatch(l.dir, leader.Seq)}
 	} else {
 		ahead := v.ahead(t.m.Seq)
 		if len(ahead) < l.capacity {
-			if w.startOnTurn && slots == 0 {
-				// Started: from now on nobody joins it.
-				t.m.State, t.m.Started = stateRunning, now.UnixMilli()
+			st, wake, done, err = w.atTurn(l, t, slots, now)
+			if done || err != nil {
+				return nil, done, err
 			}
-			return nil, true
-		}
-		st = Status{Place: len(ahead) + 1, Slots: slots}
-		for _, m := range ahead {
-			st.Ahead = append(st.Ahead, m.entry(now))
-		}
-		if l.capacity == 1 {
-			wake = []string{ticketPath(l.dir, ahead[len(ahead)-1].Seq)}
 		} else {
-			for _, m := range ahead[:min(len(ahead), 64)] {
-				wake = append(wake, ticketPath(l.dir, m.Seq))
+			st = Status{Place: len(ahead) + 1, Slots: slots}
+			for _, m := range ahead {
+				st.Ahead = append(st.Ahead, m.entry(now))
+			}
+			if l.capacity == 1 {
+				wake = []watch{ticketWatch(l.dir, ahead[len(ahead)-1].Seq)}
+			} else {
+				for _, m := range ahead[:min(len(ahead), 64)] {
+					wake = append(wake, ticketWatch(l.dir, m.Seq))
+				}
 			}
 		}
 	}
 	st.Waited = now.Sub(w.start)
 	w.report(st, now)
-	return wake, false
+	return wake, false, nil
+}
+
+// atTurn is step when t's turn has come: it takes the project's run lock
+// (a line of slots has none) and marks a build that starts now running
+// (done); while a build whose ticket a hand removed still holds the run
+// lock, it returns the status to report and the lock to wake on instead.
+// An error is the run lock's: nothing was taken.
+func (w *waiter) atTurn(l *line, t *ticket, slots int, now time.Time) (st Status, wake []watch, done bool, err error) {
+	if l.run != nil && w.run == nil {
+		f, err := l.run.take()
+		switch {
+		case errors.Is(err, filelock.ErrWouldBlock):
+			return Status{Place: 1, Unticketed: true}, []watch{{path: l.run.root + string(os.PathSeparator) + runName, run: l.run}}, false, nil
+		case err != nil:
+			return Status{}, nil, false, err
+		}
+		w.run = f
+	}
+	if w.startOnTurn && slots == 0 {
+		// Started: from now on nobody joins it.
+		t.m.State, t.m.Started = stateRunning, now.UnixMilli()
+	}
+	return Status{}, nil, true, nil
 }
 
 // report passes st on when it differs from the last one, or a heartbeat is

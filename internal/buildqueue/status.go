@@ -47,6 +47,11 @@ type Status struct {
 	// Slots is non-zero when the build is first in its project's line and
 	// waits for one of the user's Slots build slots (BUILDGUARD_MAX_BUILDS).
 	Slots int
+	// Unticketed is true when the build is first in its project's line
+	// but a build of the project still runs whose ticket a hand removed
+	// (with .buildguard/queue or .buildguard, perhaps): it waits for
+	// that build's end.
+	Unticketed bool
 	// Waited is how long the build has waited so far.
 	Waited time.Duration
 }
@@ -60,6 +65,8 @@ func (s Status) String() string {
 	switch {
 	case s.Joined != nil:
 		fmt.Fprintf(&b, "joined the identical build %s; it will run for both", *s.Joined)
+	case s.Unticketed:
+		b.WriteString("first in the project's build queue, waiting for a build of the project that runs without a ticket in it (its ticket, .buildguard/queue or .buildguard was removed while it ran)")
 	case s.Slots > 0:
 		fmt.Fprintf(&b, "first in the project's build queue, waiting for one of %d build slots of this user (BUILDGUARD_MAX_BUILDS)", s.Slots)
 	default:
@@ -85,7 +92,7 @@ func (s Status) String() string {
 // same reports whether two statuses name the same builds at the same
 // places (times aside).
 func (s Status) same(o Status) bool {
-	if s.Place != o.Place || s.Slots != o.Slots || len(s.Ahead) != len(o.Ahead) || (s.Joined == nil) != (o.Joined == nil) {
+	if s.Place != o.Place || s.Slots != o.Slots || s.Unticketed != o.Unticketed || len(s.Ahead) != len(o.Ahead) || (s.Joined == nil) != (o.Joined == nil) {
 		return false
 	}
 	for i := range s.Ahead {

@@ -7,7 +7,10 @@
 // docs/decisions.md#D18); it knows nothing about queues or builds.
 //
 // It also opens the files it locks without following a symlink in the last
-// path element (OpenNoFollow), so a lock file cannot be redirected.
+// path element (OpenNoFollow), so a lock file cannot be redirected; tells
+// whether a locked file is still the one at its path (IsAt), since a lock
+// on a file removed or replaced there excludes nobody who opens the path
+// now; and opens a directory to lock it where the system can (OpenDir).
 package filelock
 
 import (
@@ -75,21 +78,31 @@ func LockContext(ctx context.Context, path string) (*os.File, error) {
 // one path in a process share one wait, so many waiters behind one holder
 // cost one open file and one blocked thread, not one each.
 func Released(path string) <-chan struct{} {
+	return released(path, func() (*os.File, error) { return OpenNoFollow(path, os.O_RDONLY) })
+}
+
+// ReleasedDir is Released for a directory locked through OpenDir.
+func ReleasedDir(path string) <-chan struct{} {
+	return released(path+string(os.PathSeparator), func() (*os.File, error) { return OpenDir(path) })
+}
+
+// released shares the waits of Released and ReleasedDir by key.
+func released(key string, open func() (*os.File, error)) <-chan struct{} {
 	watching.Lock()
 	defer watching.Unlock()
-	if done, ok := watching.m[path]; ok {
+	if done, ok := watching.m[key]; ok {
 		return done
 	}
 	done := make(chan struct{})
-	watching.m[path] = done
+	watching.m[key] = done
 	go func() {
 		defer func() {
 			watching.Lock()
-			delete(watching.m, path)
+			delete(watching.m, key)
 			watching.Unlock()
 			close(done)
 		}()
-		f, err := OpenNoFollow(path, os.O_RDONLY)
+		f, err := open()
 		if err != nil {
 			return
 		}
@@ -101,7 +114,8 @@ func Released(path string) <-chan struct{} {
 	return done
 }
 
-// watching holds the waits of Released in progress, by path.
+// watching holds the waits of Released in progress, by path (a
+// directory's with a trailing separator).
 var watching = struct {
 	sync.Mutex
 	m map[string]chan struct{}
@@ -114,3 +128,20 @@ var ErrSymlink = errors.New("is a symlink, which buildguard does not follow here
 // ErrNotRegular is returned by OpenNoFollow for a path that names something
 // other than a regular file.
 var ErrNotRegular = errors.New("is not a regular file")
+
+// IsAt reports whether f is still the file at path: not removed, not
+// renamed away, not replaced by another file, symlink or directory. A lock
+// taken on a file that is no longer at its path excludes nobody who opens
+// the path now.
+func IsAt(f *os.File, path string) bool {
+	held, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Lstat(path)
+	return err == nil && os.SameFile(held, now)
+}
+
+// ErrNoDirLock is returned by OpenDir where a directory cannot hold a lock
+// (Windows); lock a file instead.
+var ErrNoDirLock = errors.New("a directory cannot be locked on this system")

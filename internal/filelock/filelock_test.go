@@ -119,3 +119,66 @@ func TestReleasedSharesOneWait(t *testing.T) {
 		t.Fatal("a watch of a free file did not fire within 5 s")
 	}
 }
+
+// TestIsAt: a file is at its path until it is removed or replaced there.
+func TestIsAt(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "lock")
+	f, err := OpenNoFollow(p, os.O_RDWR|os.O_CREATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if !IsAt(f, p) {
+		t.Fatal("a file just opened is not at its path")
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if IsAt(f, p) {
+		t.Fatal("a removed file is still at its path")
+	}
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if IsAt(f, p) {
+		t.Fatal("a replaced file is still at its path")
+	}
+}
+
+// TestDirectoryLock: where directories can be locked, two opens of one
+// directory exclude each other and ReleasedDir fires when the holder lets
+// go; elsewhere OpenDir says ErrNoDirLock.
+func TestDirectoryLock(t *testing.T) {
+	dir := t.TempDir()
+	a, err := OpenDir(dir)
+	if runtime.GOOS == "windows" {
+		if !errors.Is(err, ErrNoDirLock) {
+			t.Fatalf("OpenDir on Windows = %v, want ErrNoDirLock", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := TryLock(a); err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := TryLock(b); !errors.Is(err, ErrWouldBlock) {
+		t.Fatalf("second TryLock of the directory = %v, want ErrWouldBlock", err)
+	}
+	released := ReleasedDir(dir)
+	a.Close()
+	select {
+	case <-released:
+	case <-time.After(5 * time.Second):
+		t.Fatal("ReleasedDir did not fire within 5 s of the holder closing the directory")
+	}
+	if err := TryLock(b); err != nil {
+		t.Fatalf("TryLock after the holder closed: %v", err)
+	}
+}

@@ -78,3 +78,17 @@ func OpenNoFollow(path string, flag int) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// OpenDir opens the directory at path to lock it (TryLock, Lock) as a
+// whole: a lock nobody removes with the files in it. It is close-on-exec.
+func OpenDir(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// OpenKept is OpenNoFollow; on Unix nothing keeps an open file from being
+// removed (see the Windows version).
+func OpenKept(path string, flag int) (*os.File, error) { return OpenNoFollow(path, flag) }

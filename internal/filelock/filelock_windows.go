@@ -69,6 +69,21 @@ func unlock(f *os.File) error {
 // FILE_SHARE_DELETE so that its holder, or whoever finds it abandoned, can
 // remove it while others still have it open.
 func OpenNoFollow(path string, flag int) (*os.File, error) {
+	return open(path, flag, windows.FILE_SHARE_DELETE)
+}
+
+// OpenKept is OpenNoFollow without FILE_SHARE_DELETE: while the file is
+// open, neither it nor a directory above it can be removed or renamed.
+func OpenKept(path string, flag int) (*os.File, error) { return open(path, flag, 0) }
+
+// OpenDir returns ErrNoDirLock: LockFileEx cannot lock a directory.
+func OpenDir(path string) (*os.File, error) {
+	return nil, &os.PathError{Op: "open", Path: path, Err: ErrNoDirLock}
+}
+
+// open opens path as OpenNoFollow does, shared for reading, writing and
+// the share bits in shareDelete.
+func open(path string, flag int, shareDelete uint32) (*os.File, error) {
 	p, err := windows.UTF16PtrFromString(path)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
@@ -84,7 +99,7 @@ func OpenNoFollow(path string, flag int) (*os.File, error) {
 	case flag&os.O_CREATE != 0:
 		disposition = windows.OPEN_ALWAYS
 	}
-	share := uint32(windows.FILE_SHARE_READ | windows.FILE_SHARE_WRITE | windows.FILE_SHARE_DELETE)
+	share := uint32(windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE) | shareDelete
 	attrs := uint32(windows.FILE_ATTRIBUTE_NORMAL | windows.FILE_FLAG_OPEN_REPARSE_POINT)
 	h, err := windows.CreateFile(p, access, share, nil, disposition, attrs, 0)
 	if err != nil {
