@@ -83,14 +83,30 @@ func All() []*Tool { return slices.Clone(all()) }
 var all = sync.OnceValue(func() []*Tool {
 	list := constructors()
 	for _, t := range list {
-		in, out, ok := encodedSchemas(t.Name)
-		if !ok { // not generated yet: encode them now, as go generate would
-			in, out = string(t.encodeInputSchema()), string(t.compactOutputSchema())
+		if e := findEncoded(t.Name); e != nil {
+			t.compactInput, t.compactOutput = e.in, e.out
+		} else { // not generated yet: encode them now, as go generate would
+			t.compactInput, t.compactOutput = t.encodeInputSchema(), t.compactOutputSchema()
 		}
-		t.compactInput, t.compactOutput = json.RawMessage(in), json.RawMessage(out)
 	}
 	return list
 })
+
+// encodedSchemas are one tool's schemas in schemas_gen.go.
+type encodedSchemas struct {
+	name    string
+	in, out json.RawMessage
+}
+
+// findEncoded returns the generated schemas of the tool called name, or nil.
+func findEncoded(name string) *encodedSchemas {
+	for i := range encoded {
+		if encoded[i].name == name {
+			return &encoded[i]
+		}
+	}
+	return nil
+}
 
 // constructors builds the tools, in tools/list order, without their
 // encoded schemas.
