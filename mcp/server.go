@@ -68,9 +68,10 @@ type Server struct {
 	drain   time.Duration
 	sdk     *sdkmcp.Server
 	names   []string // the tools in tools/list order
-	// outputs are the tools' output schemas as tools/list sends them; the
-	// SDK holds its own value of each (tools.Definition).
-	outputs map[string]json.RawMessage
+	// outputs are the tools' output schemas as tools/list sends them (each a
+	// json.RawMessage, boxed once); the SDK holds its own value of each
+	// (tools.Definition).
+	outputs map[string]any
 
 	httpCalls *httpfront.Calls // the HTTP requests in flight
 	// addTools registers the ten tools with the SDK, in the background,
@@ -92,11 +93,13 @@ func NewServer(cfg Config) *Server {
 		log:      cfg.Logger,
 		drain:    cfg.DrainTimeout,
 		names:    tools.Names(),
-		outputs:  map[string]json.RawMessage{},
+		outputs:  map[string]any{},
 		sessions: map[*sdkmcp.ServerSession]string{},
 	}
 	for _, name := range s.names {
-		s.outputs[name], _ = tools.OutputSchema(name)
+		if out, ok := tools.OutputSchema(name); ok {
+			s.outputs[name] = out
+		}
 	}
 	if s.version == "" {
 		s.version = "dev"
@@ -154,13 +157,24 @@ func (s *Server) registerTools() {
 	}
 }
 
+// toolsReady reports whether the tools are registered, without touching a
+// request's context (whose Done channel costs allocations once asked for).
+func (s *Server) toolsReady() bool {
+	select {
+	case <-s.toolsAdded:
+		return true
+	default:
+		return false
+	}
+}
+
 // awaitTools starts the tools' registration at the first message and holds
 // every request but initialize until it is done, so the SDK never answers
 // one without them; notifications pass.
 func (s *Server) awaitTools(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
 		s.addTools()
-		if method != protocol.MethodInitialize && !strings.HasPrefix(method, "notifications/") {
+		if method != protocol.MethodInitialize && !strings.HasPrefix(method, "notifications/") && !s.toolsReady() {
 			select {
 			case <-s.toolsAdded:
 			case <-ctx.Done():
