@@ -15,7 +15,7 @@ import (
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 )
 
-// The fixture lanes of mcpConformance (docs/http.md#6): the conformance
+// The fixture lanes of mcpConformance (docs/http.md#6.2): the conformance
 // suite 0.2.0-alpha.12 (installed as conformance-next) against
 // harness/mcpfixture, buildguard's task store and extension glue with the
 // suite's fixture tools, once per requirement set, at that set's wire.
@@ -24,8 +24,9 @@ var mcpFixtureLanes = []struct {
 	requirements string
 	args         []string // the fixture's flags
 }{
-	// Stateless, as 2026-07-28 is; also runs the set's not-scored
-	// scenarios: every tasks-* scenario and the SEP-2243 header ones.
+	// Stateless, as 2026-07-28 is, through buildguard's HTTP front; also
+	// runs the set's not-scored scenarios: every tasks-* scenario and the
+	// SEP-2243 header ones.
 	{"2026-07-28", nil},
 	// 2025-11-25 keeps sessions: sampling, elicitation and the second
 	// stream are server-to-client requests on a session's stream.

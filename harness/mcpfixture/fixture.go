@@ -49,9 +49,17 @@ func newFixture() *fixture {
 	return f
 }
 
-// handler serves the fixture over streamable HTTP.
+// handler serves the fixture over streamable HTTP: statelessly through
+// buildguard's HTTP front (frontHandler), or with sessions on go-sdk's own
+// handler. The front serves every request on its own, as 2026-07-28 does;
+// the 2025-11-25 scenarios that send the client requests on a session's
+// stream (sampling, elicitation, a second stream) need the session
+// (docs/http.md#6.2).
 func (f *fixture) handler(stateful bool) http.Handler {
-	return sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return f.sdk }, &sdkmcp.StreamableHTTPOptions{Stateless: !stateful})
+	if !stateful {
+		return f.frontHandler()
+	}
+	return sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return f.sdk }, &sdkmcp.StreamableHTTPOptions{})
 }
 
 // close cancels the running tasks and waits for them.

@@ -1,11 +1,13 @@
 // Command mcpfixture is the MCP conformance suite's fixture server built on
-// buildguard's own MCP machinery: its streamable HTTP front, its version
-// handling and its task store (internal/mcptask), with the fixture tools,
-// resources and prompts the suite's scenarios call registered instead of
-// buildguard's tools, and no token. It exists to prove that machinery with
-// the official suite (docs/http.md#6); it is never part of the release.
+// buildguard's own MCP machinery: its streamable HTTP front (mcp/httpfront),
+// its version handling and its task store (internal/mcptask), with the
+// fixture tools, resources and prompts the suite's scenarios call
+// registered instead of buildguard's tools, and no token. It exists to
+// prove that machinery with the official suite (docs/http.md#6.2); it is
+// never part of the release. With --stateful it keeps sessions on go-sdk's
+// own handler instead of the front, which serves every request on its own.
 //
-//	go run ./harness/mcpfixture --url-file FILE
+//	go run ./harness/mcpfixture --url-file FILE [--stateful]
 //
 // serves on a random loopback port and writes the endpoint URL and a newline
 // to FILE once it listens. SIGINT or SIGTERM stops it: running tasks are

@@ -90,6 +90,7 @@ type Handler struct {
 	log       hclog.Logger
 	versions  []string // served, newest first
 	limits    Limits
+	fixture   *Fixture // nil for buildguard
 
 	ctx    context.Context // done once Close is called
 	cancel context.CancelFunc
@@ -111,7 +112,8 @@ type Config struct {
 	// Calls is the registry of the requests in flight that SDK's receiving
 	// middleware consults (Calls.Middleware). Required.
 	Calls *Calls
-	// Token is the token a request must carry. Required, not empty.
+	// Token is the token a request must carry. Required, not empty,
+	// unless Fixture is set.
 	Token string
 	// Logger receives diagnostics (never the token). Nil means none.
 	Logger hclog.Logger
@@ -125,6 +127,25 @@ type Config struct {
 	// Limits bound what one client can hold of the server. The zero value
 	// means DefaultLimits.
 	Limits Limits
+	// Fixture, when set, makes the front serve a conformance fixture
+	// instead of buildguard (docs/http.md#6.2). Nil means buildguard.
+	Fixture *Fixture
+}
+
+// Fixture is how the front serves the conformance fixture
+// (harness/mcpfixture), which proves the front, the version handling and
+// the task machinery with the official suite (docs/http.md#6.2): requests
+// need no token, and Forward decides the methods served and the params the
+// SDK gets, instead of the methods buildguard serves (protocol.Message.Forward).
+// Every other rule of the front holds as for buildguard. It is a Go-level
+// option only: package mcp never sets it, so `buildguard mcp --http` always
+// needs its token.
+type Fixture struct {
+	// Forward returns the params the SDK gets for a request the front has
+	// checked (envelope, 2026-07-28 _meta), or the refusal to answer: a
+	// -32601 for a method the fixture does not serve is 404 at 2026-07-28,
+	// as for buildguard. Required.
+	Forward func(m protocol.Message) (json.RawMessage, *protocol.Refusal)
 }
 
 // New returns the streamable HTTP front of cfg.SDK.
@@ -139,7 +160,7 @@ func New(cfg Config) *Handler {
 		sdkLog = slog.New(slog.DiscardHandler)
 	}
 	h := &Handler{calls: cfg.Calls, token: sha256.Sum256([]byte(cfg.Token)), log: log, ctx: ctx, cancel: cancel,
-		versions: cfg.Versions, limits: cfg.Limits.withDefaults()}
+		versions: cfg.Versions, limits: cfg.Limits.withDefaults(), fixture: cfg.Fixture}
 	opts := func(json bool) *sdkmcp.StreamableHTTPOptions {
 		return &sdkmcp.StreamableHTTPOptions{
 			Stateless:           true,
@@ -198,7 +219,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request) bool {
 		writeHTTPError(w, http.StatusForbidden, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgForbidden})
 		return false
 	}
-	if !h.authorized(r) {
+	if h.fixture == nil && !h.authorized(r) {
 		// Nothing more is served on this connection: a client without the
 		// token cannot keep it open.
 		w.Header().Set("Connection", "close")
@@ -273,7 +294,7 @@ func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request, body []byte
 			return
 		}
 	}
-	forward, _, _, rerr := m.Forward()
+	forward, rerr := h.forward(m)
 	if rerr != nil {
 		status := http.StatusOK
 		if stateless && rerr.Code == jsonrpc.CodeMethodNotFound {
@@ -286,8 +307,24 @@ func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request, body []byte
 		writeHTTPError(w, http.StatusBadRequest, rerr)
 		return
 	}
-	h.serveRequest(w, r, m, forward, m.Method == protocol.MethodToolsCall && asksProgress(forward))
+	stream := m.Method == protocol.MethodToolsCall && asksProgress(forward) || m.Method == methodSubscriptionsListen
+	h.serveRequest(w, r, m, forward, stream)
 }
+
+// forward is the params the SDK gets for m: those of buildguard's methods
+// (protocol.Message.Forward), or the fixture's.
+func (h *Handler) forward(m protocol.Message) (json.RawMessage, *protocol.Refusal) {
+	if h.fixture != nil {
+		return h.fixture.Forward(m)
+	}
+	forward, _, _, rerr := m.Forward()
+	return forward, rerr
+}
+
+// methodSubscriptionsListen (2026-07-28) is answered with an event stream
+// that stays open until the client closes it. buildguard does not serve it
+// (-32601); the fixture does.
+const methodSubscriptionsListen = "subscriptions/listen"
 
 // taskNameMismatch is the -32020 of a 2026-07-28 tasks/get, tasks/update or
 // tasks/cancel whose Mcp-Name header is not its taskId (SEP-2663 routing
