@@ -485,3 +485,45 @@ func TestQueueLockHeldTooLong(t *testing.T) {
 		t.Fatalf("Wait = %v, want an ErrUnusable that says the lock is held and how to find its holder", err)
 	}
 }
+
+// TestRootThisUserCannotOpen: a project's root directory this user may
+// enter and write but not read cannot be locked by it; the build is refused
+// saying what to do, and never takes .buildguard/run for the run lock
+// instead, which would let it start beside a build that holds the
+// directory's lock. Run as root, the build runs as nobody in a process of
+// its own, while root holds the lock of the root directory.
+func TestRootThisUserCannotOpen(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a directory root cannot open needs another user")
+	}
+	const nobody = 65534
+	bin := sharedBinary(t)
+	dir := sharedDir(t)
+	if err := os.Chown(dir, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	d, err := filelock.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := filelock.TryLock(d); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o300); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BUILDQUEUE_HELPER="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := runWithContext(ctx, cmd)
+	if strings.Contains(string(out), "admitted") {
+		t.Fatalf("as a user that cannot open the root, the build started while another held the run lock: %s", out)
+	}
+	if err == nil || !strings.Contains(string(out), "error ") || !strings.Contains(string(out), "make it readable") {
+		t.Fatalf("as a user that cannot open the root: %v, %s; want an error saying to make it readable", err, out)
+	}
+	t.Logf("refused: %s", out)
+}

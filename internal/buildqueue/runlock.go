@@ -37,7 +37,8 @@ type runLock struct {
 func (r *runLock) take() (*os.File, error) {
 	if !r.viaFile {
 		d, err := filelock.OpenDir(r.root)
-		if err == nil {
+		switch {
+		case err == nil:
 			err = filelock.TryLock(d)
 			if err == nil {
 				return d, nil
@@ -46,6 +47,11 @@ func (r *runLock) take() (*os.File, error) {
 			if errors.Is(err, filelock.ErrWouldBlock) {
 				return nil, err
 			}
+		case !errors.Is(err, filelock.ErrNoDirLock):
+			// The system locks directories, but this user cannot open
+			// this one: another build may hold its lock, so the file
+			// would not exclude it.
+			return nil, unusableRoot(r.root, err)
 		}
 		// No lock on the directory here: the file in the state directory.
 		r.viaFile = true
@@ -77,6 +83,15 @@ func (r *runLock) released() <-chan struct{} {
 		return filelock.Released(r.file())
 	}
 	return filelock.ReleasedDir(r.root)
+}
+
+// unusableRoot words a root directory that cannot be opened for the run
+// lock.
+func unusableRoot(root string, err error) error {
+	if errors.Is(err, os.ErrPermission) {
+		return fmt.Errorf("%w: %w: the project's root directory must be readable by this user to lock it: make it readable (chmod u+r %s)", ErrUnusable, err, root)
+	}
+	return fmt.Errorf("%w: %w: the project's root directory cannot be opened to lock it", ErrUnusable, err)
 }
 
 // unusableFile words a file of the queue that cannot be opened: a symlink
