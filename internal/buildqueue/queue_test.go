@@ -424,14 +424,30 @@ func TestSlowReportHoldsNobody(t *testing.T) {
 		t.Fatal(err)
 	}
 	stuck, unstick := make(chan struct{}), make(chan struct{})
-	defer close(unstick)
 	var once sync.Once
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go q.Wait(ctx, Request{Project: dir, Name: "slow reader", Report: func(Status) {
-		once.Do(func() { close(stuck) })
-		<-unstick
-	}})
+	ended := make(chan struct{})
+	// The slow reader's Wait ends, and its ticket is gone, before the
+	// project's directory is removed.
+	t.Cleanup(func() {
+		cancel()
+		close(unstick)
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+			t.Error("the slow reader's Wait did not end within 10s of its cancellation")
+		}
+	})
+	go func() {
+		defer close(ended)
+		turn, err := q.Wait(ctx, Request{Project: dir, Name: "slow reader", Report: func(Status) {
+			once.Do(func() { close(stuck) })
+			<-unstick
+		}})
+		if err == nil {
+			turn.Release(nil)
+		}
+	}()
 	<-stuck
 	released := make(chan struct{})
 	go func() { first.Release(nil); close(released) }()
