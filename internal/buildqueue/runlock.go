@@ -44,8 +44,13 @@ func (r *runLock) take() (*os.File, error) {
 				return d, nil
 			}
 			d.Close()
-			if errors.Is(err, filelock.ErrWouldBlock) {
+			switch {
+			case errors.Is(err, filelock.ErrWouldBlock):
 				return nil, err
+			case !errors.Is(err, filelock.ErrNoDirLock):
+				// Not a file system without directory locks: the file
+				// would not exclude a build that holds the directory's.
+				return nil, fmt.Errorf("%w: locking the project's root directory: %w", ErrUnusable, err)
 			}
 		case !errors.Is(err, filelock.ErrNoDirLock):
 			// The system locks directories, but this user cannot open

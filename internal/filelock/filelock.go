@@ -143,5 +143,6 @@ func IsAt(f *os.File, path string) bool {
 }
 
 // ErrNoDirLock is returned by OpenDir where a directory cannot hold a lock
-// (Windows); lock a file instead.
+// (Windows), and by TryLock and Lock of a directory on a file system that
+// cannot lock one (NFS on Linux); lock a file instead.
 var ErrNoDirLock = errors.New("a directory cannot be locked on this system")

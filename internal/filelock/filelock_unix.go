@@ -4,6 +4,7 @@ package filelock
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -35,10 +36,28 @@ func lock(f *os.File, exclusive, wait bool) error {
 	if errors.Is(lerr, unix.EWOULDBLOCK) {
 		return ErrWouldBlock
 	}
+	if unsupported(lerr) {
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			// NFS on Linux takes flock for a POSIX lock, which a directory
+			// opened for reading cannot hold (EBADF).
+			return &os.PathError{Op: "flock", Path: f.Name(), Err: fmt.Errorf("%w (%w)", ErrNoDirLock, lerr)}
+		}
+	}
 	if lerr != nil {
 		return &os.PathError{Op: "flock", Path: f.Name(), Err: lerr}
 	}
 	return nil
+}
+
+// unsupported reports whether a flock error says the file system cannot
+// take this lock at all, rather than that it is taken or failed.
+func unsupported(err error) bool {
+	for _, e := range []error{unix.EBADF, unix.EINVAL, unix.EOPNOTSUPP, unix.ENOTSUP, unix.ENOSYS} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func unlock(f *os.File) error {
