@@ -77,11 +77,13 @@ const maxRejecting = 64
 // stop. h's Limits apply.
 func Serve(ctx context.Context, ln net.Listener, h *Handler) error {
 	lim := h.limits
+	fresh := &newConns{conns: map[net.Conn]struct{}{}}
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: lim.ReadHeaderTimeout,
 		IdleTimeout:       lim.IdleTimeout,
 		ErrorLog:          h.log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+		ConnState:         fresh.track,
 	}
 	cl := &capListener{Listener: ln, slots: make(chan struct{}, lim.MaxConns), rejecting: make(chan struct{}, maxRejecting), log: h.log}
 	served := make(chan error, 1)
@@ -93,6 +95,7 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler) error {
 	case <-ctx.Done():
 	}
 	h.Close()
+	fresh.stop()
 	stopCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
 	if err := hs.Shutdown(stopCtx); err != nil {
@@ -103,6 +106,47 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler) error {
 		return fmt.Errorf("serving MCP over HTTP: %w", err)
 	}
 	return nil
+}
+
+// newConns knows the connections that have not yet read a whole request
+// (net/http's StateNew: headers still arriving, or nothing sent yet).
+// Shutdown waits for such a connection up to its ReadHeaderTimeout (it
+// counts one as idle only after 5 s), so a peer sending half a header could
+// hold a stop for the whole ShutdownTimeout; stop closes them at once, and
+// every connection accepted after it (docs/http.md#2). A connection whose
+// request was read is left to Shutdown: its call gets its answer, and an
+// idle kept-alive one Shutdown closes itself.
+type newConns struct {
+	mu       sync.Mutex
+	conns    map[net.Conn]struct{}
+	stopping bool
+}
+
+// track is the server's ConnState hook.
+func (n *newConns) track(c net.Conn, state http.ConnState) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if state != http.StateNew {
+		delete(n.conns, c)
+		return
+	}
+	if n.stopping {
+		_ = c.Close()
+		return
+	}
+	n.conns[c] = struct{}{}
+}
+
+// stop closes every connection that has not read a whole request, and from
+// now on every new one.
+func (n *newConns) stop() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.stopping = true
+	for c := range n.conns {
+		_ = c.Close()
+	}
+	clear(n.conns)
 }
 
 // capListener hands out at most cap(slots) connections at once; one

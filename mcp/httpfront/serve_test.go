@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 )
 
 const testToken = "test-token-0123456789abcdef"
@@ -193,5 +196,65 @@ func TestServerErrorsAreJSONRPC(t *testing.T) {
 				t.Errorf("got %d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 			}
 		})
+	}
+}
+
+// TestStopClosesRequestsStillArriving: a stop closes at once the
+// connections that have not sent a whole request (half a header, well
+// inside ReadHeaderTimeout, or nothing yet), so they never hold it for the
+// whole ShutdownTimeout, and an idle kept-alive one goes as net/http closes
+// it.
+func TestStopClosesRequestsStillArriving(t *testing.T) {
+	t.Parallel()
+	var logs lockedbuf.Buffer
+	sdk := sdkmcp.NewServer(&sdkmcp.Implementation{Name: "test", Version: "test"}, nil)
+	h := New(Config{SDK: sdk, Calls: NewCalls(nil), Token: testToken, Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, ln, h) }()
+
+	var halves []net.Conn
+	for range 3 {
+		c := dial(t, addr)
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\n", HTTPPath, addr)
+		halves = append(halves, c)
+	}
+	silent := dial(t, addr) // sends nothing before the stop
+	idle := dial(t, addr)
+	ibr := bufio.NewReader(idle)
+	fmt.Fprint(idle, request(addr, bearer, ping))
+	if resp, body := readResponse(t, idle, ibr); resp.StatusCode != http.StatusOK {
+		t.Fatalf("ping: %d %s", resp.StatusCode, body)
+	}
+
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(2 * ShutdownTimeout):
+		t.Fatalf("Serve still running %v after the stop", 2*ShutdownTimeout)
+	}
+	if strings.Contains(logs.String(), "closing connections after the shutdown wait") {
+		t.Errorf("the stop waited the whole ShutdownTimeout for connections that never sent a whole request:\n%s", logs.String())
+	}
+	for i, c := range halves {
+		if !closedWithin(c, bufio.NewReader(c), 5*time.Second) {
+			t.Errorf("half-header connection %d still open after the stop", i)
+		}
+	}
+	fmt.Fprint(silent, request(addr, bearer, ping))
+	if !closedWithin(silent, bufio.NewReader(silent), 5*time.Second) {
+		t.Error("a connection that had sent nothing before the stop was still open")
+	}
+	if !closedWithin(idle, ibr, 5*time.Second) {
+		t.Error("the idle kept-alive connection was still open after the stop")
 	}
 }
