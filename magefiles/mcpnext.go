@@ -126,12 +126,12 @@ func mcpNextConformance(ctx context.Context, node, url, work string) error {
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		runErr := cmd.Run() // judged by its checks below, not by its exit
 		cancel()
-		checks, err := readChecks(out)
+		checks, err := readChecks(out, "")
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v (the suite: %v)", s, err, runErr))
 			continue
 		}
-		p, n := judgeChecks(s, checks)
+		p, n := judgeChecks(s, checks, mcpNextExempt, "mcpNextExempt and docs/http.md#6.1")
 		problems = append(problems, p...)
 		exempted += n
 	}
@@ -152,9 +152,13 @@ type mcpCheckResult struct {
 }
 
 // readChecks reads the checks.json the suite wrote for one scenario under
-// out (out/server-SCENARIO-TIMESTAMP/checks.json).
-func readChecks(out string) ([]mcpCheckResult, error) {
-	files, err := filepath.Glob(filepath.Join(out, "*", "checks.json"))
+// out (out/server-SCENARIO-TIMESTAMP/checks.json); dir, when not "", names
+// that directory, for an out holding the results of many scenarios.
+func readChecks(out, dir string) ([]mcpCheckResult, error) {
+	if dir == "" {
+		dir = "*"
+	}
+	files, err := filepath.Glob(filepath.Join(out, dir, "checks.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -176,28 +180,30 @@ func readChecks(out string) ([]mcpCheckResult, error) {
 }
 
 // judgeChecks returns what is wrong with one scenario's checks against
-// mcpNextExempt, and how many exempt checks it reported as expected.
-func judgeChecks(scenario string, checks []mcpCheckResult) (problems []string, exempted int) {
+// exempt (the checks expected to fail or warn, each with its reason; where
+// names the list and its page), and how many exempt checks it reported as
+// expected.
+func judgeChecks(scenario string, checks []mcpCheckResult, exempt map[mcpCheck]string, where string) (problems []string, exempted int) {
 	seen := map[mcpCheck]bool{}
 	for _, c := range checks {
 		k := mcpCheck{scenario, c.ID, c.Name}
 		failing := c.Status == "FAILURE" || c.Status == "WARNING"
-		reason, exempt := mcpNextExempt[k]
+		reason, isExempt := exempt[k]
 		switch {
-		case exempt && failing:
+		case isExempt && failing:
 			seen[k] = true
 			exempted++
 			fmt.Printf("mcpConformance:   %s %s/%s (%s): %s\n", c.Status, c.ID, c.Name, reason, c.ErrorMessage)
-		case exempt:
+		case isExempt:
 			seen[k] = true
-			problems = append(problems, fmt.Sprintf("%s: %s/%s is %s now; remove it from mcpNextExempt and docs/http.md#6.1", scenario, c.ID, c.Name, c.Status))
+			problems = append(problems, fmt.Sprintf("%s: %s/%s is %s now; remove it from %s", scenario, c.ID, c.Name, c.Status, where))
 		case failing:
 			problems = append(problems, fmt.Sprintf("%s: %s/%s %s: %s", scenario, c.ID, c.Name, c.Status, c.ErrorMessage))
 		}
 	}
-	for k := range mcpNextExempt {
+	for k := range exempt {
 		if k.scenario == scenario && !seen[k] {
-			problems = append(problems, fmt.Sprintf("%s: the suite no longer reports %s/%s; remove it from mcpNextExempt and docs/http.md#6.1", scenario, k.id, k.name))
+			problems = append(problems, fmt.Sprintf("%s: the suite no longer reports %s/%s; remove it from %s", scenario, k.id, k.name, where))
 		}
 	}
 	slices.Sort(problems)
