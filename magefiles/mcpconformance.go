@@ -105,12 +105,23 @@ func MCPConformance(ctx context.Context) error {
 	for _, s := range mcpScenariosRun {
 		fmt.Printf("mcpConformance: scenario %s\n", s)
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		cmd := exec.CommandContext(sctx, node, suite, "server", "--url", url, "--scenario", s, "-o", filepath.Join(work, "results", s))
+		out := filepath.Join(work, "results", s)
+		cmd := exec.CommandContext(sctx, node, suite, "server", "--url", url, "--scenario", s, "-o", out)
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		err := cmd.Run()
 		cancel()
 		if err != nil {
 			failed = append(failed, s)
+			continue
+		}
+		// A passing exit still has its checks read: a warning fails too.
+		checks, err := readChecks(out, "")
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("%s (%v)", s, err))
+			continue
+		}
+		if problems, _ := judgeChecks(s, checks, nil, "docs/http.md#6"); len(problems) > 0 {
+			failed = append(failed, fmt.Sprintf("%s (%s)", s, strings.Join(problems, "; ")))
 		}
 	}
 
