@@ -388,12 +388,7 @@ func TestAnotherUsersFilesAndReadOnlyQueue(t *testing.T) {
 			if err := c.setup(qd); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(bin, "-test.run=^$")
-			cmd.Env = append(os.Environ(), "BUILDQUEUE_HELPER="+dir)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			out, err := runWithContext(ctx, cmd)
+			out, err := runHelperAs(bin, dir, nobody)
 			if err == nil || !strings.Contains(string(out), "error ") || !strings.Contains(string(out), c.want) {
 				t.Fatalf("as another user: %v, %s; want an error saying %q", err, out, c.want)
 			}
@@ -421,24 +416,24 @@ func TestAnotherUsersFilesAndReadOnlyQueue(t *testing.T) {
 	o.turn.Release(nil)
 }
 
-// runWithContext runs cmd and returns its stdout, killing it when ctx ends.
-func runWithContext(ctx context.Context, cmd *exec.Cmd) ([]byte, error) {
-	var out strings.Builder
-	cmd.Stdout = &out
+// helperAsUserTimeout bounds one build of the helper run as another user.
+const helperAsUserTimeout = 20 * time.Second
+
+// runHelperAs runs the test binary's queue helper (BUILDQUEUE_HELPER) on
+// dir as user and group uid and returns its stdout; it is killed after
+// helperAsUserTimeout.
+func runHelperAs(bin, dir string, uid uint32) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), helperAsUserTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BUILDQUEUE_HELPER="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		return out, fmt.Errorf("the build as another user did not end within %s: %w", helperAsUserTimeout, ctx.Err())
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return []byte(out.String()), err
-	case <-ctx.Done():
-		_ = cmd.Process.Kill()
-		<-done
-		return []byte(out.String()), fmt.Errorf("the build as another user did not end within its deadline: %w", ctx.Err())
-	}
+	return out, err
 }
 
 // sharedDir is a fresh directory that every user may reach.
@@ -513,12 +508,7 @@ func TestRootThisUserCannotOpen(t *testing.T) {
 	if err := os.Chmod(dir, 0o300); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.run=^$")
-	cmd.Env = append(os.Environ(), "BUILDQUEUE_HELPER="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	out, err := runWithContext(ctx, cmd)
+	out, err := runHelperAs(bin, dir, nobody)
 	if strings.Contains(string(out), "admitted") {
 		t.Fatalf("as a user that cannot open the root, the build started while another held the run lock: %s", out)
 	}

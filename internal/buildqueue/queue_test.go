@@ -146,9 +146,35 @@ func TestStatusNamesWhatRunsAhead(t *testing.T) {
 	defer first.Release(nil)
 	got := make(chan Status, 1)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go q.Wait(ctx, Request{Project: dir, Name: "full", Report: func(s Status) { got <- s }})
-	s := <-got
+	waited := make(chan struct{})
+	go func() {
+		defer close(waited)
+		// Later reports are dropped: the test reads the first one only.
+		turn, err := q.Wait(ctx, Request{Project: dir, Name: "full", Report: func(s Status) {
+			select {
+			case got <- s:
+			default:
+			}
+		}})
+		if err == nil {
+			turn.Release(nil)
+		}
+	}()
+	// The waiting build leaves the line before the test's directory goes.
+	defer func() {
+		cancel()
+		select {
+		case <-waited:
+		case <-time.After(10 * time.Second):
+			t.Error("the cancelled waiting build did not leave the line within 10 s")
+		}
+	}()
+	var s Status
+	select {
+	case s = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting build reported no place within 10 s")
+	}
 	if s.Place != 2 || len(s.Ahead) != 1 || s.Ahead[0].Name != "classes" || s.Ahead[0].PID != os.Getpid() || !s.Ahead[0].Running {
 		t.Fatalf("status %+v", s)
 	}
