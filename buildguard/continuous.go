@@ -310,7 +310,7 @@ func (st *cycles) serve(ctx context.Context, ch *cycle.Channel, s *session) {
 			}
 			continue
 		}
-		if err := s.build(ctx, agentproto.BuildStarted); err != nil {
+		if err := s.g.startHold(ctx, func() error { return s.build(ctx, agentproto.BuildStarted) }); err != nil {
 			st.releaseTurn()
 			rerr := refusedStart(err)
 			rerr.Stage = "BUILD started was not acknowledged"

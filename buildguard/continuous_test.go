@@ -277,21 +277,22 @@ func TestRunContinuousCycles(t *testing.T) {
 }
 
 // TestRunContinuousRefusedCycle: a cycle whose BUILD started the agent
-// rejects is refused to the script (which fails it before its tasks; the
-// fake Gradle then ends the continuous build); nothing is released for it.
+// keeps rejecting (longer than a hand-over lasts) is refused to the script
+// (which fails it before its tasks; the fake Gradle then ends the
+// continuous build); nothing is released for it.
 func TestRunContinuousRefusedCycle(t *testing.T) {
 	var starts atomic.Int32
 	h := newContinuousHarness(t, "ok,ok", fakeagent.WithFaults(fakeagent.Faults{
 		RejectBuild: func(state, _ string) bool {
-			return state == agentproto.BuildStarted && starts.Add(1) == 2
+			return state == agentproto.BuildStarted && starts.Add(1) >= 2
 		},
 	}))
 	run, code, err := h.run(t)
 	if err != nil || code != 1 {
 		t.Fatalf("RunContinuous = %d, %v; want 1 (Gradle's exit), nil\nstdout:\n%s", code, err, h.stdout)
 	}
-	if got, want := h.builds(), "started,ok,started"; got != want {
-		t.Errorf("agent got BUILD %s, want %s", got, want)
+	if got := h.builds(); !strings.HasPrefix(got, "started,ok,started,started") || strings.Count(got, ",ok") != 1 || strings.Contains(got, "failed") {
+		t.Errorf("agent got BUILD %s, want started,ok then the rejected start asked again and nothing else", got)
 	}
 	if got, want := h.outcomes(), "1:ok:released,2:refused:held"; got != want {
 		t.Errorf("reports %s, want %s", got, want)
@@ -304,6 +305,32 @@ func TestRunContinuousRefusedCycle(t *testing.T) {
 	}
 	if run.Held {
 		t.Error("run reports output held; the refused cycle took no hold")
+	}
+}
+
+// TestRunContinuousCycleWaitsForTheHandover: a cycle whose BUILD started
+// is rejected while the hold before it is still being released
+// (docs/agent-protocol.md#5) asks again and runs (docs/decisions.md#D18).
+func TestRunContinuousCycleWaitsForTheHandover(t *testing.T) {
+	var starts atomic.Int32
+	h := newContinuousHarness(t, "ok,ok", fakeagent.WithFaults(fakeagent.Faults{
+		RejectBuild: func(state, _ string) bool {
+			n := starts.Add(1)
+			return state == agentproto.BuildStarted && (n == 3 || n == 4)
+		},
+	}))
+	run, code, err := h.run(t)
+	if err != nil || code != 0 {
+		t.Fatalf("RunContinuous = %d, %v; want 0, nil\nstdout:\n%s", code, err, h.stdout)
+	}
+	if got, want := h.builds(), "started,ok,started,started,started,ok"; got != want {
+		t.Errorf("agent got BUILD %s, want %s", got, want)
+	}
+	if got, want := h.outcomes(), "1:ok:released,2:ok:released"; got != want {
+		t.Errorf("reports %s, want %s", got, want)
+	}
+	if run.Held {
+		t.Error("run reports output held after two good cycles")
 	}
 }
 

@@ -548,9 +548,11 @@ func (g *Guard) connectAndStart(ctx context.Context, caught <-chan struct{}) (ag
 	if refusal != nil {
 		return agent, false, refusal
 	}
-	sctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
-	err := agent.Build(sctx, agentproto.BuildStarted, g.owner)
-	cancel()
+	err := g.startHold(ctx, func() error {
+		sctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+		defer cancel()
+		return agent.Build(sctx, agentproto.BuildStarted, g.owner)
+	})
 	if err != nil {
 		g.log.Debug("BUILD started failed", "error", err, "cause", agentproto.Cause(err))
 		return agent, true, refusedStart(err)

@@ -217,15 +217,44 @@ func TestRunRefusedStartNeverRunsChild(t *testing.T) {
 			}
 			// Unless the agent rejected the hold, it may have taken it
 			// without its acknowledgement arriving: BUILD failed follows
-			// (docs/decisions.md#D21).
-			want := "started,failed"
+			// (docs/decisions.md#D21). A rejection is asked again until
+			// handoverWait has passed, and owes nothing.
+			got := h.agent.states()
 			if fault == agentproto.ErrRejected {
-				want = "started"
-			}
-			if got := h.agent.states(); got != want {
-				t.Errorf("agent got %s, want %s", got, want)
+				if n := strings.Count(got, "started"); n < 2 || strings.Contains(got, "failed") || strings.Contains(got, "ok") {
+					t.Errorf("agent got %s, want BUILD started asked again after the rejection and nothing else", got)
+				}
+			} else if got != "started,failed" {
+				t.Errorf("agent got %s, want started,failed", got)
 			}
 		})
+	}
+}
+
+// TestRunWaitsForTheHandover: the agent releases a hold asynchronously
+// after it acknowledged `BUILD ok` and rejects every other owner's
+// `started` until then (docs/agent-protocol.md#5); the build whose turn has
+// just come asks again instead of being refused (docs/decisions.md#D18).
+func TestRunWaitsForTheHandover(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.agent.fail = func(state string, n int) error {
+		if state == agentproto.BuildStarted && n < 3 {
+			return agentproto.ErrRejected
+		}
+		return nil
+	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	argv, env := reexec.Command(t, "marker", marker)
+	code, err := h.run(t, argv, env)
+	if err != nil || code != 0 {
+		t.Fatalf("Run = %d, %v; want 0, nil after the hand-over", code, err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the child did not run: %v", err)
+	}
+	if got := h.agent.states(); got != "started,started,started,started,ok" {
+		t.Errorf("agent got %s, want three rejected starts, the accepted one, then ok", got)
 	}
 }
 

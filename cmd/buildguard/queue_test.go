@@ -42,8 +42,14 @@ echo "end $1 $$ $(date +%s.%N)" >> record.log
 
 func newQueueProject(t *testing.T, names ...string) *queueProject {
 	t.Helper()
+	return newQueueProjectWith(t, nil, names...)
+}
+
+// newQueueProjectWith is newQueueProject whose agent has opts too.
+func newQueueProjectWith(t *testing.T, opts []fakeagent.Option, names ...string) *queueProject {
+	t.Helper()
 	p := &queueProject{bin: testbin.Build(t, t.TempDir()), dir: t.TempDir()}
-	p.agent = fakeagent.NewServer(t, fakeagent.WithHeartbeat(-1))
+	p.agent = fakeagent.NewServer(t, append([]fakeagent.Option{fakeagent.WithHeartbeat(-1)}, opts...)...)
 	p.portFile = p.agent.PortFile()
 	builds := map[string]any{}
 	for _, n := range names {
@@ -385,5 +391,65 @@ func TestQueueMaxBuildsAcrossProjects(t *testing.T) {
 	ra, rb := a.record(t), b.record(t)
 	if len(ra) != 2 || len(rb) != 2 || rb[0].at.Before(ra[1].at) {
 		t.Errorf("the builds overlapped: a %v, b %v", ra, rb)
+	}
+}
+
+// TestQueueWaitsForTheHandover: the agent releases a hold only some time
+// after it acknowledged `BUILD ok` (docs/agent-protocol.md#5), and rejects
+// another owner's `started` until then. A wrapper whose turn comes right
+// after another owner's build is not refused for it: it asks again until
+// the hold is released, and runs (docs/decisions.md#D18).
+func TestQueueWaitsForTheHandover(t *testing.T) {
+	t.Parallel()
+	p := newQueueProjectWith(t, []fakeagent.Option{fakeagent.WithAcceptance(func(ctx context.Context, _ string) fakeagent.Outcome {
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return fakeagent.AcceptSuccess
+	})})
+	release := p.hold(t, "first")
+	ctx := wait.Context(t, 60*time.Second)
+	wrap := func(owner string) (*exec.Cmd, *strings.Builder) {
+		cmd := exec.CommandContext(ctx, p.bin, "--port-file", p.portFile, "--owner", owner, "--", "sh", "record.sh", owner)
+		cmd.Dir = p.dir
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, &stderr
+	}
+	first, firstErr := wrap("first")
+	p.waitTickets(t, 1)
+	second, secondErr := wrap("second")
+	p.waitTickets(t, 2)
+	release()
+	if err := first.Wait(); err != nil {
+		t.Errorf("first build: %v\n%s", err, firstErr)
+	}
+	if err := second.Wait(); err != nil {
+		t.Errorf("second build, whose turn came while the first's hold was being released: %v\n%s", err, secondErr)
+	}
+	rec := p.record(t)
+	if len(rec) != 4 || rec[0].name != "first" || rec[2].name != "second" || rec[2].kind != "start" {
+		t.Errorf("record %v, want the first build, then the second", rec)
+	}
+	var builds []string
+	for _, c := range p.agent.Commands() {
+		f := strings.Fields(c)
+		if len(f) < 2 || f[0] != "BUILD" {
+			continue
+		}
+		owner := ""
+		for _, a := range f[2:] {
+			if o, ok := strings.CutPrefix(a, "owner="); ok {
+				owner = o
+			}
+		}
+		builds = append(builds, f[1]+" "+owner)
+	}
+	if got := strings.Join(builds, ","); !strings.Contains(got, "ok first,started second,started second") || !strings.HasSuffix(got, "started second,ok second") {
+		t.Errorf("agent got %s, want the second owner's start asked again after the first's ok until accepted", got)
 	}
 }
