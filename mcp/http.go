@@ -11,10 +11,6 @@ import (
 // HTTPHandler returns the streamable HTTP front of s (package httpfront),
 // accepting token, which must not be empty.
 func (s *Server) HTTPHandler(token string) *httpfront.Handler {
-	// The SDK's streamable transport looks tools up before any middleware
-	// (the Mcp-Param headers of 2026-07-28): serve only once they are there.
-	s.addTools()
-	<-s.toolsAdded
 	return httpfront.New(httpfront.Config{
 		SDK:       s.sdk,
 		Calls:     s.httpCalls,

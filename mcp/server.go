@@ -62,30 +62,21 @@ type Config struct {
 // Server is buildguard's MCP server: a go-sdk server with the ten tools,
 // the version policy and output shaping as receiving middleware.
 type Server struct {
-	caller  Caller
-	version string
-	log     hclog.Logger
-	drain   time.Duration
-	sdk     *sdkmcp.Server
-	names   []string // the tools in tools/list order
-	// outputs are the tools' output schemas as tools/list sends them (each a
-	// json.RawMessage, boxed once); the SDK holds its own value of each
-	// (tools.Definition).
-	outputs map[string]any
-
-	httpCalls *httpfront.Calls // the HTTP requests in flight
-	// addTools registers the ten tools with the SDK, in the background,
-	// once: at the first request (awaitTools) or when HTTP is served.
-	// toolsAdded is closed when it is done.
-	addTools   func()
-	toolsAdded chan struct{}
-	tasks      *mcptask.Store // the safe builds that run as tasks (docs/decisions.md#D17)
+	caller    Caller
+	version   string
+	log       hclog.Logger
+	drain     time.Duration
+	sdk       *sdkmcp.Server
+	names     []string              // the tools in tools/list order
+	httpCalls *httpfront.Calls      // the HTTP requests in flight
+	listing   func() []*sdkmcp.Tool // the tools as tools/list sends them, built at the first list
+	tasks     *mcptask.Store        // the safe builds that run as tasks (docs/decisions.md#D17)
 
 	mu       sync.Mutex
 	sessions map[*sdkmcp.ServerSession]string // stdio: negotiated version; absent = before initialize
 }
 
-// NewServer builds the server and registers the ten tools.
+// NewServer builds the server.
 func NewServer(cfg Config) *Server {
 	s := &Server{
 		caller:   cfg.Caller,
@@ -93,13 +84,7 @@ func NewServer(cfg Config) *Server {
 		log:      cfg.Logger,
 		drain:    cfg.DrainTimeout,
 		names:    tools.Names(),
-		outputs:  map[string]any{},
 		sessions: map[*sdkmcp.ServerSession]string{},
-	}
-	for _, name := range s.names {
-		if out, ok := tools.OutputSchema(name); ok {
-			s.outputs[name] = out
-		}
 	}
 	if s.version == "" {
 		s.version = "dev"
@@ -137,52 +122,10 @@ func NewServer(cfg Config) *Server {
 	// handlers. A safe build that becomes a task runs the rest of the chain
 	// (shaping included) as its work, detached from the request's
 	// cancellation, which the HTTP middleware ties to its request.
-	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.awaitTools, s.httpCalls.Middleware, s.initialize,
+	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.httpCalls.Middleware, s.initialize,
 		ext.Middleware, ext.ToolCalls(taskPolicy, msgTaskStarted), s.renderToolList, s.renderToolCall)
-	s.toolsAdded = make(chan struct{})
-	s.addTools = sync.OnceFunc(func() { go s.registerTools() })
+	s.listing = sync.OnceValue(tools.Listing)
 	return s
-}
-
-// registerTools registers the ten tools with the SDK, whose AddTool checks
-// each schema by encoding and decoding it: about half a millisecond in a
-// fresh process, which a session that ends before its first request never
-// spends, and which the first request's other work overlaps
-// (docs/performance.md#2). A schema the SDK refuses panics, as it did in
-// NewServer: a defect of this build, which every test of a session meets.
-func (s *Server) registerTools() {
-	defer close(s.toolsAdded)
-	for _, t := range tools.Definitions() {
-		s.sdk.AddTool(t, s.handleTool)
-	}
-}
-
-// toolsReady reports whether the tools are registered, without touching a
-// request's context (whose Done channel costs allocations once asked for).
-func (s *Server) toolsReady() bool {
-	select {
-	case <-s.toolsAdded:
-		return true
-	default:
-		return false
-	}
-}
-
-// awaitTools starts the tools' registration at the first message and holds
-// every request but initialize until it is done, so the SDK never answers
-// one without them; notifications pass.
-func (s *Server) awaitTools(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
-	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
-		s.addTools()
-		if method != protocol.MethodInitialize && !strings.HasPrefix(method, "notifications/") && !s.toolsReady() {
-			select {
-			case <-s.toolsAdded:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
-		return next(ctx, method, req)
-	}
 }
 
 // msgTaskStarted is a new task's statusMessage until the build reports.
@@ -417,9 +360,6 @@ func (s *Server) renderTool(t *sdkmcp.Tool, v string) wireTool {
 	w := wireTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
 	if sh.outputSchema {
 		w.OutputSchema = t.OutputSchema
-		if out, ok := s.outputs[t.Name]; ok {
-			w.OutputSchema = out
-		}
 	}
 	if sh.annotations {
 		w.Annotations = renderAnnotations(t.Annotations)
@@ -435,20 +375,30 @@ func (s *Server) toolRank(name string) int {
 	return len(s.names)
 }
 
-// renderToolList puts the SDK's (name-sorted) tool list in the contract's
-// order and the session's shape.
+// renderToolList answers tools/list with the tools' own list
+// ([tools.Listing]) in the contract's order and the session's shape. The
+// tools are not registered with go-sdk: its AddTool checks each schema by
+// encoding and decoding it, about 0.8 ms of a fresh process
+// (docs/performance.md#2), for schemas that are constants of the build;
+// TestSDKAcceptsTheTools runs those checks on every tool instead. go-sdk
+// still answers first, with no tools, for the list's envelope (its cache
+// hints). The transports never forward a cursor (docs/mcp-server.md#2.2):
+// the list is always whole.
 func (s *Server) renderToolList(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
+		if method != protocol.MethodToolsList {
+			return next(ctx, method, req)
+		}
 		res, err := next(ctx, method, req)
-		if method != protocol.MethodToolsList || err != nil {
-			return res, err
+		if err != nil {
+			return nil, err
 		}
 		list, ok := res.(*sdkmcp.ListToolsResult)
 		if !ok {
 			return nil, fmt.Errorf("tools/list returned %T", res)
 		}
 		v := s.requestVersion(req)
-		sorted := slices.Clone(list.Tools)
+		sorted := slices.Clone(s.listing())
 		slices.SortStableFunc(sorted, func(a, b *sdkmcp.Tool) int { return s.toolRank(a.Name) - s.toolRank(b.Name) })
 		out := &toolList{Tools: make([]wireTool, 0, len(sorted))}
 		if shapeFor(v).sessionless {
@@ -486,9 +436,11 @@ type linkBlock struct {
 	Size        *int64 `json:"size,omitempty"`
 }
 
-// renderToolCall runs unknown tool names through the Caller too (so their
-// arguments are checked first and the error is "Unknown tool: …", docs/mcp-server.md#4.0) and
-// renders every result in the wire shape.
+// renderToolCall runs every tool call through handleTool, and unknown tool
+// names through the Caller too (so their arguments are checked first and
+// the error is "Unknown tool: …", docs/mcp-server.md#4.0), and renders
+// every result in the wire shape. go-sdk's own tools/call, which knows no
+// tool (renderToolList), only gets a call without params.
 func (s *Server) renderToolCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
 		if method != protocol.MethodToolsCall {
@@ -499,9 +451,13 @@ func (s *Server) renderToolCall(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 		v := s.requestVersion(req)
 		ctx = withVersion(ctx, v)
 		p, _ := req.GetParams().(*sdkmcp.CallToolParamsRaw)
-		if p != nil && s.toolRank(p.Name) == len(s.names) {
+		call, isCall := req.(*sdkmcp.CallToolRequest)
+		switch {
+		case p != nil && s.toolRank(p.Name) == len(s.names):
 			res, err = s.runTool(ctx, p.Name, p.Arguments)
-		} else {
+		case p != nil && isCall:
+			res, err = s.handleTool(ctx, call)
+		default:
 			res, err = next(ctx, method, req)
 		}
 		if err != nil {

@@ -159,29 +159,33 @@ func (t *Tool) compactOutputSchema() json.RawMessage {
 	return compact.Bytes()
 }
 
-// Definition is the tool's go-sdk definition, as the server registers it.
-// Its schemas are the encoded ones of [All], which the server shares: read
-// them, never change them.
-func (t *Tool) Definition() *sdkmcp.Tool {
+// Listed is the tool as tools/list sends it: both schemas as their encoded
+// bytes, the ones of [All], which every caller shares: read them, never
+// change them.
+func (t *Tool) Listed() *sdkmcp.Tool {
 	in, out := t.compactInput, t.compactOutput
 	if in == nil { // a Tool not from All
 		in, out = t.encodeInputSchema(), t.compactOutputSchema()
-	}
-	// go-sdk checks an output schema of its own type without encoding and
-	// decoding it (about 0.6 ms for the ten at start, docs/performance.md#2);
-	// TestGeneratedSchemas proves the value encodes to the bytes tools/list
-	// sends.
-	var sdkOut any = out
-	if s := sdkOutputSchema(t.Name); s != nil && t.compactOutput != nil {
-		sdkOut = s
 	}
 	return &sdkmcp.Tool{
 		Name:         t.Name,
 		Description:  t.description,
 		InputSchema:  in,
-		OutputSchema: sdkOut,
+		OutputSchema: out,
 		Annotations:  t.annotations,
 	}
+}
+
+// Definition is the tool's go-sdk definition, for go-sdk's AddTool: Listed
+// with the output schema as go-sdk's own value, which AddTool takes without
+// encoding and decoding it (docs/performance.md#2); TestGeneratedSchemas
+// proves the value encodes to the bytes tools/list sends.
+func (t *Tool) Definition() *sdkmcp.Tool {
+	def := t.Listed()
+	if s := sdkOutputSchema(t.Name); s != nil && t.compactOutput != nil {
+		def.OutputSchema = s
+	}
+	return def
 }
 
 // encodeInputSchema builds and encodes the tool's input schema; failing is
@@ -201,6 +205,15 @@ func Definitions() []*sdkmcp.Tool {
 		defs = append(defs, t.Definition())
 	}
 	return defs
+}
+
+// Listing returns [All] as tools/list sends them ([Tool.Listed]), in order.
+func Listing() []*sdkmcp.Tool {
+	var list []*sdkmcp.Tool
+	for _, t := range all() {
+		list = append(list, t.Listed())
+	}
+	return list
 }
 
 // readOnly are the annotations of a tool that only observes:
