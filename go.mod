@@ -10,7 +10,6 @@ tool (
 require (
 	github.com/creack/pty v1.1.24
 	github.com/google/go-cmp v0.7.0
-	github.com/google/jsonschema-go v0.4.3
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/magefile/mage v1.17.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
@@ -25,6 +24,7 @@ require (
 require (
 	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
 	github.com/fatih/color v1.13.0 // indirect
+	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.14 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect

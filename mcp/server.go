@@ -124,7 +124,7 @@ func NewServer(cfg Config) *Server {
 	// cancellation, which the HTTP middleware ties to its request.
 	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.httpCalls.Middleware, s.initialize,
 		ext.Middleware, ext.ToolCalls(taskPolicy, msgTaskStarted), s.renderToolList, s.renderToolCall)
-	s.listing = sync.OnceValue(tools.Listing)
+	s.listing = sync.OnceValue(tools.Definitions)
 	return s
 }
 
@@ -376,7 +376,7 @@ func (s *Server) toolRank(name string) int {
 }
 
 // renderToolList answers tools/list with the tools' own list
-// ([tools.Listing]) in the contract's order and the session's shape. The
+// ([tools.Definitions]) in the contract's order and the session's shape. The
 // tools are not registered with go-sdk: its AddTool checks each schema by
 // encoding and decoding it, about 0.8 ms of a fresh process
 // (docs/performance.md#2), for schemas that are constants of the build;

@@ -32,7 +32,7 @@ func TestSDKAcceptsTheTools(t *testing.T) {
 	if logs.Len() > 0 {
 		t.Errorf("go-sdk's AddTool complained:\n%s", &logs)
 	}
-	for _, def := range tools.Listing() {
+	for _, def := range tools.Definitions() {
 		if in, _ := def.InputSchema.(json.RawMessage); in == nil || bytes.Contains(in, []byte("x-mcp-header")) {
 			t.Errorf("%s: input schema %s: want encoded bytes without x-mcp-header", def.Name, in)
 		}

@@ -159,10 +159,10 @@ func (t *Tool) compactOutputSchema() json.RawMessage {
 	return compact.Bytes()
 }
 
-// Listed is the tool as tools/list sends it: both schemas as their encoded
-// bytes, the ones of [All], which every caller shares: read them, never
-// change them.
-func (t *Tool) Listed() *sdkmcp.Tool {
+// Definition is the tool as tools/list sends it, in go-sdk's type: both
+// schemas as the encoded bytes of [All], which every caller shares: read
+// them, never change them.
+func (t *Tool) Definition() *sdkmcp.Tool {
 	in, out := t.compactInput, t.compactOutput
 	if in == nil { // a Tool not from All
 		in, out = t.encodeInputSchema(), t.compactOutputSchema()
@@ -176,18 +176,6 @@ func (t *Tool) Listed() *sdkmcp.Tool {
 	}
 }
 
-// Definition is the tool's go-sdk definition, for go-sdk's AddTool: Listed
-// with the output schema as go-sdk's own value, which AddTool takes without
-// encoding and decoding it (docs/performance.md#2); TestGeneratedSchemas
-// proves the value encodes to the bytes tools/list sends.
-func (t *Tool) Definition() *sdkmcp.Tool {
-	def := t.Listed()
-	if s := sdkOutputSchema(t.Name); s != nil && t.compactOutput != nil {
-		def.OutputSchema = s
-	}
-	return def
-}
-
 // encodeInputSchema builds and encodes the tool's input schema; failing is
 // a build defect, caught by the toolsnaps.
 func (t *Tool) encodeInputSchema() json.RawMessage {
@@ -198,22 +186,13 @@ func (t *Tool) encodeInputSchema() json.RawMessage {
 	return in
 }
 
-// Definitions returns the go-sdk definitions of [All], in order.
+// Definitions returns the definitions of [All], in order.
 func Definitions() []*sdkmcp.Tool {
 	var defs []*sdkmcp.Tool
 	for _, t := range all() {
 		defs = append(defs, t.Definition())
 	}
 	return defs
-}
-
-// Listing returns [All] as tools/list sends them ([Tool.Listed]), in order.
-func Listing() []*sdkmcp.Tool {
-	var list []*sdkmcp.Tool
-	for _, t := range all() {
-		list = append(list, t.Listed())
-	}
-	return list
 }
 
 // readOnly are the annotations of a tool that only observes:
