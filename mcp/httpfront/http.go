@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -91,6 +92,7 @@ type Handler struct {
 	versions  []string // served, newest first
 	limits    Limits
 	fixture   *Fixture // nil for buildguard
+	compact   compactMemo
 
 	ctx    context.Context // done once Close is called
 	cancel context.CancelFunc
@@ -423,7 +425,7 @@ func (h *Handler) relay(w http.ResponseWriter, rec *recorder, id json.RawMessage
 		w.WriteHeader(status)
 		return
 	case mt == "application/json" && len(bytes.TrimSpace(body)) > 0:
-		if out, ok := spliceResult(id, body); ok {
+		if out, ok := spliceResult(id, body, &h.compact); ok {
 			writeHTTPBody(w, status, out)
 			return
 		}
@@ -457,15 +459,16 @@ const sdkResultPrefix = `{"jsonrpc":"2.0","id":`
 // answer is the same frame with the client's id literal. Anything else
 // (an error, another shape) is not spliced: relay decodes and re-encodes
 // it. A tools/list answer of 24 KB is then scanned once instead of being
-// decoded, compacted and copied (docs/performance.md#2).
-func spliceResult(id json.RawMessage, body []byte) ([]byte, bool) {
+// decoded, compacted and copied, and not even scanned when it is the same
+// bytes as one memo already proved compact (docs/performance.md#2).
+func spliceResult(id json.RawMessage, body []byte, memo *compactMemo) ([]byte, bool) {
 	body = bytes.TrimRight(body, " \t\r\n")
 	rest, ok := bytes.CutPrefix(body, []byte(sdkResultPrefix))
 	if !ok || len(rest) == 0 || rest[len(rest)-1] != '}' {
 		return nil, false
 	}
 	tok, result, ok := bytes.Cut(rest[:len(rest)-1], []byte(`,"result":`))
-	if !ok || !plainToken(tok) || len(result) == 0 || !compactJSON(result) {
+	if !ok || !plainToken(tok) || len(result) == 0 || !memo.compactJSON(result) {
 		return nil, false
 	}
 	if len(id) == 0 {
@@ -477,6 +480,38 @@ func spliceResult(id json.RawMessage, body []byte) ([]byte, bool) {
 	out = append(out, `,"result":`...)
 	out = append(out, result...)
 	return append(out, '}'), true
+}
+
+// memoMinSize is the size from which compactMemo keeps a result: below it
+// a scan costs little more than the comparison.
+const memoMinSize = 4 << 10
+
+// compactMemo keeps the last few large results compactJSON proved compact.
+// A result that never changes (tools/list in one version's shape, about
+// 20 KB) is then compared byte for byte with one it holds, about twenty
+// times cheaper than validating it again, and holds for the same reason.
+// The zero value is ready; it is safe for concurrent use.
+type compactMemo struct {
+	slots [4]atomic.Pointer[[]byte]
+	next  atomic.Uint32
+}
+
+// compactJSON is compactJSON(v), answered from the memo when it holds v.
+func (m *compactMemo) compactJSON(v []byte) bool {
+	if m == nil || len(v) < memoMinSize {
+		return compactJSON(v)
+	}
+	for i := range m.slots {
+		if p := m.slots[i].Load(); p != nil && bytes.Equal(*p, v) {
+			return true
+		}
+	}
+	if !compactJSON(v) {
+		return false
+	}
+	kept := bytes.Clone(v)
+	m.slots[m.next.Add(1)%uint32(len(m.slots))].Store(&kept)
+	return true
 }
 
 // compactJSON: v is valid JSON with no white space outside its strings, so
