@@ -258,6 +258,41 @@ func TestRunWaitsForTheHandover(t *testing.T) {
 	}
 }
 
+// TestRunSignalWhileAskingAgain: a Ctrl-C while a rejected BUILD started
+// is asked again (the hand-over wait, docs/decisions.md#D18) ends the wait
+// at once as an interruption: the child never runs, and nothing is owed to
+// the agent, which took no hold.
+func TestRunSignalWhileAskingAgain(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	asked := make(chan struct{}, 64)
+	h.agent.fail = func(state string, n int) error {
+		if state != agentproto.BuildStarted {
+			return nil
+		}
+		asked <- struct{}{}
+		return agentproto.ErrRejected
+	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	argv, env := reexec.Command(t, "marker", marker)
+	go func() {
+		<-asked
+		<-asked // asked again: the signal comes during the hand-over wait
+		h.sigs <- syscall.SIGINT
+	}()
+	_, err := h.run(t, argv, env)
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || ie.ExitCode() != 130 {
+		t.Fatalf("err = %v, want an interruption with exit 130", err)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the child ran: %v", err)
+	}
+	if got := h.agent.states(); strings.Contains(got, "failed") || strings.Contains(got, "ok") {
+		t.Errorf("agent got %s, want only the rejected starts", got)
+	}
+}
+
 func TestRunRefusedBeforeConnecting(t *testing.T) {
 	t.Parallel()
 	fixes := map[string]Fix{"invalid port": FixPort, "no port file": FixPortFile, "nothing to discover": FixDiscovery, "timeout high": FixTimeout, "timeout below": FixTimeout}
