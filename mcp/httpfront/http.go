@@ -482,9 +482,14 @@ func spliceResult(id json.RawMessage, body []byte, memo *compactMemo) ([]byte, b
 	return append(out, '}'), true
 }
 
-// memoMinSize is the size from which compactMemo keeps a result: below it
-// a scan costs little more than the comparison.
-const memoMinSize = 4 << 10
+// compactMemo keeps results of memoMinSize to memoMaxSize bytes: below, a
+// scan costs little more than the comparison; above, a result is no answer
+// that repeats (a build log read back is up to 8 MiB) and keeping four of
+// them would hold their memory for nothing.
+const (
+	memoMinSize = 4 << 10
+	memoMaxSize = 256 << 10
+)
 
 // compactMemo keeps the last few large results compactJSON proved compact.
 // A result that never changes (tools/list in one version's shape, about
@@ -498,7 +503,7 @@ type compactMemo struct {
 
 // compactJSON is compactJSON(v), answered from the memo when it holds v.
 func (m *compactMemo) compactJSON(v []byte) bool {
-	if m == nil || len(v) < memoMinSize {
+	if m == nil || len(v) < memoMinSize || len(v) > memoMaxSize {
 		return compactJSON(v)
 	}
 	for i := range m.slots {

@@ -117,4 +117,8 @@ func TestCompactMemo(t *testing.T) {
 	if !m.compactJSON(small) || holds(m, small) {
 		t.Error("a small result is kept, or refused")
 	}
+	huge, _ := json.Marshal(strings.Repeat("x", memoMaxSize))
+	if !m.compactJSON(huge) || holds(m, huge) {
+		t.Error("a result larger than memoMaxSize is kept, or refused")
+	}
 }
