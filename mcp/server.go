@@ -59,8 +59,8 @@ type Config struct {
 	DrainTimeout time.Duration
 }
 
-// Server is buildguard's MCP server: a go-sdk server with the ten tools,
-// the version policy and output shaping as receiving middleware.
+// Server is buildguard's MCP server: a go-sdk server whose receiving
+// middleware serves the ten tools, the version policy and output shaping.
 type Server struct {
 	caller    Caller
 	version   string
@@ -398,13 +398,12 @@ func (s *Server) renderToolList(next sdkmcp.MethodHandler) sdkmcp.MethodHandler 
 			return nil, fmt.Errorf("tools/list returned %T", res)
 		}
 		v := s.requestVersion(req)
-		sorted := slices.Clone(s.listing())
-		slices.SortStableFunc(sorted, func(a, b *sdkmcp.Tool) int { return s.toolRank(a.Name) - s.toolRank(b.Name) })
-		out := &toolList{Tools: make([]wireTool, 0, len(sorted))}
+		all := s.listing() // in tools/list order already
+		out := &toolList{Tools: make([]wireTool, 0, len(all))}
 		if shapeFor(v).sessionless {
 			out.ResultType, out.TTLMs, out.CacheScope = resultTypeComplete, ptr(list.TTLMs), list.CacheScope
 		}
-		for _, t := range sorted {
+		for _, t := range all {
 			out.Tools = append(out.Tools, s.renderTool(t, v))
 		}
 		return out, nil
