@@ -482,10 +482,10 @@ func spliceResult(id json.RawMessage, body []byte, memo *compactMemo) ([]byte, b
 	return append(out, '}'), true
 }
 
-// compactMemo keeps results of memoMinSize to memoMaxSize bytes: below, a
-// scan costs little more than the comparison; above, a result is no answer
-// that repeats (a build log read back is up to 8 MiB) and keeping four of
-// them would hold their memory for nothing.
+// memoMinSize and memoMaxSize bound the results compactMemo keeps: below,
+// a scan costs little more than the comparison; above, a result is no
+// answer that repeats (a build log read back is up to 8 MiB) and keeping
+// four of them would hold their memory for nothing.
 const (
 	memoMinSize = 4 << 10
 	memoMaxSize = 256 << 10
