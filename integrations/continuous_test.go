@@ -20,6 +20,7 @@ import (
 	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/internal/proc"
 	"github.com/buildguard/buildguard/internal/testsupport/testbin"
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 // continuousBuildGradle is the continuous fixture's build script. Before the
@@ -371,7 +372,12 @@ func TestContinuousGradle(t *testing.T) {
 		r.stdout.wait(t, "Waiting for changes to input files", 2, time.Minute, r.stderr)
 		errText := r.stderr.String()
 		mustContain(t, "stderr", errText, "no task of it ran, nothing released: build refused: BUILD started was not acknowledged")
-		mustContain(t, "Gradle's output", r.stdout.String()+errText, "buildguard refused this cycle: cycle 2: build refused")
+		// Gradle reports the failed cycle on its stderr, which reaches this
+		// test through a pipe of its own: it may come after stdout's line.
+		const refusedCycle = "buildguard refused this cycle: cycle 2: build refused"
+		wait.For(t, time.Minute, "Gradle's output names the refused cycle", func() bool {
+			return strings.Contains(r.stdout.String()+r.stderr.String(), refusedCycle)
+		})
 		matchSequence(t, agent, "started,task,ok,"+rejectedStarts)
 		if got := holds(t, dir); len(got) != 1 {
 			t.Errorf("holds.log %q: a task of the refused cycle ran", got)
