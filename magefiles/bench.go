@@ -31,7 +31,8 @@ func benchMetric(metrics, unit string) (float64, bool) {
 // under 5 ms) and its passthrough throughput (pipes ≥ 0.9×, pty ≥ 0.5×); one
 // correlated VERIFY next to a raw round trip (within 1.5×); an MCP stdio
 // session next to `cat` (under 15 ms median, under 25 MiB peak RSS); and one
-// reclazz_verify call next to the raw round trip (target within 2×); one
+// reclazz_verify call next to the raw round trip (target within 2×) and to
+// the raw round trip on a connection of its own; one
 // reclazz_safe_build call of a 1 s build next to the same build through the
 // wrapper (target ≤ 1.1×), and the latency from a build's output line to
 // the client's progress notification (target median < 50 ms); the
@@ -39,13 +40,15 @@ func benchMetric(metrics, unit string) (float64, bool) {
 // requests per second from 16 concurrent HTTP clients (docs/http.md#7); a
 // reclazz_safe_build answered as a task to its first tasks/get (target
 // under 1 ms) and one tasks/get poll (target under 0.5 ms) next to a
-// synchronous reclazz_status (docs/safe-build.md#13); the
+// synchronous reclazz_status, over stdio in one process and over loopback
+// HTTP to a server process (docs/safe-build.md#13); the
 // build queue's cost per uncontended build against the same build without it
 // (target under 2 ms) and its handover gap (target under 20 ms,
 // docs/decisions.md#D18); the diagnostics parser's throughput (target ≥ 100 MB/s) and, per failing build
 // of its corpus, the raw output against the diagnostics text (target ≥ 10×
 // smaller, docs/safe-build.md#12); each row of docs/performance.md#1
-// (start-up, wrapper and HTTP against the bare go-sdk floor, target ≤ 1.2×);
+// (start-up, wrapper and HTTP against the bare go-sdk floor, target ≤ 1.2×,
+// and the wrapper against its floor linked with go-sdk);
 // and the guard's share of one cycle of a continuous build (target ≤ 50 ms,
 // docs/decisions.md#D20).
 func Bench() error {
@@ -65,6 +68,7 @@ func Bench() error {
 		{"^BenchmarkHTTPCall$", "1000x", "./mcp/"},
 		{"^BenchmarkHTTPConcurrent$", "4000x", "./mcp/"},
 		{"^BenchmarkTaskPoll$", "50x", "./mcp/"},
+		{"^BenchmarkTaskHTTP$", "50x", "./cmd/buildguard/"},
 		{"^BenchmarkParse$", "20x", "./internal/diagnostics/"},
 		{"^BenchmarkFailedText$", "5x", "./mcp/tools/"},
 		{"^BenchmarkUncontended$", "200x", "./internal/buildqueue/"},
@@ -128,6 +132,14 @@ func Bench() error {
 		}
 		fmt.Printf("%s: %.0f µs vs raw round trip %.0f µs (medians): %.2f× (target %s)\n", c.what, m[0], m[1], m[2], c.target)
 	}
+	for i, unit := range []string{"verify-us", "dial-raw-us", "ratio-dial"} {
+		v, err := get("VerifyCall", unit)
+		if err != nil {
+			return err
+		}
+		m[i] = v
+	}
+	fmt.Printf("MCP reclazz_verify: %.0f µs vs a raw VERIFY on a connection of its own (dial, handshake, VERIFY, close) %.0f µs (medians): %.2f× (no target; docs/performance.md#4)\n", m[0], m[1], m[2])
 	var s [4]float64
 	for i, unit := range []string{"session-ms", "cat-ms", "peak-MiB", "cat-peak-MiB"} {
 		v, err := get("StdioSession", unit)
@@ -184,6 +196,15 @@ func Bench() error {
 	}
 	fmt.Printf("build queue: uncontended +%.2f ms per build over a %.2f ms build without the queue (median of pairs, target < 2 ms); handover from one build's end to the next one's start %.2f ms median (target < 20 ms; docs/decisions.md#D18)\n", bq[1], bq[0], bq[2])
 	fmt.Printf("MCP tasks over stdio: reclazz_safe_build answered as a task in %.0f µs, its first tasks/get answered %.0f µs after the call was sent (target < 1 ms), one tasks/get poll %.0f µs (target < 0.5 ms), a synchronous reclazz_status %.0f µs (medians, same server and agent; docs/safe-build.md#13)\n", tk[0], tk[1], tk[2], tk[3])
+	var th [5]float64
+	for i, unit := range []string{"create-us", "create-get-us", "poll-us", "idle-poll-us", "status-us"} {
+		v, err := get("TaskHTTP", unit)
+		if err != nil {
+			return err
+		}
+		th[i] = v
+	}
+	fmt.Printf("MCP tasks over loopback HTTP, buildguard mcp --http a process of its own: reclazz_safe_build answered as a task in %.0f µs, its first tasks/get answered %.0f µs after the call was sent (target < 1 ms), one tasks/get poll %.0f µs while the build runs and %.0f µs after it (target < 0.5 ms), a synchronous reclazz_status %.0f µs (medians; docs/safe-build.md#13)\n", th[0], th[1], th[2], th[3], th[4])
 	if err := floorBench(get); err != nil {
 		return err
 	}
@@ -227,6 +248,15 @@ func floorBench(get func(name, unit string) (float64, error)) error {
 		return err
 	}
 	fmt.Printf("floor: buildguard version %.2f ms vs true %.2f ms (no target)\n", version, bare)
+	link, err := get("FloorWrap", "sdk-link-ms")
+	if err != nil {
+		return err
+	}
+	withSDK, err := get("FloorWrap", "ratio-sdk")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("floor: the wrap floor linking go-sdk as the one binary does starts %.2f ms later; the wrapper's overhead against that floor: %.2f× (no target; docs/performance.md#4)\n", link, withSDK)
 	return nil
 }
 

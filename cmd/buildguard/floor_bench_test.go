@@ -146,11 +146,16 @@ func BenchmarkFloorStart(b *testing.B) {
 // BenchmarkFloorWrap: the wrapper's overhead around `true` (hold and
 // release on the fake agent, a real loopback server) against a Go program
 // that dials the same agent and does the same two BUILD round trips around
-// the same `true`. Each side's overhead is its median minus the median of
-// a bare `true` run in the same iterations. Target: ratio ≤ 1.2.
+// the same `true` (wrap). Each side's overhead is its median minus the
+// median of a bare `true` run in the same iterations. Target: ratio ≤ 1.2.
+// In the same iterations, the same floor in a program that also links
+// go-sdk (wrapsdk), as the one binary does: ratio-sdk is the wrapper against
+// that, and sdk-link-ms what linking go-sdk alone adds to the floor
+// (docs/performance.md#4).
 func BenchmarkFloorWrap(b *testing.B) {
 	dir := b.TempDir()
 	bin, floor := testbin.Build(b, dir), testbin.BuildPackage(b, dir, floorPkg+"wrap")
+	floorSDK := testbin.BuildPackage(b, dir, floorPkg+"wrapsdk")
 	agent := fakeagent.NewServer(b, fakeagent.WithHeartbeat(-1))
 	truePath, err := exec.LookPath("true")
 	if err != nil {
@@ -160,7 +165,7 @@ func BenchmarkFloorWrap(b *testing.B) {
 	// working directory's .buildguard/ (docs/decisions.md#D18): a directory
 	// of the benchmark's, not the source tree.
 	project := b.TempDir()
-	var ours, base, bare []time.Duration
+	var ours, base, withSDK, bare []time.Duration
 	for i := 0; b.Loop(); i++ {
 		rotate(i,
 			func() {
@@ -169,14 +174,17 @@ func BenchmarkFloorWrap(b *testing.B) {
 				ours = append(ours, timed(b, cmd))
 			},
 			func() { base = append(base, timed(b, exec.Command(floor, agent.PortFile(), truePath))) },
+			func() { withSDK = append(withSDK, timed(b, exec.Command(floorSDK, agent.PortFile(), truePath))) },
 			func() { bare = append(bare, timed(b, exec.Command(truePath))) })
 	}
 	t := median(bare)
-	o, f := median(ours)-t, median(base)-t
+	o, f, fs := median(ours)-t, median(base)-t, median(withSDK)-t
 	b.ReportMetric(ms(o), "overhead-ms")
 	b.ReportMetric(ms(f), "floor-ms")
 	b.ReportMetric(ms(t), "true-ms")
 	b.ReportMetric(o.Seconds()/f.Seconds(), "ratio")
+	b.ReportMetric(ms(fs-f), "sdk-link-ms")
+	b.ReportMetric(o.Seconds()/fs.Seconds(), "ratio-sdk")
 }
 
 // httpServer is one MCP server over streamable HTTP on loopback, started

@@ -3,5 +3,6 @@
 // versions go.mod pins: go tool mage bench builds them as buildguard is
 // released (static, no cgo, trimmed) and measures buildguard against them in
 // the same run (docs/performance.md#1). Each is a main package below this
-// one; this package holds nothing else.
+// one (wrap and wrapsdk share the work of internal/wrapfloor); this package
+// holds nothing else.
 package floor

@@ -1,62 +1,8 @@
-// Command wrap is the floor of buildguard's wrapper: it reads the agent's
-// port from the file named by its first argument, dials 127.0.0.1, reads the
-// handshake line, sends BUILD started and awaits its BUILD_ACK, runs the
-// command that follows with the same stdio, then sends BUILD ok and awaits
-// its BUILD_ACK (docs/performance.md#1). No checks beyond that: the floor
-// of the work, not of the guarantees.
+// Command wrap is the floor of buildguard's wrapper: the two BUILD round
+// trips around the command (package wrapfloor), in a program that links
+// nothing but net and os/exec (docs/performance.md#1).
 package main
 
-import (
-	"bufio"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"strings"
-)
+import "github.com/buildguard/buildguard/harness/floor/internal/wrapfloor"
 
-func main() {
-	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: wrap PORT-FILE COMMAND [ARG...]")
-		os.Exit(2)
-	}
-	port, err := os.ReadFile(os.Args[1])
-	if err != nil {
-		fail(err)
-	}
-	conn, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strings.TrimSpace(string(port))))
-	if err != nil {
-		fail(err)
-	}
-	defer conn.Close()
-	lines := bufio.NewReader(conn)
-	if _, err := lines.ReadString('\n'); err != nil {
-		fail(err)
-	}
-	build := func(state string) {
-		if _, err := fmt.Fprintf(conn, "BUILD %s request=floor owner=floor\n", state); err != nil {
-			fail(err)
-		}
-		for {
-			line, err := lines.ReadString('\n')
-			if err != nil {
-				fail(err)
-			}
-			if strings.Contains(line, `"BUILD_ACK floor `+state) { // the reply is the message of a JSON line
-				return
-			}
-		}
-	}
-	build("started")
-	cmd := exec.Command(os.Args[2], os.Args[3:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fail(err)
-	}
-	build("ok")
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "wrap:", err)
-	os.Exit(1)
-}
+func main() { wrapfloor.Main() }

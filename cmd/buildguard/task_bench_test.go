@@ -1,0 +1,125 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/internal/safebuild"
+	"github.com/buildguard/buildguard/internal/testsupport/testbin"
+)
+
+// BenchmarkTaskHTTP measures the tasks extension over loopback
+// (docs/safe-build.md#13) with the server a process of its own, as a host
+// meets it: `buildguard mcp --http`, built as released, in a project whose
+// build is `true`, against the fake agent in this process. Per iteration:
+// from sending a reclazz_safe_build that becomes a task to the answer of
+// its first tasks/get (target under 1 ms), the polls while the build runs
+// and three after it completed (target under 0.5 ms), and a synchronous
+// reclazz_status to the same server and agent. Each request is one POST on
+// a keep-alive connection with the 2026-07-28 headers and the token.
+func BenchmarkTaskHTTP(b *testing.B) {
+	project := b.TempDir()
+	out := filepath.Join(project, "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	cfg, _ := json.Marshal(map[string]any{"builds": map[string]any{"ok": map[string]any{"command": []string{"sh", "-c", "true"}}}, "defaultBuild": "ok"})
+	if err := os.WriteFile(filepath.Join(project, safebuild.ConfigFile), cfg, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	fakeagent.NewServer(b, fakeagent.WithHeartbeat(-1),
+		fakeagent.WithPortFile(filepath.Join(project, ".reclazz", "agent.port")),
+		fakeagent.WithDoctor(fakeagent.Evidence{WatchedDirectories: []string{out}}))
+	dir := b.TempDir()
+	urlFile := filepath.Join(dir, "url")
+	s := startHTTP(b, urlFile, testbin.Build(b, dir), "mcp", "--http", "127.0.0.1:0", "--url-file", urlFile, "--project-dir", project)
+
+	meta := func(tasks bool) string {
+		ext := ""
+		if tasks {
+			ext = `"extensions":{"io.modelcontextprotocol/tasks":{}}`
+		}
+		return `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{` + ext + `}}`
+	}
+	id := 0
+	call := func(method, name, params string) map[string]json.RawMessage {
+		id++
+		req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		req.Header.Set("Mcp-Name", name)
+		resp, err := s.client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		var m struct {
+			Result map[string]json.RawMessage `json:"result"`
+		}
+		if err != nil || json.Unmarshal(bytes.TrimSpace(body), &m) != nil || m.Result == nil {
+			b.Fatalf("%s: HTTP %d %.300s (%v)", method, resp.StatusCode, body, err)
+		}
+		return m.Result
+	}
+	get := func(taskID string) string {
+		var status string
+		json.Unmarshal(call("tasks/get", taskID, `{"taskId":"`+taskID+`",`+meta(true)+`}`)["status"], &status)
+		return status
+	}
+	var create, createGet, poll, idle, status []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		r := call("tools/call", "reclazz_safe_build", `{"name":"reclazz_safe_build","arguments":{},`+meta(true)+`}`)
+		create = append(create, time.Since(start))
+		var taskID string
+		if json.Unmarshal(r["taskId"], &taskID) != nil || taskID == "" {
+			b.Fatalf("reclazz_safe_build answered no task: %v", r)
+		}
+		st := get(taskID)
+		createGet = append(createGet, time.Since(start))
+		for deadline := time.Now().Add(30 * time.Second); st != "completed"; {
+			if st != "working" || time.Now().After(deadline) {
+				b.Fatalf("task %s: %s", taskID, st)
+			}
+			time.Sleep(time.Millisecond)
+			start = time.Now()
+			st = get(taskID)
+			poll = append(poll, time.Since(start))
+		}
+		for range 3 {
+			start = time.Now()
+			if st := get(taskID); st != "completed" {
+				b.Fatalf("task %s: %s after completed", taskID, st)
+			}
+			idle = append(idle, time.Since(start))
+		}
+		start = time.Now()
+		if res := call("tools/call", "reclazz_status", `{"name":"reclazz_status","arguments":{},`+meta(false)+`}`); res["structuredContent"] == nil {
+			b.Fatalf("reclazz_status answered %v", res)
+		}
+		status = append(status, time.Since(start))
+	}
+	us := func(xs []time.Duration) float64 { return float64(median(xs).Nanoseconds()) / 1000 }
+	b.ReportMetric(us(create), "create-us")
+	b.ReportMetric(us(createGet), "create-get-us")
+	b.ReportMetric(us(poll), "poll-us")
+	b.ReportMetric(us(idle), "idle-poll-us")
+	b.ReportMetric(us(status), "status-us")
+}
