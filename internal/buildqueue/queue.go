@@ -30,9 +30,13 @@ const (
 const MaxBuildsEnv = "BUILDGUARD_MAX_BUILDS"
 
 // TurnEnv is set in the environment of an admitted build's command; it
-// names the ticket that admitted it. A build queued from inside that
-// command in the same project is admitted at once instead of waiting
-// forever behind the build it is part of.
+// names the ticket that admitted it, as its path, "@" and the ticket's
+// arrival (unix ms). A build queued from inside that command in the same
+// project is admitted at once instead of waiting forever behind the build
+// it is part of. The arrival tells that ticket from a later one of the same
+// number (numbers start again when the queue's directory was removed), so
+// a value a long-lived process kept from an earlier build (a Gradle daemon)
+// admits nothing.
 const TurnEnv = "BUILDGUARD_QUEUE_TURN"
 
 // rescan is how often a waiting build looks at the line even when nothing
@@ -178,7 +182,7 @@ func (t *Turn) Ahead() int { return t.ahead }
 func (t *Turn) Env() []string {
 	switch {
 	case t.project != nil:
-		return []string{TurnEnv + "=" + t.project.path}
+		return []string{TurnEnv + "=" + t.project.path + "@" + strconv.FormatInt(t.project.m.Since, 10)}
 	case t.nested != "":
 		return []string{TurnEnv + "=" + t.nested}
 	}
@@ -321,10 +325,13 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 	return turn, nil
 }
 
-// nestedTurn returns the ticket named by TurnEnv when it is a running
-// ticket of the queue in dir: this process runs inside that build.
+// nestedTurn returns TurnEnv's value when it names a running ticket of the
+// queue in dir: this process runs inside that build. A value with an
+// arrival must match the ticket's; one without (written by an earlier
+// version) is taken on its path alone, as that version did.
 func nestedTurn(dir string) string {
-	p := os.Getenv(TurnEnv)
+	v := os.Getenv(TurnEnv)
+	p, since, stamped := splitTurn(v)
 	if p == "" || !sameDir(filepath.Dir(p), dir) {
 		return ""
 	}
@@ -335,10 +342,24 @@ func nestedTurn(dir string) string {
 	seq, _ := strconv.ParseInt(m[1], 10, 64)
 	l := &line{dir: dir, capacity: 1}
 	tm, alive := l.inspect(seq, false) // unlocked: look, never remove
-	if !alive || tm.State != stateRunning {
+	if !alive || tm.State != stateRunning || (stamped && tm.Since != since) {
 		return ""
 	}
-	return ticketPath(dir, seq)
+	return v
+}
+
+// splitTurn splits a TurnEnv value into the ticket's path and its arrival;
+// stamped is false when the value is a path alone.
+func splitTurn(v string) (path string, since int64, stamped bool) {
+	i := strings.LastIndexByte(v, '@')
+	if i < 0 || strings.ContainsRune(v[i:], filepath.Separator) {
+		return v, 0, false
+	}
+	since, err := strconv.ParseInt(v[i+1:], 10, 64)
+	if err != nil || since <= 0 {
+		return "", 0, false
+	}
+	return v[:i], since, true
 }
 
 // sameDir reports whether a and b name one directory, however each was

@@ -439,6 +439,69 @@ func TestNestedTurnAdmittedAtOnce(t *testing.T) {
 	}
 }
 
+// TestNestedTurnOfAReusedNumber: ticket numbers start again when the
+// queue's directory is removed, so a TurnEnv kept from an earlier build (a
+// long-lived Gradle daemon's environment) can name the number of the build
+// running now. Its arrival differs, so it admits nothing; the value a
+// running build hands its command is the path and the arrival, and a nested
+// build hands the same value on. A value of a path alone (an earlier
+// version's) is taken on its path; a malformed arrival admits nothing.
+func TestNestedTurnOfAReusedNumber(t *testing.T) {
+	dir := project(t)
+	q := newQueue()
+	first, err := q.Wait(context.Background(), Request{Project: dir, Name: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := strings.TrimPrefix(first.Env()[0], TurnEnv+"=")
+	first.Release(nil)
+	if err := os.RemoveAll(filepath.Join(dir, StateDir)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond) // a later arrival, on any clock granularity
+	running, err := q.Wait(context.Background(), Request{Project: dir, Name: "running"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer running.Release(nil)
+	now := strings.TrimPrefix(running.Env()[0], TurnEnv+"=")
+	path, _, stamped := splitTurn(now)
+	if stalePath, _, _ := splitTurn(stale); !stamped || path != stalePath {
+		t.Fatalf("the test needs the number reused: %q then %q", stale, now)
+	}
+	admitted := func(value string) bool {
+		t.Helper()
+		t.Setenv(TurnEnv, value)
+		turn, err := q.Wait(context.Background(), Request{Project: dir, Name: "inner", Timeout: 50 * time.Millisecond})
+		if err != nil {
+			if !errors.Is(err, ErrTimeout) {
+				t.Fatalf("%s=%q: Wait returned %v", TurnEnv, value, err)
+			}
+			return false
+		}
+		defer turn.Release(nil)
+		if got := turn.Env(); len(got) != 1 || got[0] != TurnEnv+"="+value {
+			t.Errorf("%s=%q: the nested build hands on %v", TurnEnv, value, got)
+		}
+		return true
+	}
+	for _, c := range []struct {
+		value string
+		want  bool
+	}{
+		{stale, false},
+		{now, true},
+		{path, true},
+		{path + "@", false},
+		{path + "@x1", false},
+		{path + "@-1", false},
+	} {
+		if got := admitted(c.value); got != c.want {
+			t.Errorf("%s=%q admitted: %v, want %v", TurnEnv, c.value, got, c.want)
+		}
+	}
+}
+
 // TestSlowReportHoldsNobody: a waiting build whose report is slow to be
 // taken (a client that does not read its progress) does not hold up the
 // builds of the project: the running one releases, the next one starts.
