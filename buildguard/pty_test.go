@@ -229,7 +229,11 @@ func (j *jobShell) suspend(t *testing.T) {
 	if after := termios(t, j.tty); *after != *j.before {
 		t.Errorf("the stopped job left the terminal changed:\nbefore %+v\nafter  %+v", *j.before, *after)
 	}
-	if state, _ := proc.State(j.child); state != 'T' {
+	// The stop reaches the build's group as a signal each of its processes
+	// takes when it next runs: on a loaded machine, after the shell saw the
+	// wrapper stop.
+	var state byte
+	if !wait.Until(20*time.Second, func() bool { state, _ = proc.State(j.child); return state == 'T' }) {
 		t.Errorf("the build's state while its job is stopped is %c, want T (stopped)", state)
 	}
 }
@@ -240,7 +244,7 @@ func (j *jobShell) finish(t *testing.T) {
 	t.Helper()
 	j.typeIn(t, "hello\r")
 	waitOutput(t, j.screen, "got hello", nil)
-	if !j.raw(t) {
+	if !wait.Until(20*time.Second, func() bool { return j.raw(t) }) {
 		t.Errorf("the terminal is not raw again after fg: %+v", *termios(t, j.tty))
 	}
 	j.typeIn(t, "quit\r")
