@@ -89,20 +89,10 @@ func Bench() error {
 			results[m[1]] = m[2]
 		}
 	}
-	get := func(name, unit string) (float64, error) {
-		v, ok := benchMetric(results[name], unit)
-		if !ok {
-			return 0, mg.Fatalf(1, "benchmark %s reported no %s", name, unit)
-		}
-		return v, nil
-	}
-	var m [3]float64
-	for i, unit := range []string{"direct-ms", "wrapped-ms", "overhead-ms"} {
-		v, err := get("Overhead", unit)
-		if err != nil {
-			return err
-		}
-		m[i] = v
+	r := benchResults(results)
+	m, err := r.units("Overhead", "direct-ms", "wrapped-ms", "overhead-ms")
+	if err != nil {
+		return err
 	}
 	fmt.Printf("overhead: buildguard -- true %.2f ms vs true %.2f ms (medians): +%.2f ms median overhead (target < 5 ms)\n", m[1], m[0], m[2])
 	for _, c := range []struct{ name, target string }{
@@ -110,12 +100,8 @@ func Bench() error {
 		{"transcript", "none"},
 		{"pty", "≥ 0.5×"},
 	} {
-		for i, unit := range []string{"direct-MB/s", "wrapped-MB/s", "ratio"} {
-			v, err := get("Passthrough/"+c.name, unit)
-			if err != nil {
-				return err
-			}
-			m[i] = v
+		if m, err = r.units("Passthrough/"+c.name, "direct-MB/s", "wrapped-MB/s", "ratio"); err != nil {
+			return err
 		}
 		fmt.Printf("passthrough %s: wrapped %.0f MB/s vs direct %.0f MB/s: %.2f× (target %s)\n", c.name, m[1], m[0], m[2], c.target)
 	}
@@ -123,104 +109,105 @@ func Bench() error {
 		{"VerifyRoundTrip", "agentproto VERIFY", "≤ 1.5×"},
 		{"VerifyCall", "MCP reclazz_verify (new connection per call)", "≤ 2×"},
 	} {
-		for i, unit := range []string{"verify-us", "raw-us", "ratio"} {
-			v, err := get(c.bench, unit)
-			if err != nil {
-				return err
-			}
-			m[i] = v
+		if m, err = r.units(c.bench, "verify-us", "raw-us", "ratio"); err != nil {
+			return err
 		}
 		fmt.Printf("%s: %.0f µs vs raw round trip %.0f µs (medians): %.2f× (target %s)\n", c.what, m[0], m[1], m[2], c.target)
 	}
-	for i, unit := range []string{"verify-us", "dial-raw-us", "ratio-dial"} {
-		v, err := get("VerifyCall", unit)
-		if err != nil {
-			return err
-		}
-		m[i] = v
+	if m, err = r.units("VerifyCall", "verify-us", "dial-raw-us", "ratio-dial"); err != nil {
+		return err
 	}
 	fmt.Printf("MCP reclazz_verify: %.0f µs vs a raw VERIFY on a connection of its own (dial, handshake, VERIFY, close) %.0f µs (medians): %.2f× (no target; docs/performance.md#4)\n", m[0], m[1], m[2])
-	var s [4]float64
-	for i, unit := range []string{"session-ms", "cat-ms", "peak-MiB", "cat-peak-MiB"} {
-		v, err := get("StdioSession", unit)
-		if err != nil {
-			return err
-		}
-		s[i] = v
+	if m, err = r.units("StdioSession", "session-ms", "cat-ms", "peak-MiB", "cat-peak-MiB"); err != nil {
+		return err
 	}
-	fmt.Printf("mcp stdio session (initialize + tools/list + EOF): %.2f ms vs cat %.2f ms (medians), peak RSS %.1f MiB vs cat %.1f MiB (targets < 15 ms, < 25 MiB)\n", s[0], s[1], s[2], s[3])
-	for i, unit := range []string{"tool-ms", "wrapper-ms", "ratio"} {
-		v, err := get("SafeBuildOverhead", unit)
-		if err != nil {
-			return err
-		}
-		m[i] = v
+	fmt.Printf("mcp stdio session (initialize + tools/list + EOF): %.2f ms vs cat %.2f ms (medians), peak RSS %.1f MiB vs cat %.1f MiB (targets < 15 ms, < 25 MiB)\n", m[0], m[1], m[2], m[3])
+	if m, err = r.units("SafeBuildOverhead", "tool-ms", "wrapper-ms", "ratio"); err != nil {
+		return err
 	}
 	fmt.Printf("reclazz_safe_build of a 1 s build: %.0f ms vs buildguard -- sleep 1 %.0f ms (medians): %.2f× (target ≤ 1.1×)\n", m[0], m[1], m[2])
-	for i, unit := range []string{"latency-ms", "worst-ms", "notifications"} {
-		v, err := get("SafeBuildProgressLatency", unit)
-		if err != nil {
-			return err
-		}
-		m[i] = v
+	if m, err = r.units("SafeBuildProgressLatency", "latency-ms", "worst-ms", "notifications"); err != nil {
+		return err
 	}
 	fmt.Printf("safe build progress: output line to client notification %.2f ms median, %.2f ms worst, over %.0f notifications (target median < 50 ms)\n", m[0], m[1], m[2])
-	for i, unit := range []string{"http-us", "stdio-us", "ratio"} {
-		v, err := get("HTTPCall", unit)
-		if err != nil {
-			return err
-		}
-		m[i] = v
+	if m, err = r.units("HTTPCall", "http-us", "stdio-us", "ratio"); err != nil {
+		return err
 	}
 	fmt.Printf("MCP reclazz_verify over streamable HTTP: %.0f µs vs over stdio %.0f µs (medians, same server and agent): %.2f×\n", m[0], m[1], m[2])
-	rps, err := get("HTTPConcurrent", "req/s")
+	if m, err = r.units("HTTPConcurrent", "req/s"); err != nil {
+		return err
+	}
+	fmt.Printf("MCP tools/list over streamable HTTP from 16 concurrent clients: %.0f requests/s\n", m[0])
+	if err := queueBench(r); err != nil {
+		return err
+	}
+	if err := taskBench(r); err != nil {
+		return err
+	}
+	if err := floorBench(r); err != nil {
+		return err
+	}
+	if m, err = r.units("ContinuousCycle", "µs/cycle"); err != nil {
+		return err
+	}
+	fmt.Printf("continuous build: the guard's share of one cycle (channel start, BUILD started ack, finish, BUILD ok ack) %.0f µs (target ≤ 50 ms; docs/decisions.md#D20)\n", m[0])
+	return diagnosticsBench(r)
+}
+
+// benchResults maps a benchmark's name (without "Benchmark") to the
+// metrics of its result line.
+type benchResults map[string]string
+
+// units returns the named metrics of one benchmark, in order, or an error
+// naming the first it did not report.
+func (r benchResults) units(name string, units ...string) ([]float64, error) {
+	vs := make([]float64, len(units))
+	for i, unit := range units {
+		v, ok := benchMetric(r[name], unit)
+		if !ok {
+			return nil, mg.Fatalf(1, "benchmark %s reported no %s", name, unit)
+		}
+		vs[i] = v
+	}
+	return vs, nil
+}
+
+// queueBench prints the build queue's cost per uncontended build and its
+// handover gap (docs/decisions.md#D18).
+func queueBench(r benchResults) error {
+	u, err := r.units("Uncontended", "build-ms", "overhead-ms")
 	if err != nil {
 		return err
 	}
-	fmt.Printf("MCP tools/list over streamable HTTP from 16 concurrent clients: %.0f requests/s\n", rps)
-	var tk [4]float64
-	for i, unit := range []string{"create-us", "create-get-us", "poll-us", "status-us"} {
-		v, err := get("TaskPoll", unit)
-		if err != nil {
-			return err
-		}
-		tk[i] = v
+	h, err := r.units("Handover", "handover-ms")
+	if err != nil {
+		return err
 	}
-	var bq [3]float64
-	for i, c := range []struct{ bench, unit string }{{"Uncontended", "build-ms"}, {"Uncontended", "overhead-ms"}, {"Handover", "handover-ms"}} {
-		v, err := get(c.bench, c.unit)
-		if err != nil {
-			return err
-		}
-		bq[i] = v
+	fmt.Printf("build queue: uncontended +%.2f ms per build over a %.2f ms build without the queue (median of pairs, target < 2 ms); handover from one build's end to the next one's start %.2f ms median (target < 20 ms; docs/decisions.md#D18)\n", u[1], u[0], h[0])
+	return nil
+}
+
+// taskBench prints the tasks extension's figures over stdio and over
+// loopback HTTP (docs/safe-build.md#13).
+func taskBench(r benchResults) error {
+	tk, err := r.units("TaskPoll", "create-us", "create-get-us", "poll-us", "status-us")
+	if err != nil {
+		return err
 	}
-	fmt.Printf("build queue: uncontended +%.2f ms per build over a %.2f ms build without the queue (median of pairs, target < 2 ms); handover from one build's end to the next one's start %.2f ms median (target < 20 ms; docs/decisions.md#D18)\n", bq[1], bq[0], bq[2])
 	fmt.Printf("MCP tasks over stdio: reclazz_safe_build answered as a task in %.0f µs, its first tasks/get answered %.0f µs after the call was sent (target < 1 ms), one tasks/get poll %.0f µs (target < 0.5 ms), a synchronous reclazz_status %.0f µs (medians, same server and agent; docs/safe-build.md#13)\n", tk[0], tk[1], tk[2], tk[3])
-	var th [5]float64
-	for i, unit := range []string{"create-us", "create-get-us", "poll-us", "idle-poll-us", "status-us"} {
-		v, err := get("TaskHTTP", unit)
-		if err != nil {
-			return err
-		}
-		th[i] = v
+	th, err := r.units("TaskHTTP", "create-us", "create-get-us", "poll-us", "idle-poll-us", "status-us")
+	if err != nil {
+		return err
 	}
 	fmt.Printf("MCP tasks over loopback HTTP, buildguard mcp --http a process of its own: reclazz_safe_build answered as a task in %.0f µs, its first tasks/get answered %.0f µs after the call was sent (target < 1 ms), one tasks/get poll %.0f µs while the build runs and %.0f µs after it (target < 0.5 ms), a synchronous reclazz_status %.0f µs (medians; docs/safe-build.md#13)\n", th[0], th[1], th[2], th[3], th[4])
-	if err := floorBench(get); err != nil {
-		return err
-	}
-	cyc, err := get("ContinuousCycle", "µs/cycle")
-	if err != nil {
-		return err
-	}
-	fmt.Printf("continuous build: the guard's share of one cycle (channel start, BUILD started ack, finish, BUILD ok ack) %.0f µs (target ≤ 50 ms; docs/decisions.md#D20)\n", cyc)
-	return diagnosticsBench(results)
+	return nil
 }
 
 // floorBench prints each row of docs/performance.md#1: buildguard against
 // the cheapest program doing the same job on the same stack, both built as
 // released, measured interleaved in the same run.
-func floorBench(get func(name, unit string) (float64, error)) error {
-	for _, r := range []struct {
+func floorBench(r benchResults) error {
+	for _, row := range []struct {
 		bench, what, ours, floor, unit, target string
 	}{
 		{"FloorSession", "stdio MCP session (start, initialize, tools/list, EOF) vs go-sdk stdio server with one tool", "session-ms", "floor-ms", "ms", "≤ 1.2×"},
@@ -229,46 +216,33 @@ func floorBench(get func(name, unit string) (float64, error)) error {
 		{"FloorHTTPList", "HTTP tools/list, one keep-alive client, p50, vs go-sdk's stateless handler with ten trivial tools", "p50-us", "floor-p50-us", "µs", "≤ 1.2×"},
 		{"FloorHTTPConcurrent", "HTTP tools/list, 16 keep-alive clients, floor req/s over ours", "req/s", "floor-req/s", "req/s", "≤ 1.2×"},
 	} {
-		var v [3]float64
-		for i, unit := range []string{r.ours, r.floor, "ratio"} {
-			x, err := get(r.bench, unit)
-			if err != nil {
-				return err
-			}
-			v[i] = x
+		v, err := r.units(row.bench, row.ours, row.floor, "ratio")
+		if err != nil {
+			return err
 		}
-		fmt.Printf("floor: %s: %.2f %s vs %.2f %s: %.2f× (target %s)\n", r.what, v[0], r.unit, v[1], r.unit, v[2], r.target)
+		fmt.Printf("floor: %s: %.2f %s vs %.2f %s: %.2f× (target %s)\n", row.what, v[0], row.unit, v[1], row.unit, v[2], row.target)
 	}
-	version, err := get("FloorStart", "version-ms")
+	v, err := r.units("FloorStart", "version-ms", "true-ms")
 	if err != nil {
 		return err
 	}
-	bare, err := get("FloorStart", "true-ms")
-	if err != nil {
+	fmt.Printf("floor: buildguard version %.2f ms vs true %.2f ms (no target)\n", v[0], v[1])
+	if v, err = r.units("FloorWrap", "sdk-link-ms", "ratio-sdk"); err != nil {
 		return err
 	}
-	fmt.Printf("floor: buildguard version %.2f ms vs true %.2f ms (no target)\n", version, bare)
-	link, err := get("FloorWrap", "sdk-link-ms")
-	if err != nil {
-		return err
-	}
-	withSDK, err := get("FloorWrap", "ratio-sdk")
-	if err != nil {
-		return err
-	}
-	fmt.Printf("floor: the wrap floor linking go-sdk as the one binary does starts %.2f ms later; the wrapper's overhead against that floor: %.2f× (no target; docs/performance.md#4)\n", link, withSDK)
+	fmt.Printf("floor: the wrap floor linking go-sdk as the one binary does starts %.2f ms later; the wrapper's overhead against that floor: %.2f× (no target; docs/performance.md#4)\n", v[0], v[1])
 	return nil
 }
 
 // diagnosticsBench prints the diagnostics parser's throughput and, per
 // failing build of its corpus, the raw output against the text a failed
 // reclazz_safe_build result answers with (docs/safe-build.md#12).
-func diagnosticsBench(results map[string]string) error {
-	mbs, ok := benchMetric(results["Parse"], "MB/s")
-	if !ok {
-		return mg.Fatalf(1, "benchmark Parse reported no MB/s")
+func diagnosticsBench(results benchResults) error {
+	mbs, err := results.units("Parse", "MB/s")
+	if err != nil {
+		return err
 	}
-	fmt.Printf("diagnostics parser: %.0f MB/s over the corpus (target ≥ 100 MB/s)\n", mbs)
+	fmt.Printf("diagnostics parser: %.0f MB/s over the corpus (target ≥ 100 MB/s)\n", mbs[0])
 	names := []string{}
 	for name := range results {
 		if strings.HasPrefix(name, "FailedText/") {
