@@ -37,15 +37,24 @@ func rotate(i int, fns ...func()) {
 }
 
 // timed runs cmd to its end and returns its wall time, failing b when it
-// fails.
+// fails or runs for more than 30 s (then it is killed).
 func timed(b *testing.B, cmd *exec.Cmd) time.Duration {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("%v: %v", cmd.Args, err)
+	}
+	bound := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	elapsed := time.Since(start)
+	if !bound.Stop() {
+		b.Fatalf("%v: still running after 30 s, killed\n%s", cmd.Args, stderr.String())
+	}
+	if err != nil {
 		b.Fatalf("%v: %v\n%s", cmd.Args, err, stderr.String())
 	}
-	return time.Since(start)
+	return elapsed
 }
 
 // report reports the median of each side in ms and their ratio.
