@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -121,18 +122,21 @@ func BenchmarkVerifyCall(b *testing.B) {
 			b.Fatalf("raw reply %q: %v", line, err)
 		}
 	}
-	dial := func() (net.Conn, *bufio.Reader) {
+	// dial connects and reads the handshake; the connection fails instead
+	// of waiting once bound has passed (an agent that stops answering).
+	dial := func(bound time.Duration) (net.Conn, *bufio.Reader) {
 		conn, err := net.Dial("tcp4", addr)
 		if err != nil {
 			b.Fatal(err)
 		}
+		conn.SetDeadline(time.Now().Add(bound))
 		lines := bufio.NewReader(conn)
 		if _, err := lines.ReadString('\n'); err != nil { // CONNECTED
 			b.Fatal(err)
 		}
 		return conn, lines
 	}
-	raw, rawLines := dial()
+	raw, rawLines := dial(10 * time.Minute) // open for the whole benchmark
 	defer raw.Close()
 
 	var viaMCP, direct, fresh []float64
@@ -149,7 +153,7 @@ func BenchmarkVerifyCall(b *testing.B) {
 		verify(raw, rawLines)
 		direct = append(direct, since(start))
 		start = time.Now()
-		conn, lines := dial()
+		conn, lines := dial(10 * time.Second)
 		verify(conn, lines)
 		conn.Close()
 		fresh = append(fresh, since(start))
@@ -163,13 +167,17 @@ func BenchmarkVerifyCall(b *testing.B) {
 }
 
 // stdioSession serves srv over pipes until the benchmark ends and returns a
-// function that sends one line and reads one answer.
+// function that sends one line and reads one answer. A session still open
+// after ten minutes (a server that stopped answering) fails its reads.
 func stdioSession(b *testing.B, srv *mcp.Server) func(line string) string {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeStdio(context.Background(), inR, outW); outW.Close() }()
-	b.Cleanup(func() { inW.Close(); io.Copy(io.Discard, outR); <-done })
+	bound := time.AfterFunc(10*time.Minute, func() {
+		outR.CloseWithError(errors.New("the benchmark's stdio session is still open after ten minutes"))
+	})
+	b.Cleanup(func() { bound.Stop(); inW.Close(); io.Copy(io.Discard, outR); <-done })
 	answers := bufio.NewReader(outR)
 	return func(line string) string {
 		if _, err := io.WriteString(inW, line+"\n"); err != nil {
