@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"slices"
 	"testing"
@@ -29,7 +30,11 @@ func BenchmarkTaskPoll(b *testing.B) {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeStdio(context.Background(), inR, outW); outW.Close() }()
+	bound := time.AfterFunc(10*time.Minute, func() {
+		outR.CloseWithError(errors.New("the benchmark's stdio session is still open after ten minutes"))
+	})
 	b.Cleanup(func() {
+		bound.Stop()
 		inW.Close()
 		io.Copy(io.Discard, outR)
 		<-done
