@@ -13,13 +13,14 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
 // Main runs the floor on os.Args and exits on a failure.
 func Main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: wrap PORT-FILE COMMAND [ARG...]")
+		fmt.Fprintf(os.Stderr, "usage: %s PORT-FILE COMMAND [ARG...]\n", filepath.Base(os.Args[0]))
 		os.Exit(2)
 	}
 	port, err := os.ReadFile(os.Args[1])
@@ -59,6 +60,6 @@ func Main() {
 }
 
 func fail(err error) {
-	fmt.Fprintln(os.Stderr, "wrap:", err)
+	fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(os.Args[0]), err)
 	os.Exit(1)
 }
