@@ -12,12 +12,14 @@ import (
 // accepting token, which must not be empty.
 func (s *Server) HTTPHandler(token string) *httpfront.Handler {
 	return httpfront.New(httpfront.Config{
-		SDK:       s.sdk,
-		Calls:     s.httpCalls,
-		Token:     token,
-		Logger:    s.log.Named("http"),
-		SDKLogger: newSlogLogger(s.log.Named("http").Named("sdk")),
-		Versions:  sdkVersions(),
+		SDK:        s.sdk,
+		Calls:      s.httpCalls,
+		Token:      token,
+		Logger:     s.log.Named("http"),
+		SDKLogger:  newSlogLogger(s.log.Named("http").Named("sdk")),
+		Versions:   sdkVersions(),
+		Tasks:      s.tasks,
+		ServerInfo: s.info,
 	})
 }
 

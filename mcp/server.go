@@ -67,10 +67,11 @@ type Server struct {
 	log       hclog.Logger
 	drain     time.Duration
 	sdk       *sdkmcp.Server
-	names     []string              // the tools in tools/list order
-	httpCalls *httpfront.Calls      // the HTTP requests in flight
-	listing   func() []*sdkmcp.Tool // the tools as tools/list sends them, built at the first list
-	tasks     *mcptask.Store        // the safe builds that run as tasks (docs/decisions.md#D17)
+	info      *sdkmcp.Implementation // the identity sdk was created with
+	names     []string               // the tools in tools/list order
+	httpCalls *httpfront.Calls       // the HTTP requests in flight
+	listing   func() []*sdkmcp.Tool  // the tools as tools/list sends them, built at the first list
+	tasks     *mcptask.Store         // the safe builds that run as tasks (docs/decisions.md#D17)
 
 	mu       sync.Mutex
 	sessions map[*sdkmcp.ServerSession]string // stdio: negotiated version; absent = before initialize
@@ -102,7 +103,8 @@ func NewServer(cfg Config) *Server {
 	// before 2026-07-28 (docs/decisions.md#D17).
 	discover := capabilities()
 	mcptask.Advertise(discover)
-	s.sdk = sdkmcp.NewServer(&sdkmcp.Implementation{Name: ServerName, Version: s.version}, &sdkmcp.ServerOptions{
+	s.info = &sdkmcp.Implementation{Name: ServerName, Version: s.version}
+	s.sdk = sdkmcp.NewServer(s.info, &sdkmcp.ServerOptions{
 		Instructions:              Instructions,
 		Capabilities:              discover,
 		SupportedProtocolVersions: sdkVersions(),

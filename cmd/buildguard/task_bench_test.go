@@ -27,7 +27,11 @@ import (
 // its first tasks/get (target under 1 ms), the polls until the build
 // completed (at least one) and three after it (target under 0.5 ms), and a synchronous
 // reclazz_status to the same server and agent. Each request is one POST on
-// a keep-alive connection with the 2026-07-28 headers and the token.
+// a keep-alive connection with the 2026-07-28 headers and the token. The
+// floor, in the same iterations: one tools/call of go-sdk's stateless
+// handler with trivial tools (harness/floor/http), a process of its own,
+// after the same 1 ms pause as a poll; ratio-poll is a poll after the
+// build against it.
 func BenchmarkTaskHTTP(b *testing.B) {
 	project := b.TempDir()
 	out := filepath.Join(project, "out")
@@ -44,6 +48,8 @@ func BenchmarkTaskHTTP(b *testing.B) {
 	dir := b.TempDir()
 	urlFile := filepath.Join(dir, "url")
 	s := startHTTP(b, urlFile, testbin.Build(b, dir), "mcp", "--http", "127.0.0.1:0", "--url-file", urlFile, "--project-dir", project)
+	floorURL := filepath.Join(dir, "floor-url")
+	floor := startHTTP(b, floorURL, testbin.BuildPackage(b, dir, floorPkg+"http"), floorURL)
 
 	meta := func(tasks bool) string {
 		ext := ""
@@ -53,7 +59,7 @@ func BenchmarkTaskHTTP(b *testing.B) {
 		return `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{` + ext + `}}`
 	}
 	id := 0
-	call := func(method, name, params string) map[string]json.RawMessage {
+	call := func(s *httpServer, method, name, params string) map[string]json.RawMessage {
 		id++
 		req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)))
 		if err != nil {
@@ -80,13 +86,13 @@ func BenchmarkTaskHTTP(b *testing.B) {
 	}
 	get := func(taskID string) string {
 		var status string
-		json.Unmarshal(call("tasks/get", taskID, `{"taskId":"`+taskID+`",`+meta(true)+`}`)["status"], &status)
+		json.Unmarshal(call(s, "tasks/get", taskID, `{"taskId":"`+taskID+`",`+meta(true)+`}`)["status"], &status)
 		return status
 	}
-	var create, createGet, poll, idle, status []time.Duration
+	var create, createGet, poll, idle, status, sdkCall []time.Duration
 	for b.Loop() {
 		start := time.Now()
-		r := call("tools/call", "reclazz_safe_build", `{"name":"reclazz_safe_build","arguments":{},`+meta(true)+`}`)
+		r := call(s, "tools/call", "reclazz_safe_build", `{"name":"reclazz_safe_build","arguments":{},`+meta(true)+`}`)
 		create = append(create, time.Since(start))
 		var taskID string
 		if json.Unmarshal(r["taskId"], &taskID) != nil || taskID == "" {
@@ -116,10 +122,18 @@ func BenchmarkTaskHTTP(b *testing.B) {
 			idle = append(idle, time.Since(start))
 		}
 		start = time.Now()
-		if res := call("tools/call", "reclazz_status", `{"name":"reclazz_status","arguments":{},`+meta(false)+`}`); res["structuredContent"] == nil {
+		if res := call(s, "tools/call", "reclazz_status", `{"name":"reclazz_status","arguments":{},`+meta(false)+`}`); res["structuredContent"] == nil {
 			b.Fatalf("reclazz_status answered %v", res)
 		}
 		status = append(status, time.Since(start))
+		// The floor: one request of go-sdk's stateless handler, after
+		// the same pause as a poll.
+		time.Sleep(time.Millisecond)
+		start = time.Now()
+		if res := call(floor, "tools/call", "tool_0", `{"name":"tool_0","arguments":{"name":"x"},`+meta(false)+`}`); res["structuredContent"] == nil {
+			b.Fatalf("the floor's tool_0 answered %v", res)
+		}
+		sdkCall = append(sdkCall, time.Since(start))
 	}
 	us := func(xs []time.Duration) float64 { return float64(median(xs).Nanoseconds()) / 1000 }
 	b.ReportMetric(us(create), "create-us")
@@ -127,4 +141,6 @@ func BenchmarkTaskHTTP(b *testing.B) {
 	b.ReportMetric(us(poll), "poll-us")
 	b.ReportMetric(us(idle), "idle-poll-us")
 	b.ReportMetric(us(status), "status-us")
+	b.ReportMetric(us(sdkCall), "sdk-call-us")
+	b.ReportMetric(us(idle)/us(sdkCall), "ratio-poll")
 }

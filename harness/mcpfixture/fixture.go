@@ -14,6 +14,7 @@ import (
 // resources and prompts, the tasks extension on buildguard's task store.
 type fixture struct {
 	sdk   *sdkmcp.Server
+	info  *sdkmcp.Implementation
 	store *mcptask.Store
 	stop  context.CancelFunc // ends the watched resource's updates
 }
@@ -24,7 +25,8 @@ func newFixture() *fixture {
 	caps := &sdkmcp.ServerCapabilities{}
 	mcptask.Advertise(caps)
 	f := &fixture{store: mcptask.NewStore(mcptask.Config{})}
-	f.sdk = sdkmcp.NewServer(&sdkmcp.Implementation{Name: "buildguard-mcpfixture", Version: "1"}, &sdkmcp.ServerOptions{
+	f.info = &sdkmcp.Implementation{Name: "buildguard-mcpfixture", Version: "1"}
+	f.sdk = sdkmcp.NewServer(f.info, &sdkmcp.ServerOptions{
 		Capabilities: caps,
 		Logger:       slog.New(slog.DiscardHandler),
 		CompletionHandler: func(context.Context, *sdkmcp.CompleteRequest) (*sdkmcp.CompleteResult, error) {

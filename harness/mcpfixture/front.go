@@ -52,9 +52,11 @@ func (f *fixture) frontHandler() http.Handler {
 	calls := httpfront.NewCalls(nil)
 	f.sdk.AddReceivingMiddleware(calls.Middleware)
 	return httpfront.New(httpfront.Config{
-		SDK:      f.sdk,
-		Calls:    calls,
-		Versions: sdkmcp.SupportedProtocolVersions(),
-		Fixture:  &httpfront.Fixture{Forward: forward},
+		SDK:        f.sdk,
+		Calls:      calls,
+		Versions:   sdkmcp.SupportedProtocolVersions(),
+		Fixture:    &httpfront.Fixture{Forward: forward},
+		Tasks:      f.store,
+		ServerInfo: f.info,
 	})
 }

@@ -131,11 +131,7 @@ func (e *Extension) get(_ context.Context, _ *sdkmcp.ServerSession, p *GetParams
 	if err != nil {
 		return nil, err
 	}
-	d, err := e.Store.Get(id)
-	if err != nil {
-		return nil, storeError(err)
-	}
-	return &GetResult{ResultType: ResultTypeComplete, DetailedTask: d}, nil
+	return e.Store.Answer(id)
 }
 
 func (e *Extension) cancel(_ context.Context, _ *sdkmcp.ServerSession, p *GetParams) (*AckResult, error) {

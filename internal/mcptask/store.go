@@ -256,6 +256,18 @@ func (s *Store) Get(id string) (DetailedTask, error) {
 	return d, nil
 }
 
+// Answer is the answer to a tasks/get of the task id: its current state,
+// or the SEP's -32602 for an id the store does not hold (it never existed,
+// or it expired). The extension's custom method gives it through go-sdk, and
+// the HTTP front gives it directly (docs/http.md#4.1); the two are the same.
+func (s *Store) Answer(id string) (*GetResult, error) {
+	d, err := s.Get(id)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	return &GetResult{ResultType: ResultTypeComplete, DetailedTask: d}, nil
+}
+
 // Cancel asks the task's work to stop. It is idempotent: a second call, or a
 // call for a finished task, changes nothing and is no error. The task
 // becomes cancelled once its work returned (cancellation is cooperative).

@@ -93,6 +93,8 @@ type Handler struct {
 	limits    Limits
 	fixture   *Fixture // nil for buildguard
 	compact   compactMemo
+	tasks     *mcptask.Store // answers tasks/get directly; nil for none
+	info      *sdkmcp.Implementation
 
 	ctx    context.Context // done once Close is called
 	cancel context.CancelFunc
@@ -132,6 +134,14 @@ type Config struct {
 	// Fixture, when set, makes the front serve a conformance fixture
 	// instead of buildguard (docs/http.md#6.2). Nil means buildguard.
 	Fixture *Fixture
+	// Tasks, when set, is the task store SDK's tasks extension serves
+	// (mcptask.Extension), and ServerInfo, then required, the identity SDK
+	// was created with, which go-sdk names in every 2026-07-28 result: the
+	// front then answers a tasks/get of a task the store holds itself, as
+	// the SDK would (docs/http.md#4.1). Nil means every tasks/get goes to
+	// the SDK.
+	Tasks      *mcptask.Store
+	ServerInfo *sdkmcp.Implementation
 }
 
 // Fixture is how the front serves the conformance fixture
@@ -162,7 +172,10 @@ func New(cfg Config) *Handler {
 		sdkLog = slog.New(slog.DiscardHandler)
 	}
 	h := &Handler{calls: cfg.Calls, token: sha256.Sum256([]byte(cfg.Token)), log: log, ctx: ctx, cancel: cancel,
-		versions: cfg.Versions, limits: cfg.Limits.withDefaults(), fixture: cfg.Fixture}
+		versions: cfg.Versions, limits: cfg.Limits.withDefaults(), fixture: cfg.Fixture, tasks: cfg.Tasks, info: cfg.ServerInfo}
+	if cfg.Tasks != nil && cfg.ServerInfo == nil {
+		panic("httpfront.New: Config.Tasks needs Config.ServerInfo")
+	}
 	opts := func(json bool) *sdkmcp.StreamableHTTPOptions {
 		return &sdkmcp.StreamableHTTPOptions{
 			Stateless:           true,
@@ -307,6 +320,10 @@ func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request, body []byte
 	}
 	if rerr := taskNameMismatch(r, m, forward); rerr != nil {
 		writeHTTPError(w, http.StatusBadRequest, rerr)
+		return
+	}
+	if answer, ok := h.directTaskGet(r, m, forward); ok {
+		writeHTTPBody(w, http.StatusOK, answer)
 		return
 	}
 	stream := m.Method == protocol.MethodToolsCall && asksProgress(forward) || m.Method == methodSubscriptionsListen
