@@ -511,3 +511,47 @@ func TestSafeBuildTaskWaitingShowsItsPlace(t *testing.T) {
 		t.Errorf("the agent saw %d BUILD started, want only the first task's", n)
 	}
 }
+
+// TestHTTPTaskPollSameAsSDK: over HTTP the front answers a finished
+// task's poll itself (docs/http.md#4.1); with the server's own middleware
+// in place, that answer is go-sdk's, byte for byte: the same poll with an
+// Accept the front leaves to go-sdk (a wildcard) gets the same bytes.
+func TestHTTPTaskPollSameAsSDK(t *testing.T) {
+	t.Parallel()
+	p := newBuildProject(t, map[string]string{"ok": okBuild})
+	_, c := startHTTPTasks(t, p.svc)
+	created, code := c.call("tools/call", safeBuild(true))
+	if code != 0 {
+		t.Fatalf("reclazz_safe_build: error %d", code)
+	}
+	id := str(created["taskId"])
+	if done, _ := pollTask(t, c, id); str(done["status"]) != "completed" {
+		t.Fatalf("finished task: %v", done)
+	}
+	poll := func(accept string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(rpc(9, mcptask.MethodGet, taskParams(id, true))))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", accept)
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", mcptask.MethodGet)
+		req.Header.Set("Mcp-Name", id)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	front, sdk := poll("application/json, text/event-stream"), poll("*/*")
+	if !strings.Contains(front, `"status":"completed"`) || !strings.Contains(front, `"io.modelcontextprotocol/serverInfo"`) {
+		t.Fatalf("the front's answer: %s", front)
+	}
+	if front != sdk {
+		t.Errorf("the front's answer differs from go-sdk's:\nfront: %s\nsdk:   %s", front, sdk)
+	}
+}
