@@ -36,6 +36,13 @@ const (
 	HTTPPath = "/mcp"
 	// MaxHTTPBody is the largest request body accepted; a larger one is 413.
 	MaxHTTPBody = 1 << 20
+	// maxForwardedBody bounds the canonical request the SDK gets for a body
+	// the front accepted: encoding/json writes <, >, & as six bytes and
+	// U+2028, U+2029 (three bytes) as six, so a body of MaxHTTPBody can
+	// grow up to six times when its params are encoded again. The front
+	// has applied the client's limit already; the SDK's must not refuse
+	// what it let through.
+	maxForwardedBody = 6*MaxHTTPBody + 64<<10
 	// TokenParam is the query parameter that may carry the token.
 	TokenParam = "token"
 	// ShutdownTimeout bounds the stop after SIGINT/SIGTERM: in-flight calls
@@ -180,7 +187,7 @@ func New(cfg Config) *Handler {
 		return &sdkmcp.StreamableHTTPOptions{
 			Stateless:           true,
 			JSONResponse:        json,
-			MaxRequestBodyBytes: MaxHTTPBody,
+			MaxRequestBodyBytes: maxForwardedBody,
 			Logger:              sdkLog,
 			// The front checks Host and Origin itself, before the token
 			// (sameLoopbackOrigin); the SDK's own check is narrower (it

@@ -56,14 +56,19 @@ func (h *Handler) directTaskGet(r *http.Request, m protocol.Message, forward jso
 
 // sdkWouldServe reports whether go-sdk's stateless handler passes r's
 // headers for a request of method: a Content-Type of JSON, an Accept that
-// names both application/json and text/event-stream, and the Mcp-Method
-// header of the 2026-07-28 transport equal to the method. An Accept that
+// names both application/json and text/event-stream, the Mcp-Method
+// header of the 2026-07-28 transport equal to the method, and no
+// Last-Event-ID. An Accept that
 // gets there through a wildcard is left to the SDK as well.
 func sdkWouldServe(r *http.Request, method string) bool {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return false
 	}
 	if r.Header.Get("Mcp-Method") != method {
+		return false
+	}
+	if len(r.Header.Values("Last-Event-ID")) > 0 {
+		// go-sdk refuses a POST that names one (400).
 		return false
 	}
 	var jsonOK, streamOK bool

@@ -63,6 +63,9 @@ type taskGet struct {
 	idLit  string // the JSON literal of the taskId ("" = id as a string)
 	meta   map[string]any
 	header http.Header
+	// rawMeta is written into _meta as it is: encoding/json would
+	// escape what it holds.
+	rawMeta string
 }
 
 func newTaskGet(id string) *taskGet {
@@ -86,6 +89,9 @@ func (g *taskGet) body() string {
 		idLit = string(b)
 	}
 	meta, _ := json.Marshal(g.meta)
+	if g.rawMeta != "" {
+		meta = append(meta[:len(meta)-1], ","+g.rawMeta+"}"...)
+	}
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":%s,"_meta":%s}}`, idLit, meta)
 }
 
@@ -178,6 +184,7 @@ func TestDirectTaskGetAnswersAsTheSDK(t *testing.T) {
 		"Accept without the stream":       func(g *taskGet) { g.header.Set("Accept", "application/json") },
 		"Content-Type not JSON":           func(g *taskGet) { g.header.Set("Content-Type", "text/plain") },
 		"no Mcp-Method":                   func(g *taskGet) { g.header.Del("Mcp-Method") },
+		"a Last-Event-ID":                 func(g *taskGet) { g.header.Set("Last-Event-ID", "x") },
 		"another Mcp-Method":              func(g *taskGet) { g.header.Set("Mcp-Method", mcptask.MethodCancel) },
 		"header version not _meta's":      func(g *taskGet) { g.header.Set(versionHeader, "2025-11-25") },
 		"capabilities not an object":      func(g *taskGet) { g.meta[sdkmcp.MetaKeyClientCapabilities] = []any{} },
@@ -196,6 +203,17 @@ func TestDirectTaskGetAnswersAsTheSDK(t *testing.T) {
 		g := newTaskGet(task.TaskID)
 		edit(g)
 		checkSame(name, g, false)
+	}
+	// Encoded again for the SDK, '<' grows to six bytes and U+2028 to
+	// two: a body the front accepts reaches the SDK whole even when its
+	// canonical form is over MaxHTTPBody (1.2 MiB here).
+	for name, pad := range map[string]string{"<": strings.Repeat("<", 200<<10), "U+2028": strings.Repeat("\u2028", 200<<10)} {
+		g := newTaskGet(task.TaskID)
+		g.rawMeta = `"pad":"` + pad + `"`
+		direct, viaSDK, took := ask(g)
+		if !took || viaSDK.Status != http.StatusOK || direct != viaSDK {
+			t.Errorf("a body padded with %s: answered by the front itself %v, go-sdk answered %d %.200s", name, took, viaSDK.Status, viaSDK.Body)
+		}
 	}
 	withInfo := newTaskGet(task.TaskID)
 	withInfo.meta[sdkmcp.MetaKeyClientInfo] = map[string]any{"name": "host", "version": "1"}
