@@ -107,6 +107,57 @@ func TestRunFindsClassesInSymlinkedAndRelativeDirectories(t *testing.T) {
 	}
 }
 
+// A watched directory that does not exist yet, named through a symlinked
+// parent, is the same directory before the build and after it, when it
+// exists: each class it gets is one changed class, not one per spelling.
+func TestRunFindsClassesOnceInADirectoryTheBuildCreatedBehindASymlink(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	if err := os.RemoveAll(f.classes); err != nil {
+		t.Fatal(err)
+	}
+	alias := filepath.Join(f.dir, "alias")
+	if err := os.Symlink(filepath.Dir(f.classes), alias); err != nil {
+		t.Fatal(err)
+	}
+	f.agent.SetDoctor(fakeagent.Evidence{WatchedDirectories: []string{filepath.Join(alias, filepath.Base(f.classes))}})
+	res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1"))
+	requireProven(t, res, map[string]string{"app.A": "v1"})
+}
+
+// realPath resolves what exists of a path and keeps the rest as spelled; a
+// dangling link is kept as spelled, a loop is an error.
+func TestRealPath(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(dir, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"alias": real, "dangling": filepath.Join(dir, "nowhere"), "loop": filepath.Join(dir, "loop")} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for path, want := range map[string]string{
+		dir + "/alias":               real,
+		dir + "/alias/build/classes": real + "/build/classes",
+		dir + "/real/build":          real + "/build",
+		dir + "/dangling/classes":    dir + "/dangling/classes",
+		dir + "/no/such/dir":         dir + "/no/such/dir",
+	} {
+		if got, err := realPath(path); err != nil || got != want {
+			t.Errorf("realPath(%s) = %q, %v; want %q", path, got, err, want)
+		}
+	}
+	if got, err := realPath(dir + "/loop/classes"); err == nil {
+		t.Errorf("realPath through a symlink loop = %q, want an error", got)
+	}
+}
+
 // A class file rewritten with the same size and modification time is a
 // changed class: what the times cannot tell, the file's change time or its
 // content does.

@@ -93,10 +93,8 @@ func (s *search) add(named, workDir string) {
 		}
 		path = filepath.Join(workDir, path)
 	}
-	root := filepath.Clean(path)
-	if real, err := filepath.EvalSymlinks(root); err == nil {
-		root = real
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	root, err := realPath(filepath.Clean(path))
+	if err != nil {
 		s.problem("the watched directory %s cannot be resolved: %v", named, err)
 		return
 	}
@@ -106,6 +104,28 @@ func (s *search) add(named, workDir string) {
 		}
 	}
 	s.dirs = append(s.dirs, watchedDir{named: named, root: root})
+}
+
+// realPath is path with its symlinks resolved as far as it exists: the real
+// path of its deepest existing ancestor joined with the rest. A directory
+// that does not exist yet is then spelled the same before the build and
+// after it, when it exists and resolves whole.
+func realPath(path string) (string, error) {
+	var rest []string
+	for p := path; ; {
+		real, err := filepath.EvalSymlinks(p)
+		switch {
+		case err == nil:
+			slices.Reverse(rest)
+			return filepath.Join(append([]string{real}, rest...)...), nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return "", err
+		case filepath.Dir(p) == p:
+			return path, nil
+		}
+		rest = append(rest, filepath.Base(p))
+		p = filepath.Dir(p)
+	}
 }
 
 // stamp identifies one version of a file without reading it: size, times
