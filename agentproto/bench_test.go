@@ -30,13 +30,19 @@ func BenchmarkVerifyRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer nc.Close()
+	// Nothing waits forever: the raw connection and the correlated one
+	// fail after ten minutes, far beyond any run of this benchmark.
+	if err := nc.SetDeadline(time.Now().Add(10 * time.Minute)); err != nil {
+		b.Fatal(err)
+	}
 	br := bufio.NewReader(nc)
 	if _, err := br.ReadString('\n'); err != nil { // CONNECTED
 		b.Fatal(err)
 	}
 	cmd := []byte("VERIFY bench com.acme.A " + sha + "\n")
 
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
 	c, err := agentproto.Dial(ctx, a.Port())
 	if err != nil {
 		b.Fatal(err)
