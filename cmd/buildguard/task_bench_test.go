@@ -24,7 +24,9 @@ import (
 // meets it: `buildguard mcp --http`, built as released, in a project whose
 // build is `true`, against the fake agent in this process. Per iteration:
 // from sending a reclazz_safe_build that becomes a task to the answer of
-// its first tasks/get (target under 1 ms), the polls until the build
+// its first tasks/get (target under 1 ms), that first tasks/get alone,
+// from the moment the client holds the task (it meets the build's start on
+// the server), the polls until the build
 // completed (at least one) and three after it (target under 0.5 ms), and a synchronous
 // reclazz_status to the same server and agent. Each request is one POST on
 // a keep-alive connection with the 2026-07-28 headers and the token. The
@@ -89,7 +91,7 @@ func BenchmarkTaskHTTP(b *testing.B) {
 		json.Unmarshal(call(s, "tasks/get", taskID, `{"taskId":"`+taskID+`",`+meta(true)+`}`)["status"], &status)
 		return status
 	}
-	var create, createGet, poll, idle, status, sdkCall []time.Duration
+	var create, createGet, firstGet, poll, idle, status, sdkCall []time.Duration
 	for b.Loop() {
 		start := time.Now()
 		r := call(s, "tools/call", "reclazz_safe_build", `{"name":"reclazz_safe_build","arguments":{},`+meta(true)+`}`)
@@ -98,8 +100,10 @@ func BenchmarkTaskHTTP(b *testing.B) {
 		if json.Unmarshal(r["taskId"], &taskID) != nil || taskID == "" {
 			b.Fatalf("reclazz_safe_build answered no task: %v", r)
 		}
+		held := time.Now()
 		st := get(taskID)
 		createGet = append(createGet, time.Since(start))
+		firstGet = append(firstGet, time.Since(held))
 		// At least one poll after the first, so that poll is never empty
 		// (a build done before it counts as polled once, as over stdio).
 		for deadline := time.Now().Add(30 * time.Second); ; {
@@ -138,6 +142,7 @@ func BenchmarkTaskHTTP(b *testing.B) {
 	us := func(xs []time.Duration) float64 { return float64(median(xs).Nanoseconds()) / 1000 }
 	b.ReportMetric(us(create), "create-us")
 	b.ReportMetric(us(createGet), "create-get-us")
+	b.ReportMetric(us(firstGet), "first-get-us")
 	b.ReportMetric(us(poll), "poll-us")
 	b.ReportMetric(us(idle), "idle-poll-us")
 	b.ReportMetric(us(status), "status-us")
