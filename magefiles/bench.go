@@ -194,12 +194,12 @@ func taskBench(r benchResults) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("MCP tasks over stdio: reclazz_safe_build answered as a task in %.0f µs, its first tasks/get answered %.0f µs after the call was sent and %.0f µs after the task was created (target < 1 ms), one tasks/get poll %.0f µs (target < 0.5 ms), a synchronous reclazz_status %.0f µs (medians, same server and agent; docs/safe-build.md#13)\n", tk[0], tk[1], tk[2], tk[3], tk[4])
+	fmt.Printf("MCP tasks over stdio: reclazz_safe_build answered as a task in %.0f µs, its first tasks/get answered %.0f µs after the call was sent and %.0f µs after the client held the task (target < 1 ms), one tasks/get poll %.0f µs (target < 0.5 ms), a synchronous reclazz_status %.0f µs (medians, same server and agent; docs/safe-build.md#13)\n", tk[0], tk[1], tk[2], tk[3], tk[4])
 	th, err := r.units("TaskHTTP", "create-us", "create-get-us", "first-get-us", "poll-us", "idle-poll-us", "status-us", "sdk-call-us", "ratio-poll")
 	if err != nil {
 		return err
 	}
-	fmt.Printf("MCP tasks over loopback HTTP, buildguard mcp --http a process of its own: reclazz_safe_build answered as a task in %.0f µs, its first tasks/get answered %.0f µs after the call was sent and %.0f µs after the task was created (target < 1 ms), one tasks/get poll %.0f µs until the build completed and %.0f µs after it (target < 0.5 ms), a synchronous reclazz_status %.0f µs; the floor, one tools/call of go-sdk's stateless handler: %.0f µs, a poll after the build %.2f× that (medians; docs/safe-build.md#13)\n", th[0], th[1], th[2], th[3], th[4], th[5], th[6], th[7])
+	fmt.Printf("MCP tasks over loopback HTTP, buildguard mcp --http a process of its own: reclazz_safe_build answered as a task in %.0f µs, its first tasks/get answered %.0f µs after the call was sent and %.0f µs after the client held the task (target < 1 ms), one tasks/get poll %.0f µs until the build completed and %.0f µs after it (target < 0.5 ms), a synchronous reclazz_status %.0f µs; the floor, one tools/call of go-sdk's stateless handler: %.0f µs, a poll after the build %.2f× that (medians; docs/safe-build.md#13)\n", th[0], th[1], th[2], th[3], th[4], th[5], th[6], th[7])
 	return nil
 }
 

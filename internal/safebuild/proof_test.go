@@ -125,6 +125,23 @@ func TestRunFindsClassesOnceInADirectoryTheBuildCreatedBehindASymlink(t *testing
 	requireProven(t, res, map[string]string{"app.A": "v1"})
 }
 
+// A watched directory named through a link that dangles before the build
+// and that the build makes good is searched once after it too.
+func TestRunFindsClassesOnceBehindALinkTheBuildMadeGood(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	if err := os.RemoveAll(filepath.Dir(f.classes)); err != nil {
+		t.Fatal(err)
+	}
+	alias := filepath.Join(f.dir, "alias")
+	if err := os.Symlink(filepath.Dir(f.classes), alias); err != nil {
+		t.Fatal(err)
+	}
+	f.agent.SetDoctor(fakeagent.Evidence{WatchedDirectories: []string{filepath.Join(alias, filepath.Base(f.classes))}})
+	res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1"))
+	requireProven(t, res, map[string]string{"app.A": "v1"})
+}
+
 // realPath resolves what exists of a path and keeps the rest as spelled; a
 // dangling link is kept as spelled, a loop is an error.
 func TestRealPath(t *testing.T) {

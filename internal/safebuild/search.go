@@ -164,11 +164,21 @@ func scan(ctx context.Context, dirs []watchedDir) snapshot {
 	snap := snapshot{files: map[string]classFile{}, at: time.Now()}
 	s := &search{}
 	entries := 0
+	walked := map[string]bool{}
 	for _, dir := range dirs {
 		if ctx.Err() != nil {
 			s.problem("the search ran out of time before %s was read", dir.named)
 			continue
 		}
+		// A directory named through a link the build made good resolves
+		// now to one another name may already have walked.
+		if real, err := realPath(dir.root); err == nil {
+			dir.root = real
+		}
+		if walked[dir.root] {
+			continue
+		}
+		walked[dir.root] = true
 		if _, err := os.Lstat(dir.root); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
