@@ -107,39 +107,33 @@ func TestRunFindsClassesInSymlinkedAndRelativeDirectories(t *testing.T) {
 	}
 }
 
-// A watched directory that does not exist yet, named through a symlinked
-// parent, is the same directory before the build and after it, when it
-// exists: each class it gets is one changed class, not one per spelling.
+// A watched directory named through a symlink, that does not exist before
+// the build, is one directory after it: each class it gets is one changed
+// class, not one per name. The link's target is there before the build (the
+// directory resolves as far as it exists) or the build makes it good (each
+// directory is resolved again when it is searched).
 func TestRunFindsClassesOnceInADirectoryTheBuildCreatedBehindASymlink(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	if err := os.RemoveAll(f.classes); err != nil {
-		t.Fatal(err)
+	for name, linkMadeGood := range map[string]bool{"target-exists": false, "link-made-good": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			removed := f.classes
+			if linkMadeGood {
+				removed = filepath.Dir(f.classes)
+			}
+			if err := os.RemoveAll(removed); err != nil {
+				t.Fatal(err)
+			}
+			alias := filepath.Join(f.dir, "alias")
+			if err := os.Symlink(filepath.Dir(f.classes), alias); err != nil {
+				t.Fatal(err)
+			}
+			f.agent.SetDoctor(fakeagent.Evidence{WatchedDirectories: []string{filepath.Join(alias, filepath.Base(f.classes))}})
+			res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1"))
+			requireProven(t, res, map[string]string{"app.A": "v1"})
+		})
 	}
-	alias := filepath.Join(f.dir, "alias")
-	if err := os.Symlink(filepath.Dir(f.classes), alias); err != nil {
-		t.Fatal(err)
-	}
-	f.agent.SetDoctor(fakeagent.Evidence{WatchedDirectories: []string{filepath.Join(alias, filepath.Base(f.classes))}})
-	res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1"))
-	requireProven(t, res, map[string]string{"app.A": "v1"})
-}
-
-// A watched directory named through a link that dangles before the build
-// and that the build makes good is searched once after it too.
-func TestRunFindsClassesOnceBehindALinkTheBuildMadeGood(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
-	if err := os.RemoveAll(filepath.Dir(f.classes)); err != nil {
-		t.Fatal(err)
-	}
-	alias := filepath.Join(f.dir, "alias")
-	if err := os.Symlink(filepath.Dir(f.classes), alias); err != nil {
-		t.Fatal(err)
-	}
-	f.agent.SetDoctor(fakeagent.Evidence{WatchedDirectories: []string{filepath.Join(alias, filepath.Base(f.classes))}})
-	res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1"))
-	requireProven(t, res, map[string]string{"app.A": "v1"})
 }
 
 // realPath resolves what exists of a path and keeps the rest as spelled; a
