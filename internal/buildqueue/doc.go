@@ -8,7 +8,9 @@
 // The queue of a project lives in ROOT/.buildguard/queue/ of the project's
 // root (Root: one rule for every front, whatever directory of the project
 // a build starts in), never followed through a symlink. Each waiting or running build owns one ticket file
-// there, numbered in arrival order, and holds an OS lock on it
+// there, numbered in arrival order (the numbers go round after the
+// largest a name can carry; an entry named like a ticket that is not one
+// is skipped, left alone, and uses up no number), and holds an OS lock on it
 // (internal/filelock) for as long as it waits or runs; the kernel drops
 // that lock when its holder dies, so a ticket whose lock can be taken is
 // abandoned and is removed by whoever finds it. A short lock on the queue's

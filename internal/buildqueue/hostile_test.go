@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,13 +71,15 @@ func expectStatus(t *testing.T, seen <-chan Status, what string, match func(Stat
 // TestRemovedUnderARunningBuild: removing or replacing the running build's
 // ticket, the queue's directory or .buildguard never lets a second build
 // start beside it: the next build waits, says that a build without a
-// ticket runs, and starts once the first has ended.
+// ticket runs, and starts once the first has ended. A file the hand put in
+// a ticket's place is not the queue's and is left alone.
 func TestRemovedUnderARunningBuild(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		do   func(dir string) error
+		left []string // files of the hand's, named like tickets, left alone
 	}{
-		{"ticket removed", func(dir string) error { return removeTickets(dir) }},
+		{"ticket removed", func(dir string) error { return removeTickets(dir) }, nil},
 		{"ticket replaced by an unlocked file", func(dir string) error {
 			qd := filepath.Join(dir, StateDir, QueueDir)
 			names, _ := filepath.Glob(filepath.Join(qd, "t-*"))
@@ -88,19 +92,19 @@ func TestRemovedUnderARunningBuild(t *testing.T) {
 				}
 			}
 			return nil
-		}},
-		{"queue removed", func(dir string) error { return os.RemoveAll(filepath.Join(dir, StateDir, QueueDir)) }},
+		}, []string{"t-1"}},
+		{"queue removed", func(dir string) error { return os.RemoveAll(filepath.Join(dir, StateDir, QueueDir)) }, nil},
 		{"queue replaced", func(dir string) error {
 			qd := filepath.Join(dir, StateDir, QueueDir)
 			if err := os.Rename(qd, qd+".old"); err != nil {
 				return err
 			}
 			return os.Mkdir(qd, 0o700)
-		}},
-		{".buildguard removed", func(dir string) error { return os.RemoveAll(filepath.Join(dir, StateDir)) }},
+		}, nil},
+		{".buildguard removed", func(dir string) error { return os.RemoveAll(filepath.Join(dir, StateDir)) }, nil},
 		{".buildguard moved away", func(dir string) error {
 			return os.Rename(filepath.Join(dir, StateDir), filepath.Join(dir, "old"))
-		}},
+		}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := project(t)
@@ -121,8 +125,8 @@ func TestRemovedUnderARunningBuild(t *testing.T) {
 				t.Fatal(o.err)
 			}
 			o.turn.Release(nil)
-			if got := tickets(t, dir); len(got) != 0 {
-				t.Errorf("tickets left behind: %v", got)
+			if got := tickets(t, dir); !slices.Equal(got, c.left) {
+				t.Errorf("tickets left behind: %v, want %v", got, c.left)
 			}
 		})
 	}
@@ -516,4 +520,177 @@ func TestRootThisUserCannotOpen(t *testing.T) {
 		t.Fatalf("as a user that cannot open the root: %v, %s; want an error saying to make it readable", err, out)
 	}
 	t.Logf("refused: %s", out)
+}
+
+// TestStrayEntriesNamedLikeTickets: what is not a ticket file, named like a
+// ticket or a result — a directory, a FIFO or a symlink with the largest
+// number a ticket can carry, a file the queue did not write, names with a
+// leading zero, too many digits or no number — neither stops the queue
+// nor uses up its numbers: builds queue past it in their order, and it is
+// left as it was.
+func TestStrayEntriesNamedLikeTickets(t *testing.T) {
+	const top = "t-999999999999999999"
+	for _, c := range []struct {
+		name string
+		make func(path string) error
+	}{
+		{"directory " + top, func(p string) error { return os.Mkdir(p, 0o700) }},
+		{"FIFO " + top, func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+		{"symlink " + top, func(p string) error { return os.Symlink("elsewhere", p) }},
+		{"file of a hand " + top, func(p string) error { return os.WriteFile(p, []byte("mine"), 0o600) }},
+		{"empty file of another user t-7", func(p string) error {
+			if err := os.WriteFile(p, nil, 0o666); err != nil {
+				return err
+			}
+			if os.Geteuid() != 0 {
+				return os.Chmod(p, 0o400) // this user cannot open it for the lock
+			}
+			return os.Chown(p, 65534, 65534)
+		}},
+		{"directory r-999999999999999999", func(p string) error { return os.Mkdir(p, 0o700) }},
+		{"file t-0999", func(p string) error { return os.WriteFile(p, []byte("{}"), 0o600) }},
+		{"file t-1000000000000000000", func(p string) error { return os.WriteFile(p, []byte("{}"), 0o600) }},
+		{"directory t-x", func(p string) error { return os.Mkdir(p, 0o700) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := project(t)
+			qd := filepath.Join(dir, StateDir, QueueDir)
+			if err := os.MkdirAll(qd, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			name := c.name[strings.LastIndexByte(c.name, ' ')+1:]
+			stray := filepath.Join(qd, name)
+			if err := c.make(stray); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.Lstat(stray)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := newQueue()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for round := range 2 {
+				first, err := q.Wait(ctx, Request{Project: dir, Name: "first"})
+				if err != nil {
+					t.Fatalf("round %d: a stray %s stopped the queue: %v", round, c.name, err)
+				}
+				second := queued(t, q, Request{Project: dir, Name: "second"})
+				stillWaiting(t, second)
+				first.Release(nil)
+				o := await(t, second)
+				if o.err != nil {
+					t.Fatalf("round %d: the second build: %v", round, o.err)
+				}
+				o.turn.Release(nil)
+			}
+			after, err := os.Lstat(stray)
+			if err != nil || after.Mode() != before.Mode() || after.Size() != before.Size() || !os.SameFile(before, after) {
+				t.Errorf("the stray %s was not left as it was: %v", c.name, err)
+			}
+			if got := tickets(t, dir); !slices.Equal(got, []string{name}) {
+				t.Errorf("queue entries after the builds: %v, want only %s", got, name)
+			}
+		})
+	}
+}
+
+// TestTicketNumbersGoRound: the ticket numbers never run out. A counter at
+// the end of the numbers (a hand's, or a very long life) hands out the
+// largest numbers a name can carry, then 1, 2, …, and the builds run one
+// at a time in the order they arrived, across the turn of the numbers.
+func TestTicketNumbersGoRound(t *testing.T) {
+	dir := project(t)
+	qd := filepath.Join(dir, StateDir, QueueDir)
+	if err := os.MkdirAll(qd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(qd, nextName), []byte(strconv.FormatInt(maxTicketSeq-1, 10)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	q := newQueue()
+	first, err := q.Wait(context.Background(), Request{Project: dir, Name: "b0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waits []<-chan outcome
+	for i := 1; i <= 4; i++ {
+		places := make(chan int, 1)
+		waits = append(waits, queued(t, q, Request{Project: dir, Name: fmt.Sprint("b", i), Report: func(s Status) {
+			select {
+			case places <- s.Place:
+			default:
+			}
+		}}))
+		if p := <-places; p != i+1 {
+			t.Fatalf("b%d reported place %d, want %d (tickets %v)", i, p, i+1, tickets(t, dir))
+		}
+	}
+	want := []string{"t-1", "t-2", "t-3", "t-999999999999999998", "t-999999999999999999"}
+	if got := tickets(t, dir); !slices.Equal(got, want) {
+		t.Fatalf("tickets %v, want %v", got, want)
+	}
+	first.Release(nil)
+	for i, c := range waits {
+		o := await(t, c)
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		if i+1 < len(waits) {
+			stillWaiting(t, waits[i+1])
+		}
+		o.turn.Release(nil)
+	}
+}
+
+// TestJoinAcrossTheTurnOfNumbers: an identical build that arrives while one
+// waits joins it also when their numbers went round between them (the one
+// waiting holds the largest number, the new one 1), and the earlier build
+// never joins the later.
+func TestJoinAcrossTheTurnOfNumbers(t *testing.T) {
+	dir := project(t)
+	qd := filepath.Join(dir, StateDir, QueueDir)
+	if err := os.MkdirAll(qd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(qd, nextName), []byte(strconv.FormatInt(maxTicketSeq-1, 10)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	q := newQueue()
+	running, err := q.Wait(context.Background(), Request{Project: dir, Name: "classes", Key: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, seen := statuses(t, q, Request{Project: dir, Name: "classes", Key: "k"})
+	joined := make(chan bool, 1)
+	joiner := queued(t, q, Request{Project: dir, Name: "classes", Key: "k", Report: func(s Status) {
+		select {
+		case joined <- s.Joined != nil:
+		default:
+		}
+	}})
+	if !<-joined {
+		t.Fatalf("the build numbered 1 did not join the one numbered %d waiting ahead of it (tickets %v)", int64(maxTicketSeq), tickets(t, dir))
+	}
+	running.Release(nil)
+	o := await(t, leader)
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	for len(seen) > 0 {
+		if s := <-seen; s.Joined != nil {
+			t.Fatal("the earlier build joined the later one")
+		}
+	}
+	if _, j := o.turn.Joined(); j {
+		t.Fatal("the earlier build joined the later one")
+	}
+	o.turn.Release([]byte(`{"outcome":"ok"}`))
+	j := await(t, joiner)
+	if j.err != nil {
+		t.Fatal(j.err)
+	}
+	if res, ok := j.turn.Joined(); !ok || string(res) != `{"outcome":"ok"}` {
+		t.Fatalf("the joined build got %q, %v", res, ok)
+	}
 }

@@ -1,6 +1,7 @@
 package buildqueue
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,9 +26,12 @@ const (
 	nextName = "next" // the next ticket number
 )
 
+// The names of tickets and results: a number from 1 to maxTicketSeq, as
+// strconv writes it (t-007 is not the name of ticket 7, nor anything of the
+// queue's).
 var (
-	ticketName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^t-([0-9]{1,18})$`) })
-	resultName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^r-([0-9]{1,18})(\.tmp)?$`) })
+	ticketName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^t-([1-9][0-9]{0,17})$`) })
+	resultName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^r-([1-9][0-9]{0,17})(\.tmp)?$`) })
 )
 
 // The states of a ticket.
@@ -37,8 +42,36 @@ const (
 )
 
 // maxTicketSeq is the largest ticket number a ticket's name can carry
-// (ticketName: at most 18 digits).
+// (ticketName: at most 18 digits). The numbers go round: after it comes 1.
 const maxTicketSeq = 999_999_999_999_999_999
+
+// counterReach is how far past the last live ticket the queue's counter
+// (next) may point and still be followed; a counter further on, or behind
+// the last live ticket, was not written by a queue in use (a hand, a
+// corrupted file) and the number after the last live ticket is taken.
+const counterReach = 1 << 32
+
+// maxCreate bounds how many numbers enter tries when the path of the one it
+// chose is taken by an entry made while the queue was locked (a process
+// that writes in the queue without its lock).
+const maxCreate = 16
+
+// after is the ticket number that follows seq.
+func after(seq int64) int64 {
+	if seq >= maxTicketSeq || seq < 1 {
+		return 1
+	}
+	return seq + 1
+}
+
+// dist is how many numbers b comes after a, going round (0 when a == b).
+func dist(a, b int64) int64 {
+	d := (b - a) % maxTicketSeq
+	if d < 0 {
+		d += maxTicketSeq
+	}
+	return d
+}
 
 // maxTicketBytes and maxResultBytes bound what is read from the queue.
 const (
@@ -96,6 +129,41 @@ type ticket struct {
 // view is what a scan found: the live tickets in arrival order.
 type view struct {
 	live []meta
+	// base is the number of the first live ticket: the numbers go round,
+	// and arrival order is the order of their distance from base.
+	base int64
+}
+
+// order puts the live tickets in arrival order. Their numbers were handed
+// out one after the other, going round after maxTicketSeq, so the first
+// is the one after the widest gap between the numbers in use: live
+// tickets 999999999999999998, 999999999999999999, 1, 2 arrived in that
+// order.
+func (v *view) order() {
+	slices.SortFunc(v.live, func(a, b meta) int { return cmp.Compare(a.Seq, b.Seq) })
+	n := len(v.live)
+	if n == 0 {
+		return
+	}
+	first, gap := 0, int64(-1)
+	for i := range n {
+		if g := dist(v.live[(i+n-1)%n].Seq, v.live[i].Seq); g > gap {
+			first, gap = i, g
+		}
+	}
+	v.live = slices.Concat(v.live[first:], v.live[:first])
+	v.base = v.live[0].Seq
+}
+
+// before reports whether ticket a arrived before ticket b.
+func (v view) before(a, b int64) bool { return dist(v.base, a) < dist(v.base, b) }
+
+// add appends a ticket that arrived after every live one.
+func (v *view) add(m meta) {
+	if len(v.live) == 0 {
+		v.base = m.Seq
+	}
+	v.live = append(v.live, m)
 }
 
 func (v view) find(seq int64) (meta, bool) {
@@ -112,7 +180,7 @@ func (v view) find(seq int64) (meta, bool) {
 func (v view) ahead(seq int64) []meta {
 	var out []meta
 	for _, m := range v.live {
-		if m.Seq < seq && m.State != stateJoined {
+		if v.before(m.Seq, seq) && m.State != stateJoined {
 			out = append(out, m)
 		}
 	}
@@ -208,22 +276,27 @@ func inProcess(dir string) chan struct{} {
 }
 
 // scan reads the line, removing abandoned tickets (their lock is free: the
-// holder died) and results nobody can read any more. Call it locked.
-func (l *line) scan() (view, int64, error) {
+// holder died) and results nobody can read any more. It also returns the
+// numbers whose names are taken by what it left in place: a directory, a
+// FIFO, a symlink or a file that is not the queue's, named like a ticket
+// or a result, is skipped, left alone, and its number is not handed out.
+// Call it locked.
+func (l *line) scan() (view, map[int64]bool, error) {
 	entries, err := os.ReadDir(l.dir)
 	if err != nil {
-		return view{}, 0, fmt.Errorf("%w: reading %s: %w", ErrUnusable, l.dir, err)
+		return view{}, nil, fmt.Errorf("%w: reading %s: %w", ErrUnusable, l.dir, err)
 	}
 	var v view
-	var maxSeq int64
+	taken := map[int64]bool{}
 	results := map[int64][]string{}
 	for _, e := range entries {
 		name := e.Name()
 		if m := resultName().FindStringSubmatch(name); m != nil {
 			seq, _ := strconv.ParseInt(m[1], 10, 64)
-			maxSeq = max(maxSeq, seq) // numbers are never reused, whatever holds them
 			if e.Type().IsRegular() {
 				results[seq] = append(results[seq], name)
+			} else {
+				taken[seq] = true
 			}
 			continue
 		}
@@ -232,84 +305,113 @@ func (l *line) scan() (view, int64, error) {
 			continue
 		}
 		seq, _ := strconv.ParseInt(m[1], 10, 64)
-		maxSeq = max(maxSeq, seq)
 		if !e.Type().IsRegular() {
+			taken[seq] = true
 			continue
 		}
-		tm, alive := l.inspect(seq, true)
+		tm, alive, removed := l.look(seq, true)
 		if alive {
 			v.live = append(v.live, tm)
 		}
+		taken[seq] = !removed
 	}
-	slices.SortFunc(v.live, func(a, b meta) int { return int(min(max(a.Seq-b.Seq, -1), 1)) })
+	v.order()
 	for seq, names := range results {
-		if _, leader := v.find(seq); leader {
-			continue
-		}
-		wanted := false
-		for _, m := range v.live {
-			wanted = wanted || (m.State == stateJoined && m.Joined == seq)
-		}
-		if wanted {
+		if _, leader := v.find(seq); leader || joinedBy(v, seq) {
+			taken[seq] = true
 			continue
 		}
 		for _, n := range names {
-			_ = os.Remove(l.path(n))
+			if os.Remove(l.path(n)) != nil {
+				taken[seq] = true
+			}
 		}
 	}
-	return v, maxSeq, nil
+	return v, taken, nil
 }
 
 // inspect reads ticket seq; alive is false when nobody holds its lock, and
-// then, with remove (only while the queue is locked), the file is removed.
+// then, with remove (only while the queue is locked), the file is removed
+// when it is one of the queue's tickets.
 func (l *line) inspect(seq int64, remove bool) (meta, bool) {
+	m, alive, _ := l.look(seq, remove)
+	return m, alive
+}
+
+// look is inspect, also saying whether the file was removed. A file whose
+// lock is free is removed only when it is this user's and holds ticket seq
+// or nothing (its holder died between creating and writing it): anything
+// else there was not written by the queue and is left alone.
+func (l *line) look(seq int64, remove bool) (m meta, alive, removed bool) {
 	p := ticketPath(l.dir, seq)
 	f, err := filelock.OpenNoFollow(p, os.O_RDWR)
 	if err != nil {
-		return meta{}, false
+		return meta{}, false, false
 	}
 	defer f.Close()
-	if err := filelock.TryLock(f); err == nil {
+	lerr := filelock.TryLock(f)
+	if lerr != nil && !errors.Is(lerr, filelock.ErrWouldBlock) {
+		return meta{}, false, false
+	}
+	got, valid, empty := readTicket(f, seq)
+	if lerr == nil {
 		// Abandoned: its holder died without removing it.
+		fi, err := f.Stat()
 		f.Close()
-		if remove {
-			_ = os.Remove(p)
+		if remove && err == nil && ownedByUs(fi) && (valid || empty) {
+			removed = os.Remove(p) == nil
 		}
-		return meta{}, false
-	} else if !errors.Is(err, filelock.ErrWouldBlock) {
-		return meta{}, false
+		return meta{}, false, removed
 	}
-	m := meta{Seq: seq, Name: "?", State: stateWaiting}
-	data, err := io.ReadAll(io.LimitReader(f, maxTicketBytes))
-	if err == nil {
-		var got meta
-		if json.Unmarshal(data, &got) == nil && got.Seq == seq {
-			m = got
-		}
+	if !valid {
+		// A ticket we cannot read still holds its place: someone holds its lock.
+		got = meta{Seq: seq, Name: "?", State: stateWaiting}
 	}
-	// A ticket we cannot read still holds its place: someone holds its lock.
-	return m, true
+	return got, true, false
 }
 
-// nextSeq returns the number of a new ticket and records the one after it.
-func (l *line) nextSeq(maxSeen int64) (int64, error) {
+// readTicket reads the meta of ticket seq from f: valid when it is one,
+// empty when f holds nothing.
+func readTicket(f *os.File, seq int64) (m meta, valid, empty bool) {
+	data, err := io.ReadAll(io.LimitReader(f, maxTicketBytes))
+	if err != nil {
+		return meta{}, false, false
+	}
+	if len(data) == 0 {
+		return meta{}, false, true
+	}
+	valid = json.Unmarshal(data, &m) == nil && m.Seq == seq
+	return m, valid, false
+}
+
+// nextSeq returns the number of a new ticket, one that arrives after every
+// live ticket of v and whose name is not taken, and records the one after
+// it. The numbers never run out: after maxTicketSeq comes 1, and the
+// arrival order (view.order) goes round with them.
+func (l *line) nextSeq(v view, taken map[int64]bool) (int64, error) {
 	f, err := filelock.OpenNoFollow(l.path(nextName), os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return 0, unusableFile(l.path(nextName), err)
 	}
 	defer f.Close()
 	data, _ := io.ReadAll(io.LimitReader(f, 32))
-	n, _ := strconv.ParseInt(string(data), 10, 64)
-	if n > maxTicketSeq {
-		n = 0 // not a number this queue wrote: the tickets say where it stands
+	seq, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil || seq < 1 || seq > maxTicketSeq {
+		seq = 1 // not a number this queue wrote: the tickets say where it stands
 	}
-	seq := max(n, maxSeen+1, 1)
-	if seq > maxTicketSeq {
-		// A ticket named by a number this large would be invisible to every
-		// scan, and its build would run beside the others.
-		return 0, fmt.Errorf("%w: the ticket numbers in %s are used up (ticket %d); remove the directory when no build of the project runs", ErrUnusable, l.dir, maxSeen)
+	if n := len(v.live); n > 0 {
+		last := v.live[n-1].Seq
+		if d := dist(last, seq); d == 0 || d > counterReach {
+			seq = after(last)
+		}
 	}
-	if err := rewrite(f, []byte(strconv.FormatInt(seq+1, 10))); err != nil {
+	for range len(taken) + 1 {
+		if !taken[seq] {
+			break
+		}
+		seq = after(seq)
+	}
+	if err := rewrite(f, []byte(strconv.FormatInt(after(seq), 10))); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrUnusable, err)
 	}
 	return seq, nil
@@ -318,20 +420,28 @@ func (l *line) nextSeq(maxSeen int64) (int64, error) {
 // enter creates and locks a ticket for m (its Seq is filled in). Call it
 // locked.
 func (l *line) enter(m meta) (*ticket, view, error) {
-	v, maxSeq, err := l.scan()
+	v, taken, err := l.scan()
 	if err != nil {
 		return nil, v, err
 	}
-	m.Seq, err = l.nextSeq(maxSeq)
-	if err != nil {
-		return nil, v, err
+	var f *os.File
+	for i := 0; ; i++ {
+		if m.Seq, err = l.nextSeq(v, taken); err != nil {
+			return nil, v, err
+		}
+		f, err = filelock.OpenNoFollow(ticketPath(l.dir, m.Seq), os.O_RDWR|os.O_CREATE|os.O_EXCL)
+		if !errors.Is(err, os.ErrExist) || i == maxCreate {
+			break
+		}
+		taken[m.Seq] = true // made since the scan, by a process without the queue's lock
 	}
 	p := ticketPath(l.dir, m.Seq)
-	f, err := filelock.OpenNoFollow(p, os.O_RDWR|os.O_CREATE|os.O_EXCL)
-	if err != nil {
-		if errors.Is(err, os.ErrPermission) {
-			return nil, v, fmt.Errorf("%w: creating a ticket: %w: make %s writable by this user, or remove it (buildguard creates it anew)", ErrUnusable, err, l.dir)
-		}
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		return nil, v, fmt.Errorf("%w: creating a ticket: %w: make %s writable by this user, or remove it (buildguard creates it anew)", ErrUnusable, err, l.dir)
+	case errors.Is(err, os.ErrExist):
+		return nil, v, fmt.Errorf("%w: creating a ticket: the names of %d ticket numbers in a row, up to %s, were taken while the queue was locked: a process writes in %s without taking its lock %s; stop it", ErrUnusable, maxCreate+1, p, l.dir, l.path(lockName))
+	case err != nil:
 		return nil, v, fmt.Errorf("%w: creating a ticket: %w", ErrUnusable, err)
 	}
 	if err := filelock.TryLock(f); err != nil {
@@ -344,7 +454,7 @@ func (l *line) enter(m meta) (*ticket, view, error) {
 		t.drop()
 		return nil, v, err
 	}
-	v.live = append(v.live, m)
+	v.add(m)
 	return t, v, nil
 }
 

@@ -610,7 +610,7 @@ func (w *waiter) step(l *line, t *ticket, v view, slots int) (wake []watch, done
 	}
 	if t.m.State == stateWaiting && t.m.Key != "" {
 		for _, m := range v.live {
-			if m.Seq < t.m.Seq && m.Key == t.m.Key && m.State == stateWaiting {
+			if v.before(m.Seq, t.m.Seq) && m.Key == t.m.Key && m.State == stateWaiting {
 				t.m.State, t.m.Joined = stateJoined, m.Seq
 				break
 			}
