@@ -28,8 +28,9 @@
 // with more than one build admitted at once, keeps the per-user slots of
 // BUILDGUARD_MAX_BUILDS.
 //
-// A safe build that arrives while an identical one (same project, same key)
-// is still waiting joins it instead of queueing a build of its own: its
+// A safe build that arrives while an identical one (same project, same key:
+// the caller puts in it everything that makes two builds the same,
+// docs/decisions.md#D22) is still waiting joins it instead of queueing a build of its own: its
 // ticket says whom it joined, and when that build ends it leaves its result
 // in the queue for the joined builds to read. Joining works across
 // processes. A build that has started is never joined, and a joined build

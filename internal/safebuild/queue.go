@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"path/filepath"
 	"time"
 
+	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/internal/buildqueue"
 )
 
@@ -44,7 +45,7 @@ func (b *Builder) admit(ctx, sctx context.Context, req Request) (admission, *Res
 		Project:   req.Dir,
 		Name:      req.Build.Name,
 		Front:     queueFront,
-		Key:       coalesceKey(req),
+		Key:       b.coalesceKey(req),
 		Timeout:   a.timeout,
 		Heartbeat: QueueHeartbeat,
 		Report: func(s buildqueue.Status) {
@@ -71,15 +72,38 @@ func (b *Builder) admit(ctx, sctx context.Context, req Request) (admission, *Res
 	return a, res
 }
 
-// coalesceKey is what makes two safe builds of a project identical: the
-// same build name, the same command, for the same agent (the port its
-// endpoint selects now; builds whose agent cannot be found never join).
-func coalesceKey(req Request) string {
+// coalesceKey is what makes two safe builds of a project the same build
+// (docs/decisions.md#D22): the same project directory, which is the
+// command's working directory and the home of its log and owner; the same
+// build (name, command, time limit, log cap); the same environment of the
+// command; the same agent (the endpoint as given and the port it selects
+// now) and project gate; and the same owner. Builds whose agent or owner
+// cannot be found never join: "".
+func (b *Builder) coalesceKey(req Request) string {
 	port, err := req.Endpoint.Resolve()
 	if err != nil {
 		return ""
 	}
-	data, _ := json.Marshal(append([]string{req.Build.Name, strconv.Itoa(port)}, req.Build.Command...))
+	owner, err := projectOwner(req.Dir)
+	if err != nil {
+		return ""
+	}
+	data, err := json.Marshal(struct {
+		Dir, Name, Confirm, Owner string
+		Command, Env              []string
+		Timeout                   time.Duration
+		MaxLogBytes               int64
+		Endpoint                  agentproto.Endpoint
+		Port                      int
+	}{
+		Dir: filepath.Clean(req.Dir), Name: req.Build.Name, Confirm: req.Confirm, Owner: owner,
+		Command: req.Build.Command, Env: b.env(),
+		Timeout: buildTimeout(req), MaxLogBytes: req.Build.MaxLogBytes,
+		Endpoint: req.Endpoint, Port: port,
+	})
+	if err != nil {
+		return ""
+	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:16])
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/internal/buildqueue"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
@@ -264,5 +265,113 @@ func TestRunIdenticalBuildsForAnotherAgentDoNotJoin(t *testing.T) {
 	}
 	if n := countLogs(t, f.dir); n != 3 {
 		t.Errorf("%d builds ran, want 3", n)
+	}
+}
+
+// TestRunOnlyTheSameBuildJoins: a call joins a waiting build only when
+// both are the same build (docs/decisions.md#D22): a build of another
+// directory of the project (a module's, queued at the project's root), with
+// another environment, another owner, another time limit or another
+// project gate waits for a build of its own and gets its own result, owner
+// and log. The same call again joins.
+func TestRunOnlyTheSameBuildJoins(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		join bool
+		// other makes the second call, after the first waits in the queue.
+		other func(t *testing.T, f *fixture, req Request) (*Builder, Request)
+	}{
+		{"the same build", true, func(t *testing.T, f *fixture, req Request) (*Builder, Request) { return f.builder, req }},
+		{"the project's directory while its module's waits", false, func(t *testing.T, f *fixture, req Request) (*Builder, Request) {
+			req.Dir, req.Endpoint.Base = f.dir, f.dir
+			return f.builder, req
+		}},
+		{"another environment", false, func(t *testing.T, f *fixture, req Request) (*Builder, Request) {
+			return New(Config{Grace: 500 * time.Millisecond, Env: append(f.builder.env(), "JAVA_HOME=/elsewhere")}), req
+		}},
+		{"another owner", false, func(t *testing.T, f *fixture, req Request) (*Builder, Request) {
+			if _, err := projectOwner(req.Dir); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(req.Dir, StateDir, OwnerFile)
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte("another-owner\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return f.builder, req
+		}},
+		{"another time limit", false, func(t *testing.T, f *fixture, req Request) (*Builder, Request) {
+			req.Timeout = 2 * time.Minute
+			return f.builder, req
+		}},
+		{"another project gate", false, func(t *testing.T, f *fixture, req Request) (*Builder, Request) {
+			req.Confirm = req.Dir
+			return f.builder, req
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			// The module's directory queues at the project's root.
+			if err := os.WriteFile(filepath.Join(f.dir, ConfigFile), []byte(`{"builds": {"fake": {"command": ["x"]}}}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			module := filepath.Join(f.dir, "m")
+			if err := os.Mkdir(module, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// A turn of the project's queue held here keeps both calls
+			// waiting, and leaves no hold at the agent for another owner.
+			gate, err := f.builder.cfg.Queue.Wait(context.Background(), buildqueue.Request{Project: f.dir, Name: "gate"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gate.Release(nil)
+			out := t.TempDir()
+			req := f.request(t, "compile", out, "X=1")
+			req.Dir, req.Endpoint.Base = module, module
+			q := newQueued()
+			req.Queued = q.report
+			waiting := make(chan *Result, 1)
+			go func() { waiting <- f.builder.Run(context.Background(), req) }()
+			q.await(t, "place 2")
+			b, other := c.other(t, f, req)
+			oq := newQueued()
+			other.Queued = oq.report
+			second := make(chan *Result, 1)
+			go func() { second <- b.Run(context.Background(), other) }()
+			msg := oq.await(t, "")
+			if joined := strings.Contains(msg, "joined"); joined != c.join {
+				t.Fatalf("joined: %v, want %v: %s", joined, c.join, msg)
+			}
+			gate.Release(nil)
+			w, o := <-waiting, <-second
+			wj, _ := w.JSON()
+			oj, _ := o.JSON()
+			if w.Outcome != OutcomeOK {
+				t.Fatalf("the first call: %s", wj)
+			}
+			if c.join {
+				if string(wj) != string(oj) {
+					t.Fatalf("the joined call got\n%s\nwant\n%s", oj, wj)
+				}
+				return
+			}
+			if string(oj) == string(wj) {
+				t.Fatalf("the second call got the first's result: %s", oj)
+			}
+			if o.Outcome != OutcomeOK {
+				return // refused on its own account (the project gate): it did not join
+			}
+			if o.Output.LogFile == nil || !strings.HasPrefix(*o.Output.LogFile, LogDir(other.Dir)+string(os.PathSeparator)) {
+				t.Errorf("the second call's log is %v, want one in %s", o.Output.LogFile, LogDir(other.Dir))
+			}
+			if want, err := projectOwner(other.Dir); err != nil || o.Owner == nil || *o.Owner != want {
+				t.Errorf("the second call's owner is %v, want its directory's %q (%v)", o.Owner, want, err)
+			}
+		})
 	}
 }
