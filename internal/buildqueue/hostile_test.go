@@ -694,3 +694,43 @@ func TestJoinAcrossTheTurnOfNumbers(t *testing.T) {
 		t.Fatalf("the joined build got %q, %v", res, ok)
 	}
 }
+
+// TestLockedFileThatIsNoTicket: a file named like a ticket that holds no
+// ticket, while a process holds its lock, keeps its place like a build (it
+// may be one that could not write its ticket); the builds behind are told
+// its path and how to find its holder. When the lock goes, the file is left
+// alone and the builds go on.
+func TestLockedFileThatIsNoTicket(t *testing.T) {
+	dir := project(t)
+	qd := filepath.Join(dir, StateDir, QueueDir)
+	if err := os.MkdirAll(qd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stray := filepath.Join(qd, "t-5")
+	if err := os.WriteFile(stray, []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := filelock.OpenNoFollow(stray, os.O_RDWR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := filelock.TryLock(f); err != nil {
+		t.Fatal(err)
+	}
+	next, seen := statuses(t, newQueue(), Request{Project: dir, Name: "next"})
+	s := expectStatus(t, seen, "naming the locked file", func(s Status) bool { return s.Place == 2 && len(s.Ahead) == 1 })
+	if msg := s.String(); !strings.Contains(msg, stray) || !strings.Contains(msg, "fuser "+stray) || s.Ahead[0].For > time.Hour {
+		t.Errorf("the status does not name the locked file and its holder: %s", msg)
+	}
+	stillWaiting(t, next)
+	f.Close()
+	o := await(t, next)
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	o.turn.Release(nil)
+	if data, err := os.ReadFile(stray); err != nil || string(data) != "garbage" {
+		t.Errorf("the file was not left alone: %q, %v", data, err)
+	}
+}

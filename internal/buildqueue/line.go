@@ -364,8 +364,13 @@ func (l *line) look(seq int64, remove bool) (m meta, alive, removed bool) {
 		return meta{}, false, removed
 	}
 	if !valid {
-		// A ticket we cannot read still holds its place: someone holds its lock.
-		got = meta{Seq: seq, Name: "?", State: stateWaiting}
+		// A ticket we cannot read still holds its place: someone holds its
+		// lock. The builds behind are told which file it is.
+		got = meta{Seq: seq, State: stateWaiting, Since: time.Now().UnixMilli(),
+			Name: fmt.Sprintf("%s, which holds no ticket buildguard wrote; the process that holds its lock (fuser %s) keeps this place", p, p)}
+		if fi, err := f.Stat(); err == nil {
+			got.Since = fi.ModTime().UnixMilli()
+		}
 	}
 	return got, true, false
 }
