@@ -734,3 +734,29 @@ func TestLockedFileThatIsNoTicket(t *testing.T) {
 		t.Errorf("the file was not left alone: %q, %v", data, err)
 	}
 }
+
+// TestStrayResultKeepsItsNumber: a directory where a ticket's result would
+// go keeps its number from every new ticket, also when an abandoned ticket
+// of that number is removed beside it: the build with that number could
+// not leave its result for the builds that joined it.
+func TestStrayResultKeepsItsNumber(t *testing.T) {
+	dir := project(t)
+	qd := filepath.Join(dir, StateDir, QueueDir)
+	if err := os.MkdirAll(filepath.Join(qd, "r-7"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(qd, "t-7"), []byte(`{"seq":7,"state":"waiting"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(qd, nextName), []byte("7"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	turn, err := newQueue().Wait(context.Background(), Request{Project: dir, Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer turn.Release(nil)
+	if got, want := tickets(t, dir), []string{"r-7", "t-8"}; !slices.Equal(got, want) {
+		t.Errorf("queue entries %v, want %v: the abandoned ticket removed, the stray left, number 7 not handed out", got, want)
+	}
+}

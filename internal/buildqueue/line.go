@@ -313,7 +313,9 @@ func (l *line) scan() (view, map[int64]bool, error) {
 		if alive {
 			v.live = append(v.live, tm)
 		}
-		taken[seq] = !removed
+		if !removed {
+			taken[seq] = true
+		}
 	}
 	v.order()
 	for seq, names := range results {
