@@ -232,24 +232,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the token or with another method than POST, and says whether it may go on.
 func (h *Handler) admit(w http.ResponseWriter, r *http.Request) bool {
 	if r.URL.Path != HTTPPath {
+		closeUnread(w)
 		writeHTTPError(w, http.StatusNotFound, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgNotFound})
 		return false
 	}
 	if !sameLoopbackOrigin(r) {
-		// Nothing more is served on this connection.
-		w.Header().Set("Connection", "close")
+		closeUnread(w)
 		writeHTTPError(w, http.StatusForbidden, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgForbidden})
 		return false
 	}
 	if h.fixture == nil && !h.authorized(r) {
-		// Nothing more is served on this connection: a client without the
-		// token cannot keep it open.
-		w.Header().Set("Connection", "close")
+		// A client without the token cannot keep the connection open,
+		// nor hold it with a body it announced and never sends.
+		closeUnread(w)
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		writeHTTPError(w, http.StatusUnauthorized, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgUnauthorized})
 		return false
 	}
 	if r.Method != http.MethodPost {
+		closeUnread(w)
 		w.Header().Set("Allow", http.MethodPost)
 		writeHTTPError(w, http.StatusMethodNotAllowed, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgPostOnly})
 		return false
@@ -257,12 +258,23 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// closeUnread makes the connection of a request the front refuses before
+// reading its body close right after the answer, without reading on:
+// net/http would otherwise read what is left of an announced body before
+// closing, without a deadline, so a peer that announces a body and never
+// sends it would hold the connection (docs/http.md#2). What of the body has
+// already arrived is read from the buffer; nothing more is waited for.
+func closeUnread(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
 // refuseBody answers a request whose body could not be read: too large, too
 // slow, or broken off. Nothing more is served on its connection.
 func refuseBody(w http.ResponseWriter, err error) {
 	var mbe *http.MaxBytesError
 	var ne net.Error
-	w.Header().Set("Connection", "close")
+	closeUnread(w)
 	switch {
 	case errors.As(err, &mbe):
 		writeHTTPError(w, http.StatusRequestEntityTooLarge, &protocol.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: msgTooLarge})

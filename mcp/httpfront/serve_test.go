@@ -258,3 +258,49 @@ func TestStopClosesRequestsStillArriving(t *testing.T) {
 		t.Error("the idle kept-alive connection was still open after the stop")
 	}
 }
+
+// TestRefusalsNeverWaitForTheBody: a request refused before its body is
+// read (no token, a foreign Origin, another path, another method) whose
+// body was announced and never comes is answered, and its connection
+// closed at once: net/http would otherwise wait, without a deadline, for
+// the body it reads before closing. MaxConns such sockets then hold no
+// one with the token out (docs/http.md#2).
+func TestRefusalsNeverWaitForTheBody(t *testing.T) {
+	t.Parallel()
+	const held = 8
+	addr := serve(t, Limits{MaxConns: held})
+	for name, tc := range map[string]struct {
+		head   string
+		status int
+	}{
+		"no token":       {fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\n", HTTPPath, addr), http.StatusUnauthorized},
+		"wrong token":    {fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer wrong-token-0123456789\r\n", HTTPPath, addr), http.StatusUnauthorized},
+		"expect 100":     {fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nExpect: 100-continue\r\n", HTTPPath, addr), http.StatusUnauthorized},
+		"foreign origin": {fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nOrigin: http://evil.example\r\n", HTTPPath, addr), http.StatusForbidden},
+		"other path":     {fmt.Sprintf("POST /other HTTP/1.1\r\nHost: %s\r\n", addr), http.StatusNotFound},
+		"other method":   {fmt.Sprintf("PUT %s HTTP/1.1\r\nHost: %s\r\n%s", HTTPPath, addr, bearer), http.StatusMethodNotAllowed},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// As many sockets as the cap: if any stayed open, the
+			// request with the token below would be answered 503.
+			for i := range held {
+				c := dial(t, addr)
+				br := bufio.NewReader(c)
+				fmt.Fprintf(c, "%sContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n", tc.head)
+				resp, _ := readResponse(t, c, br)
+				if resp.StatusCode != tc.status || !resp.Close {
+					t.Fatalf("socket %d: got %d, close %v; want %d closing the connection", i, resp.StatusCode, resp.Close, tc.status)
+				}
+				if !closedWithin(c, br, 2*time.Second) {
+					t.Fatalf("socket %d: still open 2 s after the %d, waiting for the body it announced", i, tc.status)
+				}
+			}
+			c := dial(t, addr)
+			br := bufio.NewReader(c)
+			fmt.Fprint(c, request(addr, bearer, ping))
+			if resp, body := readResponse(t, c, br); resp.StatusCode != http.StatusOK {
+				t.Errorf("with the token after %d refused sockets: %d %s", held, resp.StatusCode, body)
+			}
+		})
+	}
+}
