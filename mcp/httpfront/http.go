@@ -602,11 +602,17 @@ var removedIn20260728 = map[string]bool{
 	"logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true,
 }
 
-// readBody reads r's body, at most MaxHTTPBody bytes and within the
-// limits' BodyTimeout (a client that announces a body and never sends it
-// holds nothing for long); the deadline is lifted once the body is read,
-// so a long call keeps its connection.
+// readBody reads r's body, at most MaxHTTPBody bytes (a larger
+// Content-Length is refused unread) and within the limits' BodyTimeout (a
+// client that announces a body and never sends it holds nothing for long);
+// the deadline is lifted once the body is read, so a long call keeps its
+// connection.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxHTTPBody {
+		// Refused before a byte is read, so a client that sent
+		// Expect: 100-continue gets 413, never 100 Continue.
+		return nil, &http.MaxBytesError{Limit: MaxHTTPBody}
+	}
 	rc := http.NewResponseController(w)
 	if err := rc.SetReadDeadline(time.Now().Add(h.limits.BodyTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return nil, err

@@ -304,3 +304,23 @@ func TestRefusalsNeverWaitForTheBody(t *testing.T) {
 		})
 	}
 }
+
+// TestOversizedBodyRefusedBeforeContinue: a request with the token that
+// announces a body over MaxHTTPBody and asks Expect: 100-continue is
+// answered 413 and closed, never 100 Continue: the body is never asked for.
+func TestOversizedBodyRefusedBeforeContinue(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, Limits{})
+	c := dial(t, addr)
+	br := bufio.NewReader(c)
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\n%sContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n",
+		HTTPPath, addr, bearer, MaxHTTPBody+1)
+	resp, body := readResponse(t, c, br)
+	want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Request body exceeds 1048576 bytes"}}` + "\n"
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || body != want || !resp.Close {
+		t.Errorf("got %d, close %v, %s; want 413 closing the connection", resp.StatusCode, resp.Close, body)
+	}
+	if !closedWithin(c, br, 5*time.Second) {
+		t.Error("still open 5 s after the 413")
+	}
+}
