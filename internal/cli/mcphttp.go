@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -133,93 +134,109 @@ func readToken(file string) (string, error) {
 	return tok, nil
 }
 
-// urlFileTarget returns the file --url-file names: the path itself when
-// nothing is there yet or a regular file is, or the regular file a symlink
-// there points to. Anything else — a directory, a named pipe, a device, a
-// socket, a symlink to one of those or to nothing — is refused: the URL
-// file replaces what is at its path, and must never replace /dev/null.
-func urlFileTarget(file string) (string, error) {
+// checkURLFile checks the path --url-file names: nothing there yet, or a
+// regular file, which the URL file replaces. Anything else — a symlink
+// (even to a regular file), a directory, a named pipe, a device, a socket
+// — is refused: the URL file is written and removed only as a file of its
+// own, never through a link (docs/decisions.md#D23), and never replaces
+// /dev/null.
+func checkURLFile(file string) error {
 	fi, err := os.Lstat(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return file, nil
+		return nil
 	case err != nil:
-		return "", fmt.Errorf("%w: %v", errMCPURLFile, err)
+		return fmt.Errorf("%w: %v", errMCPURLFile, err)
 	case fi.Mode().IsRegular():
-		return file, nil
+		return nil
 	case fi.Mode()&fs.ModeSymlink != 0:
-		target, err := filepath.EvalSymlinks(file)
+		to, err := os.Readlink(file)
 		if err != nil {
-			return "", fmt.Errorf("%w: %s is a symlink to nothing that can be read (%v)", errMCPURLFile, file, err)
+			to = "something unreadable"
 		}
-		tfi, err := os.Lstat(target)
-		if err != nil || !tfi.Mode().IsRegular() {
-			return "", fmt.Errorf("%w: %s is a symlink to %s, which is %s", errMCPURLFile, file, target, describeMode(tfi, err))
-		}
-		return target, nil
+		return fmt.Errorf("%w: %s is a symlink to %s, and the URL file is never written through a link", errMCPURLFile, file, to)
 	}
-	return "", fmt.Errorf("%w: %s is %s", errMCPURLFile, file, describeMode(fi, nil))
+	return fmt.Errorf("%w: %s is %s", errMCPURLFile, file, boundedfile.Describe(fi.Mode()))
 }
 
-// describeMode names what a path that is not a regular file is.
-func describeMode(fi fs.FileInfo, err error) string {
-	if err != nil {
-		return "unreadable (" + err.Error() + ")"
-	}
-	return boundedfile.Describe(fi.Mode())
-}
-
-// urlFile is a written --url-file: remove deletes it, unless something
-// else has replaced it since.
+// urlFile is a written --url-file: remove deletes it while the path still
+// names the file the server created.
 type urlFile struct {
 	path string
-	info fs.FileInfo
+	info fs.FileInfo // of the file created, taken from its descriptor
+	// held keeps the file created open until remove (nil on Windows, where
+	// an open file cannot be renamed), so its device and inode numbers
+	// cannot pass to a file made after it is deleted: a file someone
+	// puts at the path is never taken for it.
+	held *os.File
 }
 
-// writeURLFile writes url and a newline to the file --url-file names (see
-// urlFileTarget), mode 0600, replacing it atomically.
+// writeURLFile writes url and a newline to a file of its own, created new
+// (O_EXCL, mode 0600) beside file, and renames it to file, replacing a
+// regular file there atomically. A rename replaces what is at the path,
+// never what a link there points to, so a link put there after the check
+// is replaced, not followed.
 func writeURLFile(file, url string) (*urlFile, error) {
-	target, err := urlFileTarget(file)
+	if err := checkURLFile(file); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Dir(target)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".*")
-	if err != nil {
+	u := &urlFile{path: file, held: tmp}
+	renamed := false
+	defer func() {
+		if !renamed {
+			u.close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if u.info, err = fillURLFile(tmp, url); err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if _, err := tmp.WriteString(url + "\n"); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, err
+	if runtime.GOOS == "windows" {
+		u.close()
 	}
 	// Checked again just before the rename: what is there now is replaced.
-	if again, err := urlFileTarget(file); err != nil || again != target {
-		return nil, fmt.Errorf("%w: %s changed while it was written", errMCPURLFile, file)
+	if err := checkURLFile(file); err != nil {
+		return nil, fmt.Errorf("%w (it changed while the URL was written)", err)
 	}
-	if err := os.Rename(tmp.Name(), target); err != nil {
+	if err := os.Rename(tmp.Name(), file); err != nil {
 		return nil, err
 	}
-	fi, err := os.Lstat(target)
-	if err != nil {
+	renamed = true
+	return u, nil
+}
+
+// fillURLFile writes url and a newline to f with mode 0600 and returns
+// what identifies it.
+func fillURLFile(f *os.File, url string) (fs.FileInfo, error) {
+	if err := f.Chmod(0o600); err != nil {
 		return nil, err
 	}
-	return &urlFile{path: target, info: fi}, nil
+	if _, err := f.WriteString(url + "\n"); err != nil {
+		return nil, err
+	}
+	return f.Stat()
+}
+
+// close closes the file held, if any.
+func (u *urlFile) close() {
+	if u.held != nil {
+		_ = u.held.Close()
+		u.held = nil
+	}
 }
 
 // remove deletes the URL file, so no script reads the URL of a server that
-// is gone; a file someone put there since is left alone.
+// is gone; a file someone put there since (a link, another file) is left
+// alone.
 func (u *urlFile) remove() error {
 	if u == nil {
 		return nil
 	}
+	defer u.close()
 	fi, err := os.Lstat(u.path)
 	if err != nil || !os.SameFile(fi, u.info) {
 		return nil
@@ -239,7 +256,7 @@ func serveMCPHTTP(srv *mcp.Server, svc *tools.Service, opts mcpHTTPOptions, toke
 		return ExitUsage
 	}
 	if opts.urlFile != "" {
-		if _, err := urlFileTarget(opts.urlFile); err != nil {
+		if err := checkURLFile(opts.urlFile); err != nil {
 			fmt.Fprintf(stderr, "%v\n%s", err, mcpUsage)
 			return ExitUsage
 		}
