@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -272,6 +273,10 @@ func TestDeclared(t *testing.T) {
 		{"settings not an object", map[string]any{sdkmcp.MetaKeyProtocolVersion: "2026-07-28", sdkmcp.MetaKeyClientCapabilities: map[string]any{"extensions": map[string]any{ExtensionID: true}}}, false},
 		{"capabilities not an object", map[string]any{sdkmcp.MetaKeyProtocolVersion: "2026-07-28", sdkmcp.MetaKeyClientCapabilities: "all"}, false},
 		{"nil", nil, false},
+		{"EXTENSIONS", map[string]any{sdkmcp.MetaKeyProtocolVersion: "2026-07-28", sdkmcp.MetaKeyClientCapabilities: map[string]any{"EXTENSIONS": map[string]any{ExtensionID: map[string]any{}}}}, false},
+		{"Extensions", map[string]any{sdkmcp.MetaKeyProtocolVersion: "2026-07-28", sdkmcp.MetaKeyClientCapabilities: map[string]any{"Extensions": map[string]any{ExtensionID: map[string]any{}}}}, false},
+		{"extension id in capitals", map[string]any{sdkmcp.MetaKeyProtocolVersion: "2026-07-28", sdkmcp.MetaKeyClientCapabilities: caps(strings.ToUpper(ExtensionID))}, false},
+		{"extensions null", map[string]any{sdkmcp.MetaKeyProtocolVersion: "2026-07-28", sdkmcp.MetaKeyClientCapabilities: map[string]any{"extensions": nil}}, false},
 	} {
 		if got := Declared(tc.meta); got != tc.want {
 			t.Errorf("%s: Declared = %v, want %v", tc.name, got, tc.want)

@@ -104,23 +104,21 @@ type AckResult struct {
 }
 
 // Declared reports whether a request's _meta declares the extension: a
-// 2026-07-28 (or later) protocol version and ExtensionID under the client
-// capabilities' extensions. A declaration in an older version's initialize
+// 2026-07-28 (or later) protocol version and ExtensionID, with an object,
+// under the client capabilities' extensions, every key spelt exactly. A declaration in an older version's initialize
 // does not count (SEP-2663, Backward Compatibility).
 func Declared(meta map[string]any) bool {
 	v, _ := meta[sdkmcp.MetaKeyProtocolVersion].(string)
 	if v < version20260728 {
 		return false
 	}
-	var caps struct {
-		Extensions map[string]json.RawMessage `json:"extensions"`
-	}
 	switch c := meta[sdkmcp.MetaKeyClientCapabilities].(type) {
 	case map[string]any:
-		b, err := json.Marshal(c)
-		if err != nil || json.Unmarshal(b, &caps) != nil {
-			return false
-		}
+		// The keys are matched exactly, as JSON names are: encoding/json
+		// would take "EXTENSIONS" for "extensions".
+		extensions, _ := c["extensions"].(map[string]any)
+		_, isObject := extensions[ExtensionID].(map[string]any)
+		return isObject
 	case *sdkmcp.ClientCapabilities:
 		if c == nil {
 			return false
@@ -130,8 +128,6 @@ func Declared(meta map[string]any) bool {
 	default:
 		return false
 	}
-	raw, ok := caps.Extensions[ExtensionID]
-	return ok && len(raw) > 0 && raw[0] == '{'
 }
 
 // RouteName is the value the Mcp-Name header of a tasks request must carry
