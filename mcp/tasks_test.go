@@ -102,19 +102,21 @@ func decodeAnswer(t *testing.T, b []byte, id int) (map[string]json.RawMessage, i
 		ID     json.RawMessage            `json:"id"`
 		Result map[string]json.RawMessage `json:"result"`
 		Error  *struct {
-			Code int64           `json:"code"`
-			Data json.RawMessage `json:"data"`
+			Code    int64           `json:"code"`
+			Message json.RawMessage `json:"message"`
+			Data    json.RawMessage `json:"data"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(b, &m); err != nil || string(m.ID) != fmt.Sprint(id) {
 		t.Fatalf("answer %q to request %d: %v", b, id, err)
 	}
 	if m.Error != nil {
+		// An error's message, and its data for the errors that have one.
+		refusal := map[string]json.RawMessage{"message": m.Error.Message}
 		if m.Error.Data != nil {
-			// An error's data, for the errors that have one.
-			return map[string]json.RawMessage{"data": m.Error.Data}, m.Error.Code
+			refusal["data"] = m.Error.Data
 		}
-		return nil, m.Error.Code
+		return refusal, m.Error.Code
 	}
 	return m.Result, 0
 }
@@ -414,6 +416,50 @@ func TestTaskErrors(t *testing.T) {
 			h.name, h.noToken = nil, true
 			if _, code := h.call(mcptask.MethodGet, taskParams(id, true)); code != -401 {
 				t.Errorf("tasks/get without the token: %d, want HTTP 401", code)
+			}
+		})
+	}
+}
+
+// TestTaskParamsOfTheWrongType: a tasks/* request whose taskId is not a
+// string, or a tasks/update whose inputResponses is not an object, is
+// -32602 with the extension's own words over both transports (over HTTP
+// whatever its Mcp-Name: the params are wrong before any header can be
+// compared with them), never go-sdk's decoding error with the params
+// echoed back.
+func TestTaskParamsOfTheWrongType(t *testing.T) {
+	t.Parallel()
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			var c taskClient
+			if transport == "stdio" {
+				c = startStdioTasks(t, &fakeCaller{})
+			} else {
+				_, h := startHTTPTasks(t, &fakeCaller{})
+				h.name = func(_ string, p map[string]any) string { return fmt.Sprint(p["taskId"]) }
+				c = h
+			}
+			const idText = `"Invalid params: taskId must be a non-empty string"`
+			const responsesText = `"Invalid params: inputResponses must be an object"`
+			for _, tc := range []struct {
+				method string
+				params map[string]any
+				want   string
+			}{
+				{mcptask.MethodGet, map[string]any{"taskId": 5}, idText},
+				{mcptask.MethodCancel, map[string]any{"taskId": 5}, idText},
+				{mcptask.MethodUpdate, map[string]any{"taskId": 5, "inputResponses": map[string]any{}}, idText},
+				{mcptask.MethodGet, map[string]any{"taskId": map[string]any{"x": "secret-param"}}, idText},
+				{mcptask.MethodUpdate, map[string]any{"taskId": "some-task", "inputResponses": "secret-param"}, responsesText},
+				{mcptask.MethodUpdate, map[string]any{"taskId": "some-task", "inputResponses": []any{"secret-param"}}, responsesText},
+				{mcptask.MethodUpdate, map[string]any{"taskId": "some-task", "inputResponses": nil}, responsesText},
+			} {
+				tc.params["_meta"] = meta2026(true)
+				refused, code := c.call(tc.method, tc.params)
+				if code != -32602 || string(refused["message"]) != tc.want {
+					t.Errorf("%s %v: error %d %s, want -32602 %s", tc.method, tc.params, code, refused["message"], tc.want)
+				}
 			}
 		})
 	}

@@ -109,6 +109,35 @@ func requestMeta(req sdkmcp.Request) map[string]any {
 // RequestDeclared reports whether req declared the extension in its _meta.
 func RequestDeclared(req sdkmcp.Request) bool { return Declared(requestMeta(req)) }
 
+// ParamsProblem is the -32602 message for params of one of the
+// extension's methods whose fields have a JSON type they cannot have — a
+// taskId that is not a string, inputResponses of a tasks/update that is
+// not an object — and "" for any other params. A front checks it before
+// go-sdk decodes the params: go-sdk's own decoding error names Go types
+// and echoes the params back.
+func ParamsProblem(method string, fields map[string]json.RawMessage) string {
+	if id, ok := fields["taskId"]; ok && !jsonKind(id, '"') {
+		return msgTaskIDRequired
+	}
+	if r, ok := fields["inputResponses"]; ok && method == MethodUpdate && !jsonKind(r, '{') {
+		return msgResponsesRequired
+	}
+	return ""
+}
+
+// jsonKind reports whether the JSON value v starts with c (after white
+// space): '"' for a string, '{' for an object.
+func jsonKind(v json.RawMessage, c byte) bool {
+	for _, b := range v {
+		switch b {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return b == c
+	}
+	return false
+}
+
 func taskID(p *string) (string, error) {
 	if p == nil || *p == "" {
 		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msgTaskIDRequired}

@@ -143,11 +143,11 @@ func TestDirectTaskGetAnswersAsTheSDK(t *testing.T) {
 		if rerr != nil {
 			t.Fatalf("parse: %v", rerr)
 		}
-		params, _, _, rerr := m.Forward()
-		if rerr != nil {
-			t.Fatalf("forward: %v", rerr)
+		// Params the checks refuse (a taskId that is no string) never
+		// reach directTaskGet: both fronts give the same refusal.
+		if params, _, _, rerr := m.Forward(); rerr == nil {
+			_, took = f.direct.directTaskGet(g.request(), m, params)
 		}
-		_, took = f.direct.directTaskGet(g.request(), m, params)
 		return serveOne(f.direct, g.request()), serveOne(f.viaSDK, g.request()), took
 	}
 	wait.For(t, 10*time.Second, "the task's progress line", func() bool {

@@ -129,7 +129,11 @@ func (m Message) Forward() (params json.RawMessage, tool string, args json.RawMe
 	case mcptask.MethodGet, mcptask.MethodCancel, mcptask.MethodUpdate:
 		// The tasks extension (docs/decisions.md#D17): its own middleware
 		// refuses a request that did not declare it (-32021), so the _meta
-		// of a 2026-07-28 request is all it needs beside these fields.
+		// of a 2026-07-28 request is all it needs beside these fields,
+		// which must have types go-sdk can decode.
+		if msg := mcptask.ParamsProblem(m.Method, fields); msg != "" {
+			return fail(jsonrpc.CodeInvalidParams, msg)
+		}
 		p := map[string]json.RawMessage{}
 		for _, f := range []string{"taskId", "inputResponses"} {
 			if v, ok := fields[f]; ok && (f == "taskId" || m.Method == mcptask.MethodUpdate) {
