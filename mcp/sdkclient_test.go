@@ -26,12 +26,19 @@ func connectSDKClient(t *testing.T, caller Caller, version string) *sdkmcp.Clien
 // connectSDKClientWith is connectSDKClient with the client's options.
 func connectSDKClientWith(t *testing.T, caller Caller, version string, opts *sdkmcp.ClientOptions) *sdkmcp.ClientSession {
 	t.Helper()
+	logs := &lockedbuf.Buffer{}
+	srv := NewServer(Config{Caller: caller, Version: "test", Logger: testLogger(logs)})
+	return serveSDKClient(t, srv, logs, version, opts)
+}
+
+// serveSDKClient serves srv, whose logger writes to logs, over pipes and
+// connects a go-sdk client to it as connectSDKClientWith does.
+func serveSDKClient(t *testing.T, srv *Server, logs *lockedbuf.Buffer, version string, opts *sdkmcp.ClientOptions) *sdkmcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	logs := &lockedbuf.Buffer{}
-	srv := NewServer(Config{Caller: caller, Version: "test", Logger: testLogger(logs)})
 	served := make(chan error, 1)
 	go func() {
 		err := srv.ServeStdio(ctx, inR, outW)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -62,16 +61,18 @@ type Config struct {
 // Server is buildguard's MCP server: a go-sdk server whose receiving
 // middleware serves the ten tools, the version policy and output shaping.
 type Server struct {
-	caller    Caller
-	version   string
-	log       hclog.Logger
-	drain     time.Duration
-	sdk       *sdkmcp.Server
-	info      *sdkmcp.Implementation // the identity sdk was created with
-	names     []string               // the tools in tools/list order
-	httpCalls *httpfront.Calls       // the HTTP requests in flight
-	listing   func() []*sdkmcp.Tool  // the tools as tools/list sends them, built at the first list
-	tasks     *mcptask.Store         // the safe builds that run as tasks (docs/decisions.md#D17)
+	caller      Caller
+	version     string
+	log         hclog.Logger
+	drain       time.Duration
+	sdk         *sdkmcp.Server
+	info        *sdkmcp.Implementation // the identity sdk was created with
+	names       []string               // the tools in tools/list order
+	httpCalls   *httpfront.Calls       // the HTTP requests in flight
+	listing     func() []*sdkmcp.Tool  // the tools as tools/list sends them, built at the first list
+	tasks       *mcptask.Store         // the safe builds that run as tasks (docs/decisions.md#D17)
+	logReads    chan struct{}          // one token per resources/read of a build log running (MaxLogReads)
+	logReadWait time.Duration          // how long a resources/read waits for a turn: logReadWait
 
 	mu       sync.Mutex
 	sessions map[*sdkmcp.ServerSession]string // stdio: negotiated version; absent = before initialize
@@ -80,12 +81,14 @@ type Server struct {
 // NewServer builds the server.
 func NewServer(cfg Config) *Server {
 	s := &Server{
-		caller:   cfg.Caller,
-		version:  cfg.Version,
-		log:      cfg.Logger,
-		drain:    cfg.DrainTimeout,
-		names:    tools.Names(),
-		sessions: map[*sdkmcp.ServerSession]string{},
+		caller:      cfg.Caller,
+		version:     cfg.Version,
+		log:         cfg.Logger,
+		drain:       cfg.DrainTimeout,
+		names:       tools.Names(),
+		sessions:    map[*sdkmcp.ServerSession]string{},
+		logReads:    make(chan struct{}, MaxLogReads),
+		logReadWait: logReadWait,
 	}
 	if s.version == "" {
 		s.version = "dev"
@@ -115,7 +118,7 @@ func NewServer(cfg Config) *Server {
 	s.sdk.AddResourceTemplate(&sdkmcp.ResourceTemplate{
 		URITemplate: "file:///{+path}", Name: "build-log", MIMEType: "text/plain",
 		Description: "The complete output of a safe build: a file under a project's .buildguard/logs/, as a failed reclazz_safe_build result links it.",
-	}, readBuildLog)
+	}, s.readBuildLog)
 	ext := &mcptask.Extension{Store: s.tasks}
 	if err := ext.Register(s.sdk); err != nil {
 		panic(err) // a clash with a standard method's name: a bug of this build
@@ -152,20 +155,52 @@ func capabilities() *sdkmcp.ServerCapabilities {
 	return &sdkmcp.ServerCapabilities{Tools: &sdkmcp.ToolCapabilities{}, Resources: &sdkmcp.ResourceCapabilities{}}
 }
 
-// readBuildLog serves resources/read of a build log's file URI; anything
-// else is "Resource not found", as an unknown resource is.
-func readBuildLog(_ context.Context, req *sdkmcp.ReadResourceRequest) (*sdkmcp.ReadResourceResult, error) {
+// MaxLogReads is how many resources/read of build logs run at once; one
+// more waits at most logReadWait for a turn (docs/safe-build.md#12).
+const MaxLogReads = 4
+
+// logReadWait bounds a resources/read's wait for a turn among MaxLogReads.
+const logReadWait = 2 * time.Second
+
+// codeBusy is the JSON-RPC server error of a request to retry later, as
+// the stdio transport's busy batch is.
+const codeBusy = -32000
+
+// msgLogReadsBusy answers a resources/read that found no turn in time.
+const msgLogReadsBusy = "too many build logs are being read at once; read it again shortly"
+
+// readBuildLog serves resources/read of a build log's file URI, one part of
+// at most safebuild.MaxLogRead bytes; anything else is "Resource not
+// found", as an unknown resource is. A part that does not reach the end of
+// the log is followed by a second content, a note whose URI reads the next
+// part.
+func (s *Server) readBuildLog(ctx context.Context, req *sdkmcp.ReadResourceRequest) (*sdkmcp.ReadResourceResult, error) {
+	timer := time.NewTimer(s.logReadWait)
+	defer timer.Stop()
+	select {
+	case s.logReads <- struct{}{}:
+		defer func() { <-s.logReads }()
+	case <-timer.C:
+		return nil, &jsonrpc.Error{Code: codeBusy, Message: msgLogReadsBusy}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	uri := req.Params.URI
-	data, err := tools.ReadLogURI(uri)
+	part, err := tools.ReadLogURI(uri)
 	if err != nil {
-		if errors.Is(err, safebuild.ErrLogTooLarge) {
+		if errors.Is(err, safebuild.ErrLogOffset) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
 		return nil, sdkmcp.ResourceNotFoundError(uri)
 	}
-	return &sdkmcp.ReadResourceResult{Contents: []*sdkmcp.ResourceContents{{
-		URI: uri, MIMEType: "text/plain", Text: strings.ToValidUTF8(string(data), "\uFFFD"),
-	}}}, nil
+	contents := []*sdkmcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: part.Text}}
+	if part.Next < part.Size {
+		next := tools.LogPartURI(uri, part.Next)
+		contents = append(contents, &sdkmcp.ResourceContents{URI: next, MIMEType: "text/plain", Text: fmt.Sprintf(
+			"[buildguard: this part holds bytes %d to %d of the log's %d; read %s for the next part, or open the file itself]",
+			part.Offset, part.Next, part.Size, next)})
+	}
+	return &sdkmcp.ReadResourceResult{Contents: contents}, nil
 }
 
 // ServeStdio runs one MCP session over stdio, in and out, until in reaches EOF (then it

@@ -3,6 +3,8 @@
 package safebuild
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,8 +39,8 @@ func TestReadLogThroughSwappedLogs(t *testing.T) {
 	t.Run("ReadLog", func(t *testing.T) {
 		t.Parallel()
 		swapLogsWhileReading(t, func(path string) (string, error) {
-			data, err := ReadLog(path)
-			return string(data), err
+			part, err := ReadLog(path, 0)
+			return part.Text, err
 		})
 	})
 	t.Run("openat", func(t *testing.T) {
@@ -124,7 +126,7 @@ func TestReadLogRefusesHardLink(t *testing.T) {
 	t.Parallel()
 	project := t.TempDir()
 	path := logProject(t, project, []byte("the build's own log\n"))
-	if _, err := ReadLog(path); err != nil {
+	if _, err := ReadLog(path, 0); err != nil {
 		t.Fatalf("ReadLog of a log with one link: %v", err)
 	}
 	secret := filepath.Join(project, "secret.txt") // a hard link must stay on one file system
@@ -140,8 +142,50 @@ func TestReadLogRefusesHardLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{linked, path} {
-		if data, err := ReadLog(p); !errors.Is(err, ErrNotALog) || !strings.Contains(err.Error(), "hard link") {
-			t.Errorf("ReadLog(%s) = %q, %v; want %v naming the hard link", p, data, err, ErrNotALog)
+		if part, err := ReadLog(p, 0); !errors.Is(err, ErrNotALog) || !strings.Contains(err.Error(), "hard link") {
+			t.Errorf("ReadLog(%s) = %q, %v; want %v naming the hard link", p, part.Text, err, ErrNotALog)
 		}
+	}
+}
+
+// TestReadLogParts: a log read part by part, each part's JSON text at most
+// MaxLogRead bytes, gives back the whole log, whatever its bytes (NULs,
+// characters of several bytes cut by a part's end, bytes that are not
+// UTF-8), and an offset past the end is refused.
+func TestReadLogParts(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	for b.Len() < 3*MaxLogRead {
+		b.WriteString("line € <é> \"q\"\t")
+		b.Write([]byte{0, 0, 0, 0xff, '\n'})
+	}
+	b.Write(bytes.Repeat([]byte{0}, MaxLogRead))
+	b.WriteString("the end €")
+	path := logProject(t, t.TempDir(), b.Bytes())
+	var got strings.Builder
+	parts := 0
+	for offset := int64(0); ; parts++ {
+		part, err := ReadLog(path, offset)
+		if err != nil {
+			t.Fatalf("ReadLog(%d): %v", offset, err)
+		}
+		enc, _ := json.Marshal(part.Text)
+		if len(enc)-2 > MaxLogRead || part.Offset != offset || part.Next <= offset && part.Next != part.Size || part.Size != int64(b.Len()) {
+			t.Fatalf("part at %d: %d bytes encoded, %+v", offset, len(enc), LogPart{Offset: part.Offset, Next: part.Next, Size: part.Size})
+		}
+		got.WriteString(part.Text)
+		if part.Next == part.Size {
+			break
+		}
+		offset = part.Next
+	}
+	if want := strings.ToValidUTF8(b.String(), "\uFFFD"); got.String() != want {
+		t.Errorf("the %d parts give %d bytes, not the log's %d", parts, got.Len(), len(want))
+	}
+	if parts < 9 {
+		t.Errorf("%d parts: a part holds more than MaxLogRead bytes of JSON", parts)
+	}
+	if _, err := ReadLog(path, int64(b.Len())+1); !errors.Is(err, ErrLogOffset) {
+		t.Errorf("ReadLog past the end: %v, want %v", err, ErrLogOffset)
 	}
 }

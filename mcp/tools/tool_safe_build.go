@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -224,19 +225,47 @@ func LogURI(path string) string {
 	return (&url.URL{Scheme: "file", Path: p}).String()
 }
 
-// ReadLogURI reads the build log a resource link names
-// (docs/safe-build.md#12): only logs in a project's .buildguard/logs/, never
-// through a symlink, at most safebuild.MaxLogRead bytes.
-func ReadLogURI(uri string) ([]byte, error) {
+// ReadLogURI reads the part of the build log a resource link names
+// (docs/safe-build.md#12): only logs beneath a project's .buildguard/logs/,
+// never through a link or a second hard link, from the query's offset (0
+// without one) on, at most safebuild.MaxLogRead bytes of encoded text.
+func ReadLogURI(uri string) (safebuild.LogPart, error) {
 	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("%w: %s is not a file URI of a build log", safebuild.ErrNotALog, uri)
+	if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || u.Fragment != "" {
+		return safebuild.LogPart{}, fmt.Errorf("%w: %s is not a file URI of a build log", safebuild.ErrNotALog, uri)
+	}
+	offset, err := logOffset(u.RawQuery)
+	if err != nil {
+		return safebuild.LogPart{}, err
 	}
 	p := u.Path
 	if len(p) > 2 && p[0] == '/' && p[2] == ':' && filepath.Separator == '\\' { // /C:/p on Windows
 		p = p[1:]
 	}
-	return safebuild.ReadLog(filepath.FromSlash(p))
+	return safebuild.ReadLog(filepath.FromSlash(p), offset)
+}
+
+// logOffset is the offset a log URI's query asks for: none, or
+// offset=<decimal bytes>.
+func logOffset(query string) (int64, error) {
+	if query == "" {
+		return 0, nil
+	}
+	digits, ok := strings.CutPrefix(query, "offset=")
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if !ok || err != nil || n < 0 || digits != strconv.FormatInt(n, 10) {
+		return 0, fmt.Errorf("%w: the query %q is not offset=<bytes>", safebuild.ErrLogOffset, query)
+	}
+	return n, nil
+}
+
+// LogPartURI is the URI of a build log's part from offset on.
+func LogPartURI(uri string, offset int64) string {
+	base, _, _ := strings.Cut(uri, "?")
+	if offset == 0 {
+		return base
+	}
+	return base + "?offset=" + strconv.FormatInt(offset, 10)
 }
 
 // progressKey carries a call's progress reporter in its context.
