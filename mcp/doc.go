@@ -44,7 +44,9 @@
 //     renders tools/call results (isError always present, structuredContent
 //     only from 2025-06-18 on, argument errors as isError results only in
 //     2025-11-25 sessions). A 2026-07-28 request is answered in the
-//     2025-11-25 shape plus resultType and, for tools/list, the cache hints.
+//     2025-11-25 shape plus resultType and, for tools/list and the
+//     resources methods, the cache hints, which renderResources takes out
+//     of the resources results of earlier sessions.
 //
 // The server runs tools through a [Caller] (*tools.Service in production, a
 // fake in protocol tests) that validates the arguments and runs the agent

@@ -3,6 +3,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -123,3 +124,44 @@ func TestReadLogReadsAtOnce(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestReadLogCacheHintsOnlyIn20260728: a resources/read answer carries the
+// ttlMs and cacheScope cache hints in a 2026-07-28 request and in no
+// session before (docs/mcp-server.md#2.3).
+func TestReadLogCacheHintsOnlyIn20260728(t *testing.T) {
+	t.Parallel()
+	uri := writeBuildLog(t, 10)
+	uriJSON, _ := json.Marshal(uri)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":` + string(uriJSON) + `}}
+{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":` + string(uriJSON) + `,` + meta + `}}
+`
+	var out, logs bytes.Buffer
+	srv := NewServer(Config{Version: "test", Logger: testLogger(&logs)})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.ServeStdio(ctx, strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	results := map[float64]map[string]json.RawMessage{}
+	for line := range strings.SplitSeq(strings.TrimSpace(out.String()), "\n") {
+		var resp struct {
+			ID     float64                    `json:"id"`
+			Result map[string]json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &resp); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		results[resp.ID] = resp.Result
+	}
+	for id, want := range map[float64]bool{1: false, 2: true} {
+		r := results[id]
+		_, ttl := r["ttlMs"]
+		_, scope := r["cacheScope"]
+		if r["contents"] == nil || ttl != want || scope != want {
+			t.Errorf("read %v: ttlMs %v, cacheScope %v, want %v: %s", id, ttl, scope, want, out.String())
+		}
+	}
+}

@@ -128,7 +128,7 @@ func NewServer(cfg Config) *Server {
 	// (shaping included) as its work, detached from the request's
 	// cancellation, which the HTTP middleware ties to its request.
 	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.httpCalls.Middleware, s.initialize,
-		ext.Middleware, ext.ToolCalls(taskPolicy, msgTaskStarted), s.renderToolList, s.renderToolCall)
+		ext.Middleware, ext.ToolCalls(taskPolicy, msgTaskStarted), s.renderToolList, s.renderResources, s.renderToolCall)
 	s.listing = sync.OnceValue(tools.Definitions)
 	return s
 }
