@@ -380,7 +380,7 @@ func sameDir(a, b string) bool {
 // refusing a symlink (or anything but a directory) at either step.
 func queueDir(project string) (string, error) {
 	state := filepath.Join(project, StateDir)
-	if err := ensureDir(state, 0o755); err != nil {
+	if err := ensureStateDir(state); err != nil {
 		return "", err
 	}
 	q := filepath.Join(state, QueueDir)

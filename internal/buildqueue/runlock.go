@@ -61,7 +61,7 @@ func (r *runLock) take() (*os.File, error) {
 		// No lock on the directory here: the file in the state directory.
 		r.viaFile = true
 	}
-	if err := ensureDir(filepath.Join(r.root, StateDir), 0o755); err != nil {
+	if err := ensureStateDir(filepath.Join(r.root, StateDir)); err != nil {
 		return nil, err
 	}
 	p := r.file()

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/buildguard/buildguard/internal/stateignore"
 )
 
 // logDir is a project's logs folder, opened without following a symlink:
@@ -27,7 +29,9 @@ type stateDir = logDir
 
 // openStateDir opens dir/.buildguard, creating it when missing, without
 // following a symlink and checked on the opened handle: a real directory
-// of this user (checkOwn).
+// of this user (checkOwn). A state directory it creates is given its
+// .gitignore (stateignore.Create); one that could not be written is no
+// error of the build.
 func openStateDir(dir string) (*stateDir, error) {
 	project, err := os.Open(dir)
 	if err != nil {
@@ -35,9 +39,12 @@ func openStateDir(dir string) (*stateDir, error) {
 	}
 	defer project.Close()
 	path := filepath.Join(dir, StateDir)
-	state, err := openOwnDirAt(project, StateDir, path)
+	state, created, err := openOwnDirAt(project, StateDir, path)
 	if err != nil {
 		return nil, err
+	}
+	if created {
+		_ = stateignore.Create(path)
 	}
 	return &stateDir{f: state, path: path}, nil
 }
@@ -51,7 +58,7 @@ func openLogDir(dir string) (*logDir, error) {
 	}
 	defer state.Close()
 	path := LogDir(dir)
-	logs, err := openOwnDirAt(state.f, "logs", path)
+	logs, _, err := openOwnDirAt(state.f, "logs", path)
 	if err != nil {
 		return nil, err
 	}
@@ -105,12 +112,21 @@ func (d *logDir) linkNew(name string, data []byte) error {
 }
 
 // openOwnDirAt opens name in parent as a directory, creating it (0755) when
-// missing, never through a symlink, and checks what it opened.
-func openOwnDirAt(parent *os.File, name, path string) (*os.File, error) {
+// missing, never through a symlink, and checks what it opened; created
+// says this call made the directory.
+func openOwnDirAt(parent *os.File, name, path string) (f *os.File, created bool, err error) {
 	pfd := int(parent.Fd())
-	if err := unix.Mkdirat(pfd, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
-		return nil, fmt.Errorf("creating %s: %w", path, err)
+	err = unix.Mkdirat(pfd, name, 0o755)
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return nil, false, fmt.Errorf("creating %s: %w", path, err)
 	}
+	created = err == nil
+	f, err = openMadeDirAt(pfd, path, name)
+	return f, created, err
+}
+
+// openMadeDirAt opens and checks the directory name in the folder pfd.
+func openMadeDirAt(pfd int, path, name string) (*os.File, error) {
 	fd, err := unix.Openat(pfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		// A symlink, or not a directory: say which, as Lstat sees it.

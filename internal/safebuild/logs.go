@@ -13,7 +13,8 @@ import (
 
 // StateDir is the directory under the project where buildguard keeps its
 // own files: the build logs and the project's owner token
-// (docs/safe-build.md#9). It belongs in .gitignore.
+// (docs/safe-build.md#9). It holds a .gitignore of "*" when buildguard
+// created it (stateignore.Create).
 const StateDir = ".buildguard"
 
 // KeptLogs is how many build logs are kept; older ones are removed when a

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/buildguard/buildguard/internal/stateignore"
 )
 
 // ErrStateDir means the project's state directory (StateDir) or something
@@ -20,25 +22,39 @@ var ErrStateDir = errors.New("unusable state directory")
 // symlink under the project's state directory, so its owner file and logs
 // cannot land (and rotation cannot delete) outside the project
 // (docs/decisions.md#D21).
+// A state directory it creates is given its .gitignore
+// (stateignore.Create); one that could not be written is no error.
 func EnsureStateDir(dir string) (string, error) {
 	path := filepath.Join(dir, StateDir)
-	return path, ensureOwnDir(path)
+	created, err := makeOwnDir(path)
+	if created && err == nil {
+		_ = stateignore.Create(path)
+	}
+	return path, err
 }
 
 // ensureOwnDir creates path as a directory (0755) unless it exists, and
 // checks that it is a real directory of this user.
 func ensureOwnDir(path string) error {
+	_, err := makeOwnDir(path)
+	return err
+}
+
+// makeOwnDir is ensureOwnDir saying whether it created the directory.
+func makeOwnDir(path string) (created bool, err error) {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.Mkdir(path, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("creating %s: %w", path, err)
+		if err := os.Mkdir(path, 0o755); err == nil {
+			created = true
+		} else if !errors.Is(err, fs.ErrExist) {
+			return false, fmt.Errorf("creating %s: %w", path, err)
 		}
 		fi, err = os.Lstat(path)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrStateDir, err)
+		return created, fmt.Errorf("%w: %w", ErrStateDir, err)
 	}
-	return checkOwn(path, fi, true)
+	return created, checkOwn(path, fi, true)
 }
 
 // checkOwn refuses what buildguard would not have made at path: a

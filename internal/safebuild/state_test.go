@@ -4,8 +4,10 @@ package safebuild
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -238,5 +240,66 @@ func TestLogDirIsUsedThroughItsHandle(t *testing.T) {
 	}
 	if n := countFiles(t, outside); n != 2 {
 		t.Errorf("the link's target has %d files, want its 2 untouched", n)
+	}
+}
+
+// TestStateDirIgnoresItself: a state directory buildguard creates holds a
+// .gitignore of "*", so a build leaves nothing of .buildguard/ in the
+// user's git status; one the user made is given none, and a user's
+// .gitignore there is never replaced (docs/safe-build.md#9).
+func TestStateDirIgnoresItself(t *testing.T) {
+	t.Parallel()
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git:", err)
+	}
+	f := newFixture(t)
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(git, append([]string{"-c", "user.name=t", "-c", "user.email=t@t.invalid", "-C", f.dir}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	run("init", "-q")
+	run("add", "-A")
+	run("commit", "-q", "--allow-empty", "-m", "project")
+	res := f.builder.Run(context.Background(), f.request(t, "fail", "3"))
+	if res.Output.LogFile == nil {
+		t.Fatalf("the build wrote no log: %+v", res)
+	}
+	if status := run("status", "--porcelain", "--untracked-files=all"); strings.Contains(status, StateDir) {
+		t.Errorf("git status shows the state directory:\n%s", status)
+	}
+	if data, err := os.ReadFile(filepath.Join(f.dir, StateDir, ".gitignore")); err != nil || string(data) != "*\n" {
+		t.Errorf(".buildguard/.gitignore %q, %v", data, err)
+	}
+
+	for _, tc := range []struct {
+		name    string
+		prepare func(state string)
+		want    string // the .gitignore afterwards; "" none
+	}{
+		{"made by buildguard", func(string) {}, "*\n"},
+		{"made by the user", func(state string) { os.Mkdir(state, 0o755) }, ""},
+		{"the user's .gitignore", func(state string) {
+			os.Mkdir(state, 0o755)
+			os.WriteFile(filepath.Join(state, ".gitignore"), []byte("logs/\n"), 0o644)
+		}, "logs/\n"},
+	} {
+		dir := t.TempDir()
+		state := filepath.Join(dir, StateDir)
+		tc.prepare(state)
+		d, err := openLogDir(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		d.Close()
+		data, err := os.ReadFile(filepath.Join(state, ".gitignore"))
+		if string(data) != tc.want || (tc.want == "") != errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: .gitignore %q, %v; want %q", tc.name, data, err, tc.want)
+		}
 	}
 }

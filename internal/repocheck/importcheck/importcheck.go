@@ -115,6 +115,7 @@ var places = []place{
 	{pattern: "internal/boundedfile", tier: Leaves},
 	{pattern: "internal/proc", tier: Leaves},
 	{pattern: "internal/filelock", tier: Leaves},
+	{pattern: "internal/stateignore", tier: Leaves},
 	{pattern: "internal/cycle", tier: Leaves},
 	// The integration scripts, and the package that embeds the cycle init
 	// script the core applies to continuous builds.
