@@ -9,7 +9,7 @@ import (
 )
 
 // logDir is a project's logs folder, checked (EnsureStateDir,
-// ensureOwnDir) and then used by path: this system has no calls relative
+// makeOwnDir) and then used by path: this system has no calls relative
 // to an open directory.
 type logDir struct {
 	path string
@@ -59,7 +59,7 @@ func openLogDir(dir string) (*logDir, error) {
 		return nil, err
 	}
 	path := LogDir(dir)
-	if err := ensureOwnDir(path); err != nil {
+	if _, err := makeOwnDir(path); err != nil {
 		return nil, err
 	}
 	return &logDir{path: path}, nil

@@ -33,14 +33,9 @@ func EnsureStateDir(dir string) (string, error) {
 	return path, err
 }
 
-// ensureOwnDir creates path as a directory (0755) unless it exists, and
-// checks that it is a real directory of this user.
-func ensureOwnDir(path string) error {
-	_, err := makeOwnDir(path)
-	return err
-}
-
-// makeOwnDir is ensureOwnDir saying whether it created the directory.
+// makeOwnDir creates path as a directory (0755) unless it exists, checks
+// that it is a real directory of this user, and says whether it created
+// it.
 func makeOwnDir(path string) (created bool, err error) {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
