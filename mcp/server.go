@@ -117,7 +117,8 @@ func NewServer(cfg Config) *Server {
 	// handler reads build logs only.
 	s.sdk.AddResourceTemplate(&sdkmcp.ResourceTemplate{
 		URITemplate: "file:///{+path}", Name: "build-log", MIMEType: "text/plain",
-		Description: "The complete output of a safe build: a file under a project's .buildguard/logs/, as a failed reclazz_safe_build result links it.",
+		Description: "The complete output of a safe build: a file under a project's .buildguard/logs/, as a failed reclazz_safe_build result links it. " +
+			"A read returns at most 1 MiB of it; when more follows, a second content's uri (?offset=N) reads the next part.",
 	}, s.readBuildLog)
 	ext := &mcptask.Extension{Store: s.tasks}
 	if err := ext.Register(s.sdk); err != nil {
