@@ -49,6 +49,10 @@ var (
 	// ErrRejected means the agent answered BUILD_REJECTED: another owner holds
 	// the output, or this owner has no hold to finish.
 	ErrRejected = errors.New("Build ownership rejected; another hold is active or this owner has not started")
+	// ErrNoOwner means the agent answered a BUILD without the owner= suffix:
+	// it is older than build ownership and never sends the acknowledgement
+	// an owned build awaits. It comes with ErrInvalidResponse.
+	ErrNoOwner = errors.New("the agent answered BUILD without owner=, so it predates build ownership")
 	// ErrProjectNotConfirmed means the explicit-project DOCTOR gate failed; the
 	// requested command was not sent.
 	ErrProjectNotConfirmed = errors.New("Selected project could not be confirmed; no requested command sent. Check DOCTOR workingDirectory and projectDir.")

@@ -104,7 +104,7 @@ func TestReplyFaultMatrix(t *testing.T) {
 		{name: "reply after a short delay", reply: fakeagent.DelayReply(30 * time.Millisecond), fallback: errOK},
 		{name: "wrong token", reply: fakeagent.WrongToken, fallback: agentproto.ErrTimeout, skip: map[string]bool{"pending": true}},
 		{name: "wrong token first", reply: fakeagent.WrongTokenFirst, fallback: errOK, skip: map[string]bool{"pending": true}},
-		{name: "owner suffix missing", reply: fakeagent.OmitOwner, fallback: agentproto.ErrTimeout, skip: map[string]bool{"doctor": true, "verify": true, "reload": true, "pending": true}},
+		{name: "owner suffix missing", reply: fakeagent.OmitOwner, fallback: agentproto.ErrNoOwner, skip: map[string]bool{"doctor": true, "verify": true, "reload": true, "pending": true}},
 		{name: "rejected instead of ack", reply: fakeagent.RejectedInsteadOfAck, fallback: agentproto.ErrRejected, skip: map[string]bool{"doctor": true, "verify": true, "reload": true, "pending": true}},
 		{name: "broadcast instead of requester", reply: fakeagent.BroadcastReply, fallback: errOK},
 		{name: "level WARN", reply: fakeagent.ReplyLevel("WARN"), fallback: agentproto.ErrTimeout, per: map[string]error{"pending": agentproto.ErrNoInfo}},

@@ -78,9 +78,11 @@ func (c *Conn) request(ctx context.Context, line string, match func(msg string) 
 // Build sends "BUILD <state> request=<token> owner=<owner>" and waits for
 // exactly "BUILD_ACK <token> <state> owner=<owner>" (nil) or
 // "BUILD_REJECTED <token> <state> owner=<owner>" (ErrRejected). Acks for other
-// tokens or owners, and acks without the owner suffix (a pre-ownership agent),
-// are skipped. An acknowledged "ok" means the agent scheduled the capture of
-// the held output, not that anything was reloaded.
+// tokens or owners are skipped. An answer to this very request without the
+// owner suffix (an agent older than build ownership) fails at once with
+// ErrInvalidResponse and ErrNoOwner: that agent never sends the ack awaited.
+// An acknowledged "ok" means the agent scheduled the capture of the held
+// output, not that anything was reloaded.
 func (c *Conn) Build(ctx context.Context, state, owner string) error {
 	if state != BuildStarted && state != BuildOK && state != BuildFailed {
 		return fmt.Errorf("%w: BUILD state %q", ErrInvalidCommand, state)
@@ -97,6 +99,8 @@ func (c *Conn) Build(ctx context.Context, state, owner string) error {
 			return nil
 		case rejected:
 			return ErrRejected
+		case "BUILD_ACK " + tok + " " + state, "BUILD_REJECTED " + tok + " " + state:
+			return &wireError{msg: ErrInvalidResponse.Error() + ": " + ErrNoOwner.Error(), errs: []error{ErrInvalidResponse, ErrNoOwner}}
 		}
 		return errSkip
 	})

@@ -30,7 +30,8 @@ func TestBuild(t *testing.T) {
 				info("BUILD_ACK " + tok + " started owner=" + owner)}
 		}, nil},
 		{"rejected", func(tok string) []string { return []string{info("BUILD_REJECTED " + tok + " started owner=" + owner)} }, ErrRejected},
-		{"ack without owner suffix never matches", func(tok string) []string { return []string{info("BUILD_ACK " + tok + " started")} }, ErrTimeout},
+		{"ack without owner suffix is a protocol fault", func(tok string) []string { return []string{info("BUILD_ACK " + tok + " started")} }, ErrNoOwner},
+		{"rejection without owner suffix is a protocol fault", func(tok string) []string { return []string{info("BUILD_REJECTED " + tok + " started")} }, ErrNoOwner},
 		{"ack for another owner", func(tok string) []string { return []string{info("BUILD_ACK " + tok + " started owner=other")} }, ErrTimeout},
 		{"ack for another state", func(tok string) []string { return []string{info("BUILD_ACK " + tok + " ok owner=" + owner)} }, ErrTimeout},
 		{"silence", func(string) []string { return nil }, ErrTimeout},

@@ -143,6 +143,8 @@ func refusedStart(err error) *RefusalError {
 		fix = FixOwner
 	case errors.Is(err, agentproto.ErrTimeout):
 		fix = FixAckTimeout
+	case errors.Is(err, agentproto.ErrNoOwner):
+		fix = FixUpgradeAgent
 	}
 	return &RefusalError{Stage: "BUILD started was not acknowledged; the command was not run", Problem: err, Fix: fix}
 }

@@ -61,6 +61,9 @@ const (
 	// FixTranscript: the transcript file cannot be created; give one in a
 	// writable directory.
 	FixTranscript
+	// FixUpgradeAgent: the agent answered without the owner it was given,
+	// so it predates build ownership; attach a newer agent. No setting.
+	FixUpgradeAgent
 )
 
 // settings are the settings each fix changes, the one to try first first.

@@ -11,30 +11,32 @@ import (
 // wrapAdvice is what the wrapper tells its user to do after a refusal, in
 // its flags (docs/decisions.md#D8).
 var wrapAdvice = buildguard.Advice{
-	buildguard.FixRetry:      "check that the application is running and responsive, and retry",
-	buildguard.FixDiscovery:  "run buildguard in the application's project directory, where the agent writes .reclazz/agent.port, or pass --port-file PATH or --port N",
-	buildguard.FixPortFile:   "point --port-file at the port file the running agent wrote (.reclazz/agent.port in its project), or pass --port N",
-	buildguard.FixPort:       "pass --port the agent's port (1 to 65535), or --port-file its port file",
-	buildguard.FixStartAgent: "start the application with the Reclazz agent attached, or point --port/--port-file at its current port",
-	buildguard.FixNotAgent:   "what answers on that port is not a Reclazz agent: point --port/--port-file at the agent's current port",
-	buildguard.FixTimeout:    "pass --timeout-ms a whole number of milliseconds from 1 to 60000",
-	buildguard.FixAckTimeout: "the agent did not answer in time: check that the application is responsive, or raise --timeout-ms",
-	buildguard.FixOwner:      "another build holds the output: rerun it with the --owner it printed to finish or recover it, or restart the application if that owner is lost",
-	buildguard.FixTranscript: "pass --transcript a file in a writable directory",
+	buildguard.FixRetry:        "check that the application is running and responsive, and retry",
+	buildguard.FixDiscovery:    "run buildguard in the application's project directory, where the agent writes .reclazz/agent.port, or pass --port-file PATH or --port N",
+	buildguard.FixPortFile:     "point --port-file at the port file the running agent wrote (.reclazz/agent.port in its project), or pass --port N",
+	buildguard.FixPort:         "pass --port the agent's port (1 to 65535), or --port-file its port file",
+	buildguard.FixStartAgent:   "start the application with the Reclazz agent attached, or point --port/--port-file at its current port",
+	buildguard.FixNotAgent:     "what answers on that port is not a Reclazz agent: point --port/--port-file at the agent's current port",
+	buildguard.FixTimeout:      "pass --timeout-ms a whole number of milliseconds from 1 to 60000",
+	buildguard.FixAckTimeout:   "the agent did not answer in time: check that the application is responsive, or raise --timeout-ms",
+	buildguard.FixOwner:        "another build holds the output: rerun it with the --owner it printed to finish or recover it, or restart the application if that owner is lost",
+	buildguard.FixTranscript:   "pass --transcript a file in a writable directory",
+	buildguard.FixUpgradeAgent: "the agent is older than build ownership: attach a Reclazz agent that answers BUILD with owner=, then retry",
 }
 
 // buildRunAdvice is what `buildguard build run` tells its user after a
 // refusal, in its flags. Its --timeout-ms bounds the whole build, so an
 // agent that answers too late is not fixed by it.
 var buildRunAdvice = buildguard.Advice{
-	buildguard.FixRetry:      "check that the application is running and responsive, and retry",
-	buildguard.FixDiscovery:  "the agent writes .reclazz/agent.port in the application's project directory: run buildguard there or pass --project-dir DIR, or pass --port-file PATH or --port N",
-	buildguard.FixPortFile:   "point --port-file at the port file the running agent wrote (.reclazz/agent.port in its project), or pass --port N",
-	buildguard.FixPort:       "pass --port the agent's port (1 to 65535), or --port-file its port file",
-	buildguard.FixStartAgent: "start the application with the Reclazz agent attached, or point --port/--port-file at its current port",
-	buildguard.FixNotAgent:   "what answers on that port is not a Reclazz agent: point --port/--port-file at the agent's current port",
-	buildguard.FixAckTimeout: "the agent did not answer in time: check that the application is responsive, and retry",
-	buildguard.FixOwner:      "another build holds the output: it must finish, or a build with the owner it printed must recover it; restart the application if that owner is lost",
+	buildguard.FixRetry:        "check that the application is running and responsive, and retry",
+	buildguard.FixDiscovery:    "the agent writes .reclazz/agent.port in the application's project directory: run buildguard there or pass --project-dir DIR, or pass --port-file PATH or --port N",
+	buildguard.FixPortFile:     "point --port-file at the port file the running agent wrote (.reclazz/agent.port in its project), or pass --port N",
+	buildguard.FixPort:         "pass --port the agent's port (1 to 65535), or --port-file its port file",
+	buildguard.FixStartAgent:   "start the application with the Reclazz agent attached, or point --port/--port-file at its current port",
+	buildguard.FixNotAgent:     "what answers on that port is not a Reclazz agent: point --port/--port-file at the agent's current port",
+	buildguard.FixAckTimeout:   "the agent did not answer in time: check that the application is responsive, and retry",
+	buildguard.FixOwner:        "another build holds the output: it must finish, or a build with the owner it printed must recover it; restart the application if that owner is lost",
+	buildguard.FixUpgradeAgent: "the agent is older than build ownership: attach a Reclazz agent that answers BUILD with owner=, then retry",
 }
 
 // ownerLine is the line the wrapper prints before it connects
