@@ -82,28 +82,53 @@ func (c *Conn) request(ctx context.Context, line string, match func(msg string) 
 // owner suffix (an agent older than build ownership) fails at once with
 // ErrInvalidResponse and ErrNoOwner: that agent never sends the ack awaited.
 // An acknowledged "ok" means the agent scheduled the capture of the held
-// output, not that anything was reloaded.
+// output, not that anything was reloaded. It is SendBuild and its wait,
+// both within ctx.
 func (c *Conn) Build(ctx context.Context, state, owner string) error {
+	wait, err := c.SendBuild(ctx, state, owner)
+	if err != nil {
+		return err
+	}
+	return wait(ctx)
+}
+
+// SendBuild sends "BUILD <state> request=<token> owner=<owner>" within ctx
+// and returns the wait for its answer, which returns what Build returns:
+// for a client that may stop waiting (a second interrupt,
+// docs/decisions.md#D23) and must know whether the state was sent. The
+// wait ends with its own ctx; nothing else may use the connection until it
+// returned.
+func (c *Conn) SendBuild(ctx context.Context, state, owner string) (wait func(context.Context) error, err error) {
 	if state != BuildStarted && state != BuildOK && state != BuildFailed {
-		return fmt.Errorf("%w: BUILD state %q", ErrInvalidCommand, state)
+		return nil, fmt.Errorf("%w: BUILD state %q", ErrInvalidCommand, state)
 	}
 	if !ValidToken(owner) {
-		return fmt.Errorf("%w: owner must be 1-64 ASCII letters, digits, _ or -", ErrInvalidCommand)
+		return nil, fmt.Errorf("%w: owner must be 1-64 ASCII letters, digits, _ or -", ErrInvalidCommand)
 	}
 	tok := NewToken()
 	suffix := tok + " " + state + " owner=" + owner
 	ack, rejected := "BUILD_ACK "+suffix, "BUILD_REJECTED "+suffix
-	return c.request(ctx, "BUILD "+state+" request="+tok+" owner="+owner, func(msg string) error {
-		switch msg {
-		case ack:
-			return nil
-		case rejected:
-			return ErrRejected
-		case "BUILD_ACK " + tok + " " + state, "BUILD_REJECTED " + tok + " " + state:
-			return &wireError{msg: ErrInvalidResponse.Error() + ": " + ErrNoOwner.Error(), errs: []error{ErrInvalidResponse, ErrNoOwner}}
-		}
-		return errSkip
-	})
+	stop := c.bind(ctx)
+	err = c.send(ctx, "BUILD "+state+" request="+tok+" owner="+owner)
+	stop()
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		stop := c.bind(ctx)
+		defer stop()
+		return c.await(ctx, func(msg string) error {
+			switch msg {
+			case ack:
+				return nil
+			case rejected:
+				return ErrRejected
+			case "BUILD_ACK " + tok + " " + state, "BUILD_REJECTED " + tok + " " + state:
+				return &wireError{msg: ErrInvalidResponse.Error() + ": " + ErrNoOwner.Error(), errs: []error{ErrInvalidResponse, ErrNoOwner}}
+			}
+			return errSkip
+		})
+	}, nil
 }
 
 // Doctor sends "DOCTOR <token>" and returns the validated evidence

@@ -99,11 +99,47 @@ func (e *InterruptedError) Unwrap() error { return e.Err }
 // ExitCode is 128 plus the signal number, as a shell reports a process that
 // a signal ended; 1 when no signal was involved or when the finish was not
 // confirmed (Err wraps ErrUnsafe), like every build that did not complete
-// safely.
+// safely; 128 plus the second signal's number when a second interrupt
+// ended a wait (Err is an *AbandonedError).
 func (e *InterruptedError) ExitCode() int {
+	var ab *AbandonedError
+	if errors.As(e.Err, &ab) {
+		return ab.ExitCode()
+	}
 	if errors.Is(e.Err, ErrUnsafe) {
 		return 1
 	}
+	if s, ok := e.Signal.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
+}
+
+// AbandonedError means a second interrupting signal ended a wait of Run at
+// once (docs/decisions.md#D23): the command's process group, if it ran, was
+// killed without waiting out the grace period, and the acknowledgement of
+// State was not awaited. The agent may still hold the output for this
+// owner, until this owner's next complete build.
+type AbandonedError struct {
+	// Signal is the interrupt that ended the wait.
+	Signal os.Signal
+	// State is the BUILD state the agent was owed: ok or failed.
+	State string
+	// Sent reports whether State was written to the connection; false when
+	// it could not be (the connection failed, or the Agent cannot send
+	// without waiting).
+	Sent bool
+}
+
+func (e *AbandonedError) Error() string {
+	if !e.Sent {
+		return fmt.Sprintf("stopped at a second interrupt (%v) before BUILD %s reached the agent; the agent may still hold the output", e.Signal, e.State)
+	}
+	return fmt.Sprintf("stopped waiting for the agent to acknowledge BUILD %s at a second interrupt (%v); the agent may still hold the output", e.State, e.Signal)
+}
+
+// ExitCode is 128 plus the number of the signal that ended the wait.
+func (e *AbandonedError) ExitCode() int {
 	if s, ok := e.Signal.(syscall.Signal); ok {
 		return 128 + int(s)
 	}

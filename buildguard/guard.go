@@ -76,6 +76,11 @@ type Config struct {
 	// (docs/decisions.md#D8) in the front's terms; nil prints none. It is the
 	// only place an owner token is ever shown.
 	OwnerLine func(owner string) string
+	// WaitLine, when not nil, words the line Run prints on Stderr when it
+	// waits for the agent after an interrupt (docs/decisions.md#D23): what
+	// it waits for, how long at most, and that a second interrupt ends the
+	// wait; nil prints none.
+	WaitLine func(Wait) string
 	// Transcript, when not nil, receives a copy of everything the command
 	// printed (stdout and stderr).
 	Transcript io.Writer
@@ -111,6 +116,15 @@ type Config struct {
 	// Run after the owner line, and the transcript file Run creates.
 	refusal        *RefusalError
 	transcriptPath string
+}
+
+// Wait is a wait for the agent that follows an interrupt
+// (docs/decisions.md#D23), as Config.WaitLine words it.
+type Wait struct {
+	// State is the BUILD state whose acknowledgement is awaited.
+	State string
+	// Limit is the longest the wait lasts (Config.Timeout).
+	Limit time.Duration
 }
 
 // Guard runs builds under an owned hold. It is immutable; each Run is one
@@ -223,7 +237,7 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	}
 	switch {
 	case sig != nil:
-		return 0, &InterruptedError{Signal: sig}
+		return 0, &InterruptedError{Signal: sig, Err: err}
 	case err != nil:
 		return 0, err
 	}
@@ -287,7 +301,12 @@ func (g *Guard) runHeld(ctx context.Context, c Config, agent Agent, sigs caught,
 	// means no command: report the hold failed, as acquire does.
 	if s := pendingInterrupt(sigs.c); s != nil {
 		g.log.Info("interrupted before the build started", "signal", s)
-		if ferr := g.finish(ctx, agent, agentproto.BuildFailed); ferr != nil {
+		ferr := g.finishing(ctx, agent, agentproto.BuildFailed, &interrupts{sigs: sigs.c, first: s})
+		var ab *AbandonedError
+		if errors.As(ferr, &ab) {
+			return 0, &InterruptedError{Signal: s, Err: ab}
+		}
+		if ferr != nil {
 			g.log.Debug("BUILD failed after an interrupted start", "error", ferr)
 		}
 		return 0, &InterruptedError{Signal: s}
@@ -295,14 +314,21 @@ func (g *Guard) runHeld(ctx context.Context, c Config, agent Agent, sigs caught,
 	if err := r.Start(); err != nil {
 		r.Close()
 		g.log.Warn("the build command could not be started", "error", err)
-		if ferr := g.finish(ctx, agent, agentproto.BuildFailed); ferr != nil {
+		in := &interrupts{sigs: sigs.c}
+		ferr := g.finishing(ctx, agent, agentproto.BuildFailed, in)
+		var ab *AbandonedError
+		switch {
+		case errors.As(ferr, &ab):
+			return 0, &InterruptedError{Signal: in.first, Err: ab}
+		case ferr != nil:
 			return 1, &UnconfirmedError{State: agentproto.BuildFailed, Err: ferr, Launch: err}
 		}
 		return 127, err
 	}
 
 	stopDraining := g.drain(agent, r)
-	code, sig, werr := g.supervise(ctx, r, sigs.c, typed)
+	in := &interrupts{sigs: sigs.c}
+	code, werr := g.superviseInterrupts(ctx, r, in, typed)
 	r.Close() // restores the terminal before anything more is printed
 	stopDraining()
 	g.log.Debug("build exited", "code", code)
@@ -313,26 +339,34 @@ func (g *Guard) runHeld(ctx context.Context, c Config, agent Agent, sigs caught,
 	case werr != nil:
 		g.log.Error("waiting for the build failed", "error", werr)
 	}
-	return g.conclude(ctx, agent, code, sig, werr)
+	return g.conclude(ctx, agent, code, in, werr)
 }
 
 // conclude tells the agent how the command ended — `BUILD ok` only for exit
 // 0 with nothing wrong, else `BUILD failed` — and returns the build's code
-// and the error that says which promise could not be kept.
-func (g *Guard) conclude(ctx context.Context, agent Agent, code int, sig os.Signal, werr error) (int, error) {
+// and the error that says which promise could not be kept. in holds the
+// interrupts of the supervision; a second one, then or while the agent is
+// awaited, ends the wait at once (docs/decisions.md#D23).
+func (g *Guard) conclude(ctx context.Context, agent Agent, code int, in *interrupts, werr error) (int, error) {
 	// Whether ctx ended the build is decided once, with the state sent: a
 	// cancellation that arrives while `BUILD ok` is acknowledged did not end
 	// this build, the agent released its output (docs/decisions.md#D21).
 	cancelled := ctx.Err() != nil
+	sig := in.first
 	state := agentproto.BuildOK
 	if code != 0 || sig != nil || werr != nil || cancelled {
 		state = agentproto.BuildFailed
 	}
-	ferr := g.finish(ctx, agent, state)
+	ferr := g.finishing(ctx, agent, state, in)
+	var ab *AbandonedError
 	if ferr != nil && state == agentproto.BuildOK {
-		if err := g.finish(ctx, agent, agentproto.BuildFailed); err != nil {
+		// After a second interrupt this only sends failed, unawaited.
+		if err := g.finishing(ctx, agent, agentproto.BuildFailed, in); err != nil {
 			g.log.Debug("best-effort BUILD failed after the lost ok", "error", err)
 		}
+	}
+	if errors.As(ferr, &ab) {
+		return code, &InterruptedError{Signal: in.first, Ran: true, Err: ab}
 	}
 	var unsafe error
 	switch {
@@ -465,7 +499,9 @@ func (g *Guard) admit(ctx context.Context, sigs caught) (env []string, release f
 }
 
 // acquire connects and takes the hold. A signal (or ctx) before the hold is
-// acknowledged cancels it and is returned instead of an error. Once
+// acknowledged cancels it and is returned instead of an error, or with an
+// *AbandonedError when a second one ended the wait for the BUILD failed
+// that follows. Once
 // `BUILD started` was sent, every way out that does not start the command
 // sends `BUILD failed` (docs/decisions.md#D21): the agent may have taken the
 // hold although its acknowledgement never arrived, and must not be left
@@ -521,7 +557,13 @@ func (g *Guard) open(ctx context.Context, sigs caught, hold bool) (Agent, os.Sig
 	var ferr error
 	owed := sent && (err == nil || !errors.Is(err.Problem, agentproto.ErrRejected))
 	if owed {
-		ferr = g.finish(ctx, agent, agentproto.BuildFailed)
+		in := &interrupts{sigs: sigs.c, first: got}
+		ferr = g.finishing(ctx, agent, agentproto.BuildFailed, in)
+		var ab *AbandonedError
+		if errors.As(ferr, &ab) {
+			g.log.Info("interrupted twice before the build started", "signal", ab.Signal)
+			return agent, in.first, ab
+		}
 	}
 	if got != nil {
 		g.log.Info("interrupted before the build started", "signal", got)
@@ -604,6 +646,95 @@ func (g *Guard) finish(ctx context.Context, agent Agent, state string) error {
 	return nil
 }
 
+// interrupts are the interrupting signals of one part of a Run: first is the
+// one that ended the build, second the one that ends every wait after it
+// at once (docs/decisions.md#D23).
+type interrupts struct {
+	sigs          <-chan os.Signal
+	first, second os.Signal
+}
+
+// take records an interrupting signal s and reports whether it is the
+// second.
+func (in *interrupts) take(s os.Signal) bool {
+	if in.first == nil {
+		in.first = s
+		return false
+	}
+	if in.second == nil {
+		in.second = s
+	}
+	return true
+}
+
+// sender is an Agent that can send a BUILD state and await its answer
+// separately (*agentproto.Conn is one), so that a wait it stops is known to
+// have sent the state.
+type sender interface {
+	SendBuild(ctx context.Context, state, owner string) (wait func(context.Context) error, err error)
+}
+
+// finishing is finish while in's signals are watched: once an interrupt has
+// ended the build, the wait is announced (Config.WaitLine) and the next
+// interrupt ends it at once with an *AbandonedError; after a second
+// interrupt the state is only sent, not awaited. An Agent that is no sender
+// is awaited until the next interrupt.
+func (g *Guard) finishing(ctx context.Context, agent Agent, state string, in *interrupts) error {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.cfg.Timeout)
+	defer cancel()
+	send := func() (func(context.Context) error, error) {
+		return func(c context.Context) error { return agent.Build(c, state, g.owner) }, nil
+	}
+	s, canSend := agent.(sender)
+	if canSend {
+		send = func() (func(context.Context) error, error) { return s.SendBuild(fctx, state, g.owner) }
+	}
+	if in.second != nil && canSend {
+		_, err := send()
+		return &AbandonedError{Signal: in.second, State: state, Sent: err == nil}
+	}
+	wait, err := send()
+	if err != nil {
+		g.log.Debug("BUILD finish not sent", "state", state, "error", err, "cause", agentproto.Cause(err))
+		return err
+	}
+	if in.first != nil {
+		g.sayWaiting(state)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wait(fctx) }()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				g.log.Debug("BUILD finish not acknowledged", "state", state, "error", err, "cause", agentproto.Cause(err))
+				return err
+			}
+			g.log.Debug("finish acknowledged", "state", state)
+			return nil
+		case sig := <-in.sigs:
+			if !isInterrupt(sig) {
+				continue
+			}
+			if !in.take(sig) {
+				g.sayWaiting(state)
+				continue
+			}
+			cancel()
+			<-done
+			return &AbandonedError{Signal: sig, State: state, Sent: canSend}
+		}
+	}
+}
+
+// sayWaiting prints the front's line for a wait for the acknowledgement of
+// state after an interrupt, if it has one.
+func (g *Guard) sayWaiting(state string) {
+	if g.cfg.WaitLine != nil {
+		fmt.Fprintln(g.cfg.Stderr, g.cfg.WaitLine(Wait{State: state, Limit: g.cfg.Timeout}))
+	}
+}
+
 // drainer is an Agent that can read and drop the agent's broadcasts while
 // nothing is awaited (*agentproto.Conn is one).
 type drainer interface {
@@ -638,8 +769,18 @@ func (g *Guard) drain(agent Agent, r Runner) (stop func()) {
 // supervise waits for the command while reacting to signals, to the
 // interrupt character typed on a raw terminal (as SIGINT) and to ctx: the
 // first interruption is forwarded to the command's process group and starts
-// the grace period, after which the group is killed.
+// the grace period, after which the group is killed; a second interrupt
+// kills it at once.
 func (g *Guard) supervise(ctx context.Context, r Runner, sigs <-chan os.Signal, typed <-chan struct{}) (int, os.Signal, error) {
+	in := &interrupts{sigs: sigs}
+	code, err := g.superviseInterrupts(ctx, r, in, typed)
+	return code, in.first, err
+}
+
+// superviseInterrupts is supervise recording the interrupts in in: a second
+// one kills the command's process group at once instead of waiting out the
+// grace period (docs/decisions.md#D23).
+func (g *Guard) superviseInterrupts(ctx context.Context, r Runner, in *interrupts, typed <-chan struct{}) (int, error) {
 	type result struct {
 		code int
 		err  error
@@ -651,7 +792,6 @@ func (g *Guard) supervise(ctx context.Context, r Runner, sigs <-chan os.Signal, 
 		done <- result{code, err}
 	}()
 	var (
-		sig       os.Signal
 		grace     <-chan time.Time
 		timer     *time.Timer
 		ctxDone   = ctx.Done()
@@ -676,30 +816,33 @@ func (g *Guard) supervise(ctx context.Context, r Runner, sigs <-chan os.Signal, 
 			timer.Stop()
 		}
 	}()
+	taken := func(s os.Signal) {
+		if !in.take(s) {
+			g.log.Info("forwarding the interrupt to the build", "signal", s)
+			interrupt(s)
+			return
+		}
+		g.log.Info("interrupted again; killing the build now", "signal", s)
+		grace = nil
+		if err := r.Kill(); err != nil {
+			g.log.Warn("killing the build failed", "error", err)
+		}
+	}
 	for {
 		select {
 		case res := <-done:
-			return res.code, sig, res.err
-		case s := <-sigs:
+			return res.code, res.err
+		case s := <-in.sigs:
 			if isResize(s) {
 				if err := r.Resize(); err != nil {
 					g.log.Debug("resizing the build's terminal failed", "error", err)
 				}
 			}
-			if !isInterrupt(s) {
-				continue
+			if isInterrupt(s) {
+				taken(s)
 			}
-			g.log.Info("forwarding signal to the build", "signal", s)
-			if sig == nil {
-				sig = s
-			}
-			interrupt(s)
 		case <-typed:
-			g.log.Info("interrupt key typed; forwarding SIGINT to the build")
-			if sig == nil {
-				sig = os.Interrupt
-			}
-			interrupt(os.Interrupt)
+			taken(os.Interrupt) // the interrupt key of a raw terminal
 		case <-ctxDone:
 			ctxDone = nil
 			g.log.Info("cancelled; stopping the build")

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,7 +30,8 @@ type fakeAgent struct {
 	closed bool
 	// fail returns the error for the n-th (0-based) BUILD of state, or nil.
 	fail func(state string, n int) error
-	// hang makes BUILD of this state wait until its context ends.
+	// hang makes BUILD of these states (a comma list) wait until its
+	// context ends.
 	hang string
 	// sentStarted is closed when BUILD started was sent.
 	sentStarted chan struct{}
@@ -40,6 +42,16 @@ type fakeAgent struct {
 func newFakeAgent() *fakeAgent { return &fakeAgent{sentStarted: make(chan struct{})} }
 
 func (a *fakeAgent) Build(ctx context.Context, state, owner string) error {
+	wait, err := a.SendBuild(ctx, state, owner)
+	if err != nil {
+		return err
+	}
+	return wait(ctx)
+}
+
+// SendBuild records the BUILD and returns the wait for its scripted answer,
+// as *agentproto.Conn does.
+func (a *fakeAgent) SendBuild(_ context.Context, state, owner string) (func(context.Context) error, error) {
 	a.mu.Lock()
 	n := 0
 	for _, s := range a.sent {
@@ -56,14 +68,16 @@ func (a *fakeAgent) Build(ctx context.Context, state, owner string) error {
 	if onBuild != nil {
 		onBuild(state)
 	}
-	if hang == state {
-		<-ctx.Done()
-		return agentproto.ErrTimeout
-	}
-	if fail != nil {
-		return fail(state, n)
-	}
-	return nil
+	return func(ctx context.Context) error {
+		if strings.Contains(","+hang+",", ","+state+",") {
+			<-ctx.Done()
+			return agentproto.ErrTimeout
+		}
+		if fail != nil {
+			return fail(state, n)
+		}
+		return nil
+	}, nil
 }
 
 func (a *fakeAgent) Close() error {
@@ -617,6 +631,11 @@ func (a *drainingAgent) Build(ctx context.Context, state, owner string) error {
 	return a.fakeAgent.Build(ctx, state, owner)
 }
 
+func (a *drainingAgent) SendBuild(ctx context.Context, state, owner string) (func(context.Context) error, error) {
+	a.events <- "build " + state
+	return a.fakeAgent.SendBuild(ctx, state, owner)
+}
+
 // While the command runs the connection is read (so the agent's bounded
 // outbox cannot fill with broadcasts), and reading stops before the finish.
 func TestRunDrainsTheAgentWhileTheCommandRuns(t *testing.T) {
@@ -717,5 +736,96 @@ func TestOptionsAreStructured(t *testing.T) {
 	}
 	if cfg, err := (Options{}).Config(); err != nil || cfg.refusal != nil {
 		t.Errorf("no options: %v, %v", err, cfg.refusal)
+	}
+}
+
+// After an interrupt, the wrapper says what it waits for, and a second
+// interrupt ends that wait at once, whatever the agent does: exit 128 plus
+// the second signal, and the error says the agent may still hold the output
+// (docs/decisions.md#D23). The agent was still told how the build ended.
+func TestRunSecondInterruptEndsTheWait(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		hang   string
+		child  string // "marker" (exit 0), or "stubborn" (ignores signals)
+		states string
+		state  string // the BUILD state whose wait the second interrupt ended
+		waited bool   // whether the wait was announced
+	}{
+		{name: "BUILD failed after an interrupt before the ack", hang: "started,failed", child: "marker", states: "started,failed", state: "failed", waited: true},
+		{name: "the grace period of a command that ignores the interrupt", child: "stubborn", states: "started,failed", state: "failed"},
+		{name: "BUILD ok interrupted twice", hang: "ok", child: "marker", states: "started,ok,failed", state: "ok", waited: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.agent.hang = tc.hang
+			h.cfg.Timeout = time.Minute
+			h.cfg.Grace = time.Hour
+			h.cfg.WaitLine = func(w Wait) string { return fmt.Sprintf("waiting up to %v for BUILD %s", w.Limit, w.State) }
+			dir := t.TempDir()
+			var argv, env []string
+			switch tc.child {
+			case "marker":
+				argv, env = reexec.Command(t, "marker", filepath.Join(dir, "ran"))
+			default:
+				argv, env = reexec.Command(t, "sleeper", filepath.Join(dir, "pids"), "ignore")
+			}
+			h.agent.onBuild = func(state string) {
+				switch {
+				case state == agentproto.BuildStarted && tc.hang == "started,failed":
+					h.sigs <- syscall.SIGINT
+				case state == agentproto.BuildFailed && tc.hang == "started,failed":
+					h.sigs <- syscall.SIGTERM
+				case state == agentproto.BuildOK:
+					h.sigs <- syscall.SIGINT
+					h.sigs <- syscall.SIGTERM
+				}
+			}
+			type result struct {
+				code int
+				err  error
+			}
+			done := make(chan result, 1)
+			go func() {
+				code, err := h.run(t, argv, env)
+				done <- result{code, err}
+			}()
+			var pids []int
+			if tc.child == "stubborn" {
+				pids = wait.PIDFile(t, 20*time.Second, filepath.Join(dir, "pids"))
+				h.sigs <- syscall.SIGINT
+				h.sigs <- syscall.SIGTERM
+			}
+			var res result
+			select {
+			case res = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("Run did not return after the second interrupt")
+			}
+			var ie *InterruptedError
+			var ab *AbandonedError
+			if !errors.As(res.err, &ie) || ie.ExitCode() != 143 || !errors.As(res.err, &ab) {
+				t.Fatalf("Run = %d, %v; want an interruption ended by the second signal, exit 143", res.code, res.err)
+			}
+			if ab.State != tc.state || !ab.Sent || ab.Signal != syscall.SIGTERM {
+				t.Errorf("abandoned %+v, want BUILD %s sent and its wait ended by SIGTERM", ab, tc.state)
+			}
+			if !strings.Contains(ab.Error(), "may still hold the output") {
+				t.Errorf("%q does not say the output may stay held", ab.Error())
+			}
+			if got := h.agent.states(); got != tc.states {
+				t.Errorf("agent got %s, want %s", got, tc.states)
+			}
+			line := fmt.Sprintf("waiting up to 1m0s for BUILD %s", tc.state)
+			if got := strings.Contains(h.stderr.String(), line); got != tc.waited {
+				t.Errorf("stderr %q: has %q = %v, want %v", h.stderr.String(), line, got, tc.waited)
+			}
+			for _, pid := range pids {
+				wait.Gone(t, 10*time.Second, pid)
+			}
+		})
 	}
 }

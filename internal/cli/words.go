@@ -63,5 +63,15 @@ func wrapText(err error) string {
 	if errors.As(err, &ue) {
 		text = strings.Replace(text, ue.Error(), ue.Error()+": rerun the build with --owner and the owner printed above", 1)
 	}
+	var ab *buildguard.AbandonedError
+	if errors.As(err, &ab) {
+		text = strings.Replace(text, ab.Error(), ab.Error()+": rerun the build with --owner and the owner printed above to release it", 1)
+	}
 	return text
+}
+
+// waitLine is the line the wrapper prints when, after an interrupt, it
+// waits for the agent (docs/decisions.md#D23).
+func waitLine(w buildguard.Wait) string {
+	return fmt.Sprintf("buildguard: interrupted; waiting up to %v for the agent to acknowledge BUILD %s; interrupt again to stop waiting", w.Limit, w.State)
 }

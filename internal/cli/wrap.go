@@ -116,6 +116,7 @@ func runWrap(args []string, stdout, stderr io.Writer) ExitCode {
 	cfg.Stdout, cfg.Stderr = stdout, stderr
 	cfg.Logger = wrapLogger(stderr)
 	cfg.OwnerLine = ownerLine
+	cfg.WaitLine = waitLine
 	cfg.KeepSignals = true // the process exits right after the build
 	cfg.Admit = wrapAdmit(argv, stderr, cfg.Logger)
 	g, err := buildguard.New(cfg)
