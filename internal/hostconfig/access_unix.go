@@ -3,6 +3,7 @@
 package hostconfig
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -77,7 +78,7 @@ func (p *Planner) writable(c *Change) error {
 				}
 				return nil
 			}
-			if filepath.Dir(dir) == dir {
+			if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(dir) == dir {
 				return fmt.Errorf("%w: %v", ErrNotWritable, err)
 			}
 			dir = filepath.Dir(dir)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/buildguard/buildguard/internal/boundedfile"
 )
@@ -138,8 +139,11 @@ func (p *Planner) plan(path string, mode fs.FileMode, format fileFormat, what, p
 	}
 	old, err := boundedfile.ReadFile(c.Target, boundedfile.ConfigLimit)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		old = nil
+		if err := creatable(c.Target); err != nil {
+			return refuse(err, "Make that a folder (or a symlink to one), then run init again.")
+		}
 	case errors.Is(err, boundedfile.ErrNotRegular), errors.Is(err, boundedfile.ErrTooLarge):
 		return refuse(trimPath(err, c.Target), "Replace it with a regular file (a symlink to one is fine), then run init again.")
 	case err != nil:
@@ -168,6 +172,10 @@ func (p *Planner) plan(path string, mode fs.FileMode, format fileFormat, what, p
 		return refuse(fmt.Errorf("would be larger than the limit of %d MiB with the %s (%d bytes); init reads no file that large", boundedfile.ConfigLimit>>20, part, len(out)), "Make the file smaller, then run init again.")
 	}
 	if !bytes.Equal(out, c.Old) || !c.Exists {
+		if n := linkCount(c.info); n > 1 {
+			return refuse(fmt.Errorf("%w: it is one file with %d names (hard links), and init writes a new file and renames it over this name, so the other names would keep the old content", ErrNotWritable, n),
+				fmt.Sprintf("Make the other names symlinks to it (ln -sf), or add the %s yourself.", part))
+		}
 		if err := p.writable(c); err != nil {
 			return refuse(err, writableFix(err, path, part))
 		}
@@ -179,6 +187,35 @@ func (p *Planner) plan(path string, mode fs.FileMode, format fileFormat, what, p
 		p.changes = append(p.changes, c)
 	}
 	return c, nil
+}
+
+// creatable checks the folders on the way to target, a file that does not
+// exist, as Write creates them: the nearest one that exists must be a
+// directory (a symlink to one is fine), reached without an error, so that
+// a write the plan promises cannot fail on a dangling link or a file in the
+// way.
+func creatable(target string) error {
+	for dir := filepath.Dir(target); ; dir = filepath.Dir(dir) {
+		fi, err := os.Lstat(dir)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			if filepath.Dir(dir) == dir {
+				return fmt.Errorf("%w: %w", ErrNotWritable, err)
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrNotWritable, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if fi, err = os.Stat(dir); err != nil {
+				return fmt.Errorf("%w: its folder %s is a symlink that does not resolve (%w)", ErrNotWritable, dir, err)
+			}
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%w: %s, on the way to it, is not a folder", ErrNotWritable, dir)
+		}
+		return nil
+	}
 }
 
 // sameFile returns the planned change of the file c reaches, or nil: the

@@ -15,3 +15,6 @@ func takeDirOwner(*os.File, string) error { return nil }
 
 // takeParentOwner does nothing where files have no Unix owner.
 func takeParentOwner(string) error { return nil }
+
+// linkCount is 1 where os.FileInfo does not tell a file's hard links.
+func linkCount(fs.FileInfo) uint64 { return 1 }

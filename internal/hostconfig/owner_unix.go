@@ -46,3 +46,15 @@ func takeParentOwner(dir string) error {
 	st := fi.Sys().(*syscall.Stat_t)
 	return os.Lchown(dir, int(st.Uid), int(st.Gid))
 }
+
+// linkCount is the number of names (hard links) of the file fi describes;
+// 1 for nil (a file that does not exist yet).
+func linkCount(fi fs.FileInfo) uint64 {
+	if fi == nil {
+		return 1
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}

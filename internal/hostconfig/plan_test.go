@@ -452,3 +452,56 @@ func TestOverrides(t *testing.T) {
 		t.Errorf("unchecked = %q", unchecked)
 	}
 }
+
+// The plan foresees every write it can (docs/hosts.md#1): a file whose
+// folder init would create behind a dangling link or where a file stands,
+// and a file with a second name (a hard link) that a rename over one name
+// would leave with the old content, are refused before anything is written.
+func TestPlanForeseesEveryWrite(t *testing.T) {
+	t.Parallel()
+	claude, _ := Lookup("claude")
+	vscode, _ := Lookup("vscode")
+	windsurf, _ := Lookup("windsurf")
+	for _, c := range []struct {
+		name  string
+		make  func(t *testing.T, env Env)
+		hosts []Host
+		says  string
+	}{
+		{"dangling link as the folder", func(t *testing.T, env Env) {
+			if err := os.Symlink("nowhere", filepath.Join(env.ProjectDir, ".vscode")); err != nil {
+				t.Fatal(err)
+			}
+		}, []Host{claude, vscode}, "is a symlink that does not resolve"},
+		{"a file as the folder", func(t *testing.T, env Env) {
+			writeFile(t, filepath.Join(env.ProjectDir, ".vscode"), "{}", 0o644)
+		}, []Host{claude, vscode}, "on the way to it, is not a folder"},
+		{"a file two folders up", func(t *testing.T, env Env) {
+			writeFile(t, filepath.Join(env.Home, ".codeium"), "{}", 0o644)
+		}, []Host{windsurf}, "/.codeium, on the way to it, is not a folder"},
+		{"two hosts through a hard link", func(t *testing.T, env Env) {
+			writeFile(t, claude.File(env), "{}\n", 0o644)
+			os.MkdirAll(filepath.Dir(vscode.File(env)), 0o755)
+			if err := os.Link(claude.File(env), vscode.File(env)); err != nil {
+				t.Fatal(err)
+			}
+		}, []Host{claude, vscode}, "one file with 2 names (hard links)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env := testEnv(t)
+			c.make(t, env)
+			p := NewPlanner(env)
+			var err error
+			for _, h := range c.hosts {
+				if err = p.Host(h, NewEntry(h, "/bin/bg", env.ProjectDir)); err != nil {
+					break
+				}
+			}
+			var r *Refusal
+			if !errors.As(err, &r) || !errors.Is(err, ErrNotWritable) || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("plan = %v, want a refusal saying %q", err, c.says)
+			}
+		})
+	}
+}
