@@ -23,7 +23,8 @@ type Configured struct {
 	Args    []string
 	// Env are the entry's environment variables, added to the host's own.
 	Env []string
-	// Dir is the working directory: the entry's cwd, else the host's (WorkDir).
+	// Dir is the working directory: the entry's cwd, else the host's
+	// (WorkDir); a relative cwd is below the host's.
 	Dir string
 }
 
@@ -47,8 +48,13 @@ func ReadConfigured(h Host, env Env, lookup func(string) (string, bool)) (Config
 	if err := expandEntry(h, env, lookup, &c); err != nil {
 		return Configured{}, err
 	}
-	if c.Dir == "" {
+	switch {
+	case c.Dir == "":
 		c.Dir = h.WorkDir(env)
+	case !filepath.IsAbs(c.Dir):
+		// The host starts the server from its own working directory, so a
+		// relative cwd is below that, not below init's (docs/hosts.md#1).
+		c.Dir = filepath.Join(h.WorkDir(env), c.Dir)
 	}
 	return c, nil
 }

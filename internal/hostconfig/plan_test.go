@@ -275,6 +275,29 @@ func TestReadConfiguredAsTheHostStartsIt(t *testing.T) {
 	}
 }
 
+// A relative cwd is resolved as the host resolves it: below the directory
+// the host starts servers in (the project for a project file, the host's
+// own folder for a user file), never below the directory init runs in.
+func TestReadConfiguredResolvesARelativeCwd(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t)
+	for _, c := range []struct {
+		host, file, want string
+	}{
+		{"claude", `{"mcpServers": {"buildguard": {"command": "bg", "cwd": "sub/dir"}}}`, filepath.Join(env.ProjectDir, "sub/dir")},
+		{"gemini", `{"mcpServers": {"buildguard": {"command": "bg", "cwd": "./sub"}}}`, filepath.Join(env.ProjectDir, "sub")},
+		{"codex", "[mcp_servers.buildguard]\ncommand = \"bg\"\ncwd = \"sub\"\n", filepath.Join(env.Home, ".codex", "sub")},
+		{"windsurf", `{"mcpServers": {"buildguard": {"command": "bg", "cwd": "sub"}}}`, filepath.Join(env.Home, "sub")},
+		{"cursor", `{"mcpServers": {"buildguard": {"command": "bg", "cwd": "/abs"}}}`, "/abs"},
+	} {
+		h, _ := Lookup(c.host)
+		writeFile(t, h.File(env), c.file, 0o600)
+		if got, err := ReadConfigured(h, env, os.LookupEnv); err != nil || got.Dir != c.want {
+			t.Errorf("%s: Dir = %q, %v; want %q", c.host, got.Dir, err, c.want)
+		}
+	}
+}
+
 // Two hosts whose files are one file (a symlink) get both entries: the
 // second edit is made on the first one's result, and the file is written
 // once. A file two edits would read as different formats is refused.
