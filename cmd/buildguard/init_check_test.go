@@ -113,3 +113,50 @@ func TestInitCheckKillsAServerThatIgnoresSIGTERM(t *testing.T) {
 		t.Errorf("processes of the server still run after --check: %v", left)
 	}
 }
+
+// SIGTERM or SIGINT to `init --check` while a server is under check ends
+// the server's whole process group before init exits 128+signal: nothing
+// init started keeps running (docs/hosts.md#1).
+func TestInitCheckEndsTheServerOnASignal(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	bin := testbin.Build(t, root)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			project, pids := filepath.Join(dir, "project"), filepath.Join(dir, "pids")
+			script := `trap '' TERM INT; sleep 300 & echo $! > "$1.tmp"; echo $$ >> "$1.tmp"; mv "$1.tmp" "$1"; while :; do sleep 1; done`
+			entry := fmt.Sprintf(`{"mcpServers": {"buildguard": {"command": "/bin/sh", "args": [%q, %q, "sh", %q, "--project-dir", %q]}}}`, "-c", script, pids, project)
+			if err := os.MkdirAll(project, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(project, ".mcp.json"), []byte(entry), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(bin, "init", "--check", "--host", "claude", "--project-dir", project)
+			cmd.Env = append(os.Environ(), "HOME="+dir)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			list := wait.PIDFile(t, 8*time.Second, pids)
+			defer func() {
+				for _, pid := range list {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}()
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 128+int(sig) || !strings.Contains(stderr.String(), "interrupted") {
+				t.Errorf("init --check after %v = %v, want exit %d:\n%s", sig, err, 128+int(sig), stderr.String())
+			}
+			if left := wait.GoneWithin(2*time.Second, list...); len(left) > 0 {
+				t.Errorf("processes of the server still run after init --check ended: %v", left)
+			}
+		})
+	}
+}

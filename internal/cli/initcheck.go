@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,10 +33,17 @@ const checkExitGrace = 2 * time.Second
 // directory, with the host's variables expanded — and must answer the MCP
 // handshake as buildguard, serving this project, and list our tools within
 // checkTimeout. One OK or FAIL line per host on stdout; exit 1 on any FAIL.
-// A host that was not asked for by name and has no entry is skipped.
+// A host that was not asked for by name and has no entry is skipped. A
+// stop signal (SIGINT, SIGTERM, …) ends the server under check with its
+// process group, checks no further host, and exits 128+signal.
 func runInitCheck(hosts []hostconfig.Host, named bool, env hostconfig.Env, stdout, stderr io.Writer) ExitCode {
+	ctx, interrupted, release := interruptible()
+	defer release()
 	code, checked := ExitOK, 0
 	for _, h := range hosts {
+		if ctx.Err() != nil {
+			break
+		}
 		c, err := hostconfig.ReadConfigured(h, env, os.LookupEnv)
 		if errors.Is(err, hostconfig.ErrNoEntry) && !named {
 			continue
@@ -54,7 +62,10 @@ func runInitCheck(hosts []hostconfig.Host, named bool, env hostconfig.Env, stdou
 		}
 		if err == nil {
 			var detail string
-			detail, err = checkEntry(context.Background(), c)
+			detail, err = checkEntry(ctx, c)
+			if ctx.Err() != nil {
+				break
+			}
 			if err == nil {
 				if len(unchecked) > 0 {
 					detail += "; not read, so not checked for settings that disable it: " + strings.Join(unchecked, ", ")
@@ -70,11 +81,46 @@ func runInitCheck(hosts []hostconfig.Host, named bool, env hostconfig.Env, stdou
 		}
 		fmt.Fprintf(stdout, "FAIL %-8s %s: %s\n", h.Name, what, reason)
 	}
+	if s := interrupted(); s != nil {
+		fmt.Fprintf(stderr, "buildguard init --check: interrupted (%v); the server under check was ended with its process group, and no further host was checked\n", s)
+		return signalExit(s)
+	}
 	if checked == 0 {
 		fmt.Fprintln(stderr, "buildguard init --check: no host has a buildguard entry; run buildguard init first")
 		return ExitFailure
 	}
 	return code
+}
+
+// interruptible returns a context that a stop signal ends, the signal that
+// ended it (nil until one has), and release, which stops catching them.
+func interruptible() (ctx context.Context, interrupted func() os.Signal, release func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, stopSignals()...)
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var got os.Signal
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			mu.Lock()
+			got = s
+			mu.Unlock()
+			cancel()
+		case <-done:
+		}
+	}()
+	interrupted = func() os.Signal {
+		mu.Lock()
+		defer mu.Unlock()
+		return got
+	}
+	return ctx, interrupted, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
 }
 
 // servesProject checks that the entry serves dir: its --project-dir, or
