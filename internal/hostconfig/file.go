@@ -139,7 +139,7 @@ func (p *Planner) plan(path string, mode fs.FileMode, format fileFormat, what, p
 	}
 	old, err := boundedfile.ReadFile(c.Target, boundedfile.ConfigLimit)
 	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ELOOP):
 		old = nil
 		if err := creatable(c.Target); err != nil {
 			return refuse(err, "Make that a folder (or a symlink to one), then run init again.")
@@ -197,7 +197,7 @@ func (p *Planner) plan(path string, mode fs.FileMode, format fileFormat, what, p
 func creatable(target string) error {
 	for dir := filepath.Dir(target); ; dir = filepath.Dir(dir) {
 		fi, err := os.Lstat(dir)
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) {
 			if filepath.Dir(dir) == dir {
 				return fmt.Errorf("%w: %w", ErrNotWritable, err)
 			}

@@ -496,6 +496,11 @@ func TestPlanForeseesEveryWrite(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, []Host{claude, vscode}, "is a symlink that does not resolve"},
+		{"a link loop as the folder", func(t *testing.T, env Env) {
+			if err := os.Symlink(".vscode", filepath.Join(env.ProjectDir, ".vscode")); err != nil {
+				t.Fatal(err)
+			}
+		}, []Host{claude, vscode}, "is a symlink that does not resolve"},
 		{"a file as the folder", func(t *testing.T, env Env) {
 			writeFile(t, filepath.Join(env.ProjectDir, ".vscode"), "{}", 0o644)
 		}, []Host{claude, vscode}, "on the way to it, is not a folder"},
