@@ -12,6 +12,11 @@
 // first appeared, duplicates merged, at most MaxDiagnostics with the count
 // of the rest, and the failed tasks and modules.
 //
+// A Feed passes the output to a Parser on a goroutine of its own through a
+// bounded queue, so that the build's pipes are never held up by parsing;
+// each line also has a budget (the located formats are read in one pass,
+// trying a bounded number of separators).
+//
 // Parsing never fails: a line that matches no known format is skipped (it
 // stays in the build's log, which this package does not keep). The package
 // does not run builds, keep logs or decide outcomes; it imports nothing of

@@ -29,6 +29,10 @@ const (
 	maxNames = MaxDiagnostics
 	// maxDetails bounds the detail lines joined to one message.
 	maxDetails = 8
+	// maxCandidates bounds the places of one line tried as the separator of
+	// a located format (": error: ", ":[LINE,COL]", ": (LINE, COL)"): the
+	// parser's budget per line, whatever the line holds.
+	maxCandidates = 64
 )
 
 // Severities of a Diagnostic.
@@ -102,6 +106,7 @@ type Parser struct {
 
 	line    []byte // the line being read, at most MaxLineBytes
 	skipped bool   // the current line was longer than MaxLineBytes
+	resync  bool   // output was lost: skip to the next newline
 
 	st      state
 	pending *Diagnostic
@@ -141,6 +146,13 @@ func New(cfg Config) *Parser {
 // never fails.
 func (p *Parser) Write(b []byte) (int, error) {
 	n := len(b)
+	if p.resync {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return n, nil
+		}
+		b, p.resync = b[i+1:], false
+	}
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
@@ -152,6 +164,18 @@ func (p *Parser) Write(b []byte) (int, error) {
 		b = b[i+1:]
 	}
 	return n, nil
+}
+
+// lost notes that output was left out before what is written next: the
+// line being read is skipped, and when the output left out did not end a
+// line (partial) the rest of the next one too; what was pending is
+// completed.
+func (p *Parser) lost(partial bool) {
+	p.line, p.skipped, p.resync = p.line[:0], false, partial
+	if p.inBlock {
+		p.endBlock()
+	}
+	p.flush()
 }
 
 func (p *Parser) keep(b []byte) {
@@ -241,21 +265,9 @@ func (p *Parser) detail(line []byte) bool {
 
 var mavenPrefixes = [][]byte{[]byte("[ERROR] "), []byte("[WARNING] "), []byte("[WARN] ")}
 
-// Regular expressions of the located formats; each runs only on a line a
-// cheap test has picked.
+// Regular expressions of the Gradle formats; each runs only on a line a
+// cheap test has picked, and in time linear in it.
 var (
-	// javac without a file (options, annotation processors): error: MSG
-	reGlobal = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(error|warning): (.*)$`) })
-	// Kotlin in Gradle and Maven: e: file:///F.kt:12:5 MSG, [ERROR] file:///F.kt:12:5 MSG
-	reKotlinURI = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(?:([ew]):|\[(ERROR|WARNING)\]) (file:\S+?):(\d+):(\d+):? (.*)$`)
-	})
-	// older Kotlin: e: /F.kt: (12, 5): MSG
-	reKotlinOld = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(?:([ew]):|\[(ERROR|WARNING)\]) (.+?): \((\d+), (\d+)\):? (.*)$`)
-	})
-	// Kotlin without a location: e: MSG
-	reKotlinBare = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([ew]): (.*)$`) })
 	// Gradle 4: ":b:compileJava" and the compiler's line on one line
 	reGradleGlued = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(:[^\s/\\':]+(?::[^\s/\\':]+)*)(/\S)`) })
 	// Gradle: task ':b:compileJava', project ':b', configuration ':b:compileClasspath'
@@ -273,7 +285,7 @@ func (p *Parser) header(line []byte) bool {
 		return p.mavenLine(line)
 	case 'e', 'w':
 		if len(line) > 2 && line[1] == ':' && line[2] == ' ' {
-			return p.kotlinLine(line)
+			return p.kotlinLine(line[0], line[3:])
 		}
 	case '*':
 		if bytes.HasPrefix(line, []byte("* What went wrong:")) {
@@ -320,8 +332,8 @@ func (p *Parser) compilerLine(line []byte) bool {
 		p.start(d, stSource)
 		return true
 	}
-	if m := reGlobal().FindSubmatch(line); m != nil {
-		d := &Diagnostic{Severity: string(m[1]), Message: clean(string(m[2]))}
+	if sev, msg, ok := splitGlobal(line); ok {
+		d := &Diagnostic{Severity: sev, Message: clean(string(msg))}
 		p.start(d, stDetails)
 		return true
 	}
@@ -366,15 +378,12 @@ func (p *Parser) mavenLine(line []byte) bool {
 		p.start(p.located(sev, string(file), ln, col, string(msg)), stDetails)
 		return true
 	}
-	if bytes.HasPrefix(rest, []byte("file:")) {
-		if m := reKotlinURI().FindSubmatch(line); m != nil {
-			p.start(p.kotlin(m), stDetails)
-			return true
+	if !bytes.HasPrefix(line, []byte("[WARN] ")) {
+		sev := byte('e')
+		if line[1] == 'W' {
+			sev = 'w'
 		}
-	}
-	if i := bytes.Index(rest, []byte(": (")); i > 0 && i+3 < len(rest) && rest[i+3] >= '0' && rest[i+3] <= '9' {
-		if m := reKotlinOld().FindSubmatch(line); m != nil {
-			p.start(p.kotlin(m), stDetails)
+		if p.kotlinLocated(sev, rest) {
 			return true
 		}
 	}
@@ -386,34 +395,35 @@ func (p *Parser) mavenLine(line []byte) bool {
 	return false
 }
 
-// kotlinLine reads the Kotlin compiler's e:/w: lines.
-func (p *Parser) kotlinLine(line []byte) bool {
-	if m := reKotlinURI().FindSubmatch(line); m != nil {
-		p.start(p.kotlin(m), stDetails)
+// kotlinLine reads the Kotlin compiler's e:/w: lines: sev is 'e' or 'w',
+// rest what follows "e: ".
+func (p *Parser) kotlinLine(sev byte, rest []byte) bool {
+	if p.kotlinLocated(sev, rest) {
 		return true
 	}
-	if m := reKotlinOld().FindSubmatch(line); m != nil {
-		p.start(p.kotlin(m), stDetails)
-		return true
-	}
-	if m := reKotlinBare().FindSubmatch(line); m != nil {
-		sev := SeverityError
-		if m[1][0] == 'w' {
-			sev = SeverityWarning
-		}
-		p.start(&Diagnostic{Severity: sev, Message: clean(string(m[2]))}, stDetails)
-		return true
-	}
-	return false
+	p.start(&Diagnostic{Severity: kotlinSeverity(sev), Message: clean(string(rest))}, stDetails)
+	return true
 }
 
-// kotlin builds a diagnostic from a reKotlinURI or reKotlinOld match.
-func (p *Parser) kotlin(m [][]byte) *Diagnostic {
-	sev := SeverityError
-	if (len(m[1]) > 0 && m[1][0] == 'w') || (len(m[2]) > 0 && m[2][0] == 'W') {
-		sev = SeverityWarning
+// kotlinLocated reads what follows Kotlin's "e: " or Maven's "[ERROR] " in
+// the located Kotlin formats "file:///F.kt:12:5 MSG" and "/F.kt: (12, 5):
+// MSG".
+func (p *Parser) kotlinLocated(sev byte, rest []byte) bool {
+	file, ln, col, msg, ok := splitKotlinURI(rest)
+	if !ok {
+		file, ln, col, msg, ok = splitKotlinOld(rest)
 	}
-	return p.located(sev, string(m[3]), m[4], m[5], string(m[6]))
+	if ok {
+		p.start(p.located(kotlinSeverity(sev), string(file), ln, col, string(msg)), stDetails)
+	}
+	return ok
+}
+
+func kotlinSeverity(sev byte) string {
+	if sev == 'w' {
+		return SeverityWarning
+	}
+	return SeverityError
 }
 
 // gradleTask notes the task whose output follows, and a failed one.
@@ -778,7 +788,7 @@ func stripANSI(b []byte) []byte {
 // "FILE:LINE: error: MSG" (or FILE:LINE:COL: warning: MSG), leading blanks
 // allowed.
 func splitCompiler(line []byte) (file, ln, col []byte, sev string, msg []byte, ok bool) {
-	for from := 0; from < len(line); {
+	for from, tries := 0, 0; from < len(line) && tries < maxCandidates; tries++ {
 		i := bytes.Index(line[from:], []byte(": "))
 		if i < 0 {
 			return
@@ -795,14 +805,13 @@ func splitCompiler(line []byte) (file, ln, col []byte, sev string, msg []byte, o
 			continue
 		}
 		head := line[:i] // FILE:LINE or FILE:LINE:COL
-		j := bytes.LastIndexByte(head, ':')
-		if j < 0 || !digits(head[j+1:]) {
+		n, rest, found := lastNumber(head)
+		if !found {
 			continue
 		}
-		ln, head = head[j+1:], head[:j]
-		if k := bytes.LastIndexByte(head, ':'); k >= 0 && digits(head[k+1:]) {
-			col, head = ln, head[:k]
-			ln = line[k+1 : j]
+		ln, head = n, rest
+		if n, rest, found := lastNumber(head); found {
+			col, ln, head = ln, n, rest
 		}
 		file = bytes.TrimLeft(head, " \t")
 		if len(file) == 0 || file[0] == '[' {
@@ -815,7 +824,7 @@ func splitCompiler(line []byte) (file, ln, col []byte, sev string, msg []byte, o
 
 // splitMaven splits what follows Maven's [LEVEL] in "FILE:[LINE,COL] MSG".
 func splitMaven(rest []byte) (file, ln, col, msg []byte, ok bool) {
-	for from := 0; from < len(rest); {
+	for from, tries := 0, 0; from < len(rest) && tries < maxCandidates; tries++ {
 		i := bytes.Index(rest[from:], []byte(":["))
 		if i < 0 {
 			return
@@ -823,9 +832,9 @@ func splitMaven(rest []byte) (file, ln, col, msg []byte, ok bool) {
 		i += from
 		from = i + 2
 		pos := rest[i+2:]
-		end := bytes.IndexByte(pos, ']')
+		end := bytes.IndexByte(pos[:min(len(pos), 20)], ']') // 9 digits, a comma, 9 digits
 		if end < 0 {
-			return
+			continue
 		}
 		l, c, found := bytes.Cut(pos[:end], []byte(","))
 		if !found || !digits(l) || !digits(c) || i == 0 {
@@ -834,6 +843,107 @@ func splitMaven(rest []byte) (file, ln, col, msg []byte, ok bool) {
 		return rest[:i], l, c, bytes.TrimPrefix(pos[end+1:], []byte(" ")), true
 	}
 	return
+}
+
+// lastNumber splits "HEAD:DIGITS" at its last colon when 1 to 9 decimal
+// digits follow it, looking at no more than its last ten bytes.
+func lastNumber(b []byte) (num, head []byte, ok bool) {
+	k := len(b)
+	for k > 0 && len(b)-k < 10 && b[k-1] >= '0' && b[k-1] <= '9' {
+		k--
+	}
+	if k == len(b) || k == 0 || b[k-1] != ':' || len(b)-k > 9 {
+		return nil, nil, false
+	}
+	return b[k:], b[:k-1], true
+}
+
+// splitGlobal splits javac's "error: MSG" without a file, leading blanks
+// allowed.
+func splitGlobal(line []byte) (sev string, msg []byte, ok bool) {
+	t := bytes.TrimLeft(line, " \t\n\f\r")
+	if rest, found := bytes.CutPrefix(t, []byte("error: ")); found {
+		return SeverityError, rest, true
+	}
+	if rest, found := bytes.CutPrefix(t, []byte("warning: ")); found {
+		return SeverityWarning, rest, true
+	}
+	return "", nil, false
+}
+
+// splitKotlinURI splits Kotlin's "file:///F.kt:12:5 MSG" (a colon may end
+// the place).
+func splitKotlinURI(rest []byte) (file, ln, col, msg []byte, ok bool) {
+	if !bytes.HasPrefix(rest, []byte("file:")) {
+		return
+	}
+	sp := bytes.IndexAny(rest, " \t\n\f\r")
+	if sp < 0 || rest[sp] != ' ' {
+		return
+	}
+	place := bytes.TrimSuffix(rest[:sp], []byte(":"))
+	c, place, found := lastDigits(place)
+	if !found {
+		return
+	}
+	l, place, found := lastDigits(place)
+	if !found || len(place) <= len("file:") {
+		return
+	}
+	return place, l, c, rest[sp+1:], true
+}
+
+// splitKotlinOld splits the older Kotlin "/F.kt: (12, 5): MSG" at the first
+// place that reads so.
+func splitKotlinOld(rest []byte) (file, ln, col, msg []byte, ok bool) {
+	for from, tries := 0, 0; from < len(rest) && tries < maxCandidates; tries++ {
+		i := bytes.Index(rest[from:], []byte(": ("))
+		if i < 0 {
+			return
+		}
+		i += from
+		from = i + 3
+		if i == 0 {
+			continue
+		}
+		l, after := leadingDigits(rest[i+3:])
+		after, found := bytes.CutPrefix(after, []byte(", "))
+		if len(l) == 0 || !found {
+			continue
+		}
+		c, after := leadingDigits(after)
+		after, found = bytes.CutPrefix(after, []byte(")"))
+		if len(c) == 0 || !found {
+			continue
+		}
+		after = bytes.TrimPrefix(after, []byte(":"))
+		if m, found := bytes.CutPrefix(after, []byte(" ")); found {
+			return rest[:i], l, c, m, true
+		}
+	}
+	return
+}
+
+// lastDigits splits "HEAD:DIGITS" at its last colon when only decimal
+// digits, at least one, follow it.
+func lastDigits(b []byte) (num, head []byte, ok bool) {
+	k := len(b)
+	for k > 0 && b[k-1] >= '0' && b[k-1] <= '9' {
+		k--
+	}
+	if k == len(b) || k == 0 || b[k-1] != ':' {
+		return nil, nil, false
+	}
+	return b[k:], b[:k-1], true
+}
+
+// leadingDigits splits b after its leading decimal digits.
+func leadingDigits(b []byte) (num, rest []byte) {
+	k := 0
+	for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+		k++
+	}
+	return b[:k], b[k:]
 }
 
 // digits reports whether b is 1 to 9 decimal digits.

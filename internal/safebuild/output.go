@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/buildguard/buildguard/internal/diagnostics"
@@ -43,7 +44,14 @@ type capture struct {
 	latest  string              // the last completed line, cut for progress
 	onLine  func()              // called (without the lock) after a write completed a line
 	parser  *diagnostics.Parser // nil: the output is not parsed
+	feed    *diagnostics.Feed   // passes the output to parser off the pipe's path
+	// unparsed counts the bytes of output the parser did not read.
+	unparsed int64
 }
+
+// parseWait bounds how long the result waits for the parser to read the
+// output queued for it when the build ends (docs/safe-build.md#12).
+const parseWait = 5 * time.Second
 
 // lineKeep bounds what is kept of the line being written: enough for
 // MessageChars characters of up to 4 bytes each, and a carriage return.
@@ -80,7 +88,10 @@ func (c *capture) Write(p []byte) (int, error) {
 	}
 	c.appendRing(p)
 	if c.parser != nil {
-		c.parser.Write(p)
+		if c.feed == nil {
+			c.feed = diagnostics.NewFeed(c.parser, 0)
+		}
+		c.feed.Write(p)
 	}
 	c.total += int64(len(p))
 	completed := false
@@ -133,14 +144,23 @@ func (c *capture) appendRing(p []byte) {
 	}
 }
 
-// diagnostics returns what the parser found in the output so far.
+// diagnostics returns what the parser found in the output so far, waiting
+// up to parseWait for it to read what is queued.
 func (c *capture) diagnostics() diagnostics.Summary {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.parser == nil {
+	feed, parser := c.feed, c.parser
+	c.mu.Unlock()
+	switch {
+	case parser == nil:
 		return diagnostics.Summary{}
+	case feed == nil: // nothing was written
+		return parser.Summary()
 	}
-	return c.parser.Summary()
+	s, unparsed := feed.Summary(parseWait)
+	c.mu.Lock()
+	c.unparsed = unparsed
+	c.mu.Unlock()
+	return s
 }
 
 // progress returns the completed lines so far and the latest of them.
@@ -169,13 +189,17 @@ func (c *capture) flush() error {
 func (c *capture) logNote() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	note := ""
+	if c.unparsed > 0 {
+		note = fmt.Sprintf("; %d bytes of the output were not read for diagnostics (the parser fell behind the build); the log has them", c.unparsed)
+	}
 	switch {
 	case c.logErr != nil:
-		return fmt.Sprintf("; the log is incomplete: writing it failed after %d of the %d bytes the build printed (%v); output.tail has the end of the output", c.logged, c.total, c.logErr)
+		return note + fmt.Sprintf("; the log is incomplete: writing it failed after %d of the %d bytes the build printed (%v); output.tail has the end of the output", c.logged, c.total, c.logErr)
 	case c.cut:
-		return fmt.Sprintf("; the log was cut at %s (maxLogMiB in %s): it holds the first %d of the %d bytes the build printed; output.tail has the end of the output", mib(c.logMax), ConfigFile, c.logged, c.total)
+		return note + fmt.Sprintf("; the log was cut at %s (maxLogMiB in %s): it holds the first %d of the %d bytes the build printed; output.tail has the end of the output", mib(c.logMax), ConfigFile, c.logged, c.total)
 	}
-	return ""
+	return note
 }
 
 func mib(n int64) string {

@@ -13,6 +13,8 @@ import (
 	"testing/synctest"
 	"time"
 	"unicode/utf8"
+
+	"github.com/buildguard/buildguard/internal/diagnostics"
 )
 
 func TestCaptureTail(t *testing.T) {
@@ -204,6 +206,30 @@ func TestCaptureCutsTheLogAtItsCap(t *testing.T) {
 	}
 	if n := cp.logNote(); !strings.Contains(n, "the log was cut at 1000 bytes") || !strings.Contains(n, "first 1000 of the 2700 bytes") {
 		t.Errorf("note %q", n)
+	}
+}
+
+// The capture hands its output to the parser through a Feed, never
+// waiting for it (docs/safe-build.md#12): what the parser found comes back,
+// and output the Feed could not hold is named in the result's detail.
+func TestCaptureParsesOffThePipe(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	cp := newCapture(&log, 0, nil)
+	cp.parser = diagnostics.New(diagnostics.Config{Dir: "/p"})
+	cp.Write([]byte("/p/B.java:3: error: cannot find symbol\n"))
+	cp.Write(bytes.Repeat([]byte("x\n"), diagnostics.DefaultFeedBytes)) // more than the Feed holds
+	cp.Write([]byte("/p/C.java:4: error: after\n"))
+	if cp.feed == nil {
+		t.Fatal("the output went to the parser on the pipe's path")
+	}
+	s := cp.diagnostics()
+	if len(s.Diagnostics) != 2 || s.Diagnostics[0].File != "B.java" || s.Diagnostics[1].File != "C.java" {
+		t.Fatalf("diagnostics %v", s.Diagnostics)
+	}
+	want := fmt.Sprintf("; %d bytes of the output were not read for diagnostics", 2*diagnostics.DefaultFeedBytes)
+	if n := cp.logNote(); !strings.HasPrefix(n, want) {
+		t.Fatalf("note %q, want it to start %q", n, want)
 	}
 }
 
