@@ -136,6 +136,8 @@ const (
 	srcProcessor   = "import java.util.Set;\nimport javax.annotation.processing.*;\nimport javax.lang.model.SourceVersion;\nimport javax.lang.model.element.*;\nimport javax.tools.Diagnostic;\n\n@SupportedAnnotationTypes(\"*\")\n@SupportedSourceVersion(SourceVersion.RELEASE_17)\npublic class Checker extends AbstractProcessor {\n    @Override\n    public boolean process(Set<? extends TypeElement> annotations, RoundEnvironment env) {\n        for (Element e : env.getRootElements()) {\n            if (e.getSimpleName().toString().startsWith(\"Bad\")) {\n                processingEnv.getMessager().printMessage(Diagnostic.Kind.ERROR, \"class names must not start with Bad\", e);\n            }\n        }\n        if (env.processingOver()) {\n            processingEnv.getMessager().printMessage(Diagnostic.Kind.ERROR, \"Checker found problems\");\n        }\n        return false;\n    }\n}\n"
 	srcBadName     = "\npublic class BadName {\n}\n"
 	mavenDeprecate = "          <configuration>\n            <showDeprecation>true</showDeprecation>\n            <compilerArgs><arg>-Xlint:deprecation</arg></compilerArgs>\n          </configuration>\n"
+	mavenWerror    = "          <configuration>\n            <compilerArgs><arg>-Xlint:deprecation</arg><arg>-Werror</arg></compilerArgs>\n          </configuration>\n"
+	mavenNoProc    = "          <configuration>\n            <annotationProcessors><annotationProcessor>com.Nope</annotationProcessor></annotationProcessors>\n          </configuration>\n"
 )
 
 const bMain = "b/src/main/java/B.java"
@@ -202,6 +204,13 @@ func corpusCases() []corpusCase {
 		{name: "maven-quiet-missing-symbol", tool: "maven", files: mavenFiles(map[string]string{bMain: srcBMissing}),
 			args: append(mvn, "-q", "compile"), exit: 1,
 			wants: []want{{"error", bMain, 3, "cannot find symbol"}}},
+		{name: "maven-quiet-werror", tool: "maven",
+			files: mavenFiles(map[string]string{"pom.xml": mavenRoot(mavenWerror), bMain: srcB, "b/src/main/java/Old.java": srcDeprecated, "b/src/main/java/Uses.java": srcUsesOld}),
+			args:  append(mvn, "-q", "compile"), exit: 1,
+			wants: []want{{"error", "b/src/main/java/Uses.java", 0, "warnings found and -Werror specified"}}},
+		{name: "maven-quiet-missing-processor", tool: "maven", files: mavenFiles(map[string]string{"pom.xml": mavenRoot(mavenNoProc), bMain: srcB}),
+			args: append(mvn, "-q", "compile"), exit: 1,
+			wants: []want{{"error", "", 0, "Annotation processor 'com.Nope' not found"}}},
 		{name: "maven-type-mismatch", tool: "maven", files: mavenFiles(map[string]string{bMain: srcBMismatch}),
 			args: append(mvn, "compile"), exit: 1,
 			wants: []want{{"error", bMain, 3, "incompatible types: int cannot be converted to java.lang.String"}, {"error", bMain, 4, "incompatible types: java.lang.String cannot be converted to int"}}},

@@ -20,7 +20,8 @@ const (
 	// MaxLineBytes is the most bytes of one output line the parser reads;
 	// the rest of a longer line is skipped.
 	MaxLineBytes = 8 << 10
-	// MaxMessageBytes is the most bytes of one diagnostic's message.
+	// MaxMessageBytes is the most bytes of one diagnostic's message, and of
+	// its file.
 	MaxMessageBytes = 512
 	// maxSeen bounds the hashes kept to recognise duplicates beyond the
 	// listed diagnostics; past it the rest are counted without merging.
@@ -61,7 +62,8 @@ type Diagnostic struct {
 	// Task is the Gradle task path or the Maven goal that reported it.
 	Task string `json:"task,omitempty"`
 
-	generic bool // a wrapper such as "Compilation failed; see the compiler error output"
+	generic bool   // a wrapper such as "Compilation failed; see the compiler error output"
+	key     uint64 // the hash of its file as printed, before it was cut
 }
 
 // Summary is what a Parser found.
@@ -124,6 +126,11 @@ type Parser struct {
 	nErr, nWarn int          // distinct diagnostics of each severity
 	seed        maphash.Seed
 	seen        map[uint64]struct{} // hashes of distinct diagnostics not in errs/warns
+
+	// Maven's compiler messages follow "[ERROR] COMPILATION ERROR :" and a
+	// goal's "Compilation failure": its [ERROR] lines without a position
+	// are errors of their own.
+	mvnMessages bool
 
 	failedTasks, failedModules []string
 	moduleTask                 map[string]string // a failed module's first failed task
@@ -188,7 +195,19 @@ func (p *Parser) keep(b []byte) {
 }
 
 func (p *Parser) endLine() {
-	line := bytes.TrimSuffix(p.line, []byte{'\r'})
+	line := bytes.TrimRight(p.line, "\r")
+	// A carriage return inside a line starts the text a terminal shows
+	// over what came before: each part is read as a line of its own.
+	for {
+		i := bytes.IndexByte(line, '\r')
+		if i < 0 {
+			break
+		}
+		if i > 0 {
+			p.Line(line[:i])
+		}
+		line = line[i+1:]
+	}
 	p.Line(line)
 	p.line = p.line[:0]
 	p.skipped = false
@@ -363,6 +382,17 @@ func (p *Parser) mavenLine(line []byte) bool {
 			}
 			p.start(d, stNone)
 			p.flush()
+			// The goal's messages follow, mvn -q's only copy of those
+			// without a file.
+			p.task, p.module, p.mvnMessages = task, module, d.generic
+		}
+		return false
+	case bytes.HasPrefix(line, []byte("[ERROR] COMPILATION ERROR :")):
+		p.mvnMessages = true
+		return false
+	case bytes.HasPrefix(line, []byte("[INFO] ")):
+		if !bytes.HasPrefix(line, []byte("[INFO] ---")) {
+			p.mvnMessages = false
 		}
 		return false
 	case bytes.HasPrefix(line, []byte("[ERROR] ")), bytes.HasPrefix(line, []byte("[WARNING] ")), bytes.HasPrefix(line, []byte("[WARN] ")):
@@ -370,6 +400,10 @@ func (p *Parser) mavenLine(line []byte) bool {
 		return false
 	}
 	rest := line[bytes.IndexByte(line, ']')+2:]
+	if p.mvnMessages && line[1] == 'E' && (len(rest) == 0 || bytes.HasPrefix(rest, []byte("-> ["))) {
+		p.mvnMessages = false
+		return false
+	}
 	if file, ln, col, msg, ok := splitMaven(rest); ok {
 		sev := SeverityError
 		if line[1] == 'W' {
@@ -390,9 +424,26 @@ func (p *Parser) mavenLine(line []byte) bool {
 	// javac's own lines passed through Maven: [ERROR] error: …, [WARNING] F:12: warning: …
 	if bytes.HasPrefix(rest, []byte("error: ")) || bytes.HasPrefix(rest, []byte("warning: ")) ||
 		bytes.Contains(rest, []byte(": error: ")) || bytes.Contains(rest, []byte(": warning: ")) {
-		return p.compilerLine(rest)
+		if p.compilerLine(rest) {
+			return true
+		}
+	}
+	if p.mvnMessages && line[1] == 'E' && rest[0] != ' ' && rest[0] != '\t' {
+		return p.mavenMessage(rest)
 	}
 	return false
+}
+
+// mavenMessage reads a compiler message Maven printed without a position:
+// "FILE: MESSAGE" (javac's -Werror) or the message alone ("Annotation
+// processor 'com.Nope' not found").
+func (p *Parser) mavenMessage(rest []byte) bool {
+	if file, msg, ok := splitFileMessage(rest); ok {
+		p.start(p.located(SeverityError, string(file), nil, nil, string(msg)), stDetails)
+		return true
+	}
+	p.start(&Diagnostic{Severity: SeverityError, Message: clean(string(rest))}, stDetails)
+	return true
 }
 
 // kotlinLine reads the Kotlin compiler's e:/w: lines: sev is 'e' or 'w',
@@ -491,10 +542,14 @@ func (p *Parser) endBlock() {
 	p.block = nil
 }
 
-// located builds a diagnostic with a file position from a match.
+// located builds a diagnostic with a file position from a match. Files
+// are told apart by the whole path printed, also when it is cut.
 func (p *Parser) located(sev, file string, line, col []byte, msg string) *Diagnostic {
-	file = cut(strings.ToValidUTF8(p.relative(strings.TrimSpace(file)), "\uFFFD"), MaxMessageBytes)
-	d := &Diagnostic{Severity: sev, File: file, Message: clean(msg), Module: p.module, Task: p.task}
+	file = p.relative(strings.TrimSpace(file))
+	var h maphash.Hash
+	h.SetSeed(p.seed)
+	h.WriteString(file)
+	d := &Diagnostic{Severity: sev, File: name(file, MaxMessageBytes), Message: clean(msg), Module: p.module, Task: p.task, key: h.Sum64()}
 	d.Line = atoi(line)
 	d.Column = atoi(col)
 	return d
@@ -529,7 +584,7 @@ func (p *Parser) add(d *Diagnostic) {
 	}
 	for i := range *list {
 		o := &(*list)[i]
-		if o.File == d.File && o.Line == d.Line && o.Message == d.Message && (o.Column == d.Column || o.Column == 0 || d.Column == 0) {
+		if o.key == d.key && o.Line == d.Line && o.File == d.File && o.Message == d.Message && (o.Column == d.Column || o.Column == 0 || d.Column == 0) {
 			if o.Column == 0 {
 				o.Column = d.Column
 			}
@@ -551,7 +606,7 @@ func (p *Parser) add(d *Diagnostic) {
 	h.SetSeed(p.seed)
 	h.WriteString(d.Severity)
 	h.WriteByte(0)
-	h.WriteString(d.File)
+	h.WriteString(strconv.FormatUint(d.key, 16))
 	h.WriteByte(0)
 	h.WriteString(strconv.Itoa(d.Line))
 	h.WriteByte(0)
@@ -589,28 +644,25 @@ func (p *Parser) Summary() Summary {
 		p.endBlock()
 	}
 	p.flush()
-	located := false
+	specific := false
 	for _, d := range p.errs {
-		if d.File != "" {
-			located = true
-			break
-		}
+		specific = specific || !d.generic
 	}
 	var s Summary
 	s.Errors, s.Warnings = p.nErr, p.nWarn
 	for _, d := range p.errs {
-		if located && d.generic {
-			s.Errors-- // a wrapper of the located errors listed
+		if specific && d.generic {
+			s.Errors-- // a wrapper of the errors listed: "Compilation failure"
 			continue
 		}
-		d.Module = p.fileModule(d)
+		d.Module, d.key = p.fileModule(d), 0
 		if d.Task == "" {
 			d.Task = p.moduleTask[d.Module]
 		}
 		s.Diagnostics = append(s.Diagnostics, d)
 	}
 	for _, d := range p.warns {
-		d.Module = p.fileModule(d)
+		d.Module, d.key = p.fileModule(d), 0
 		s.Diagnostics = append(s.Diagnostics, d)
 	}
 	if len(s.Diagnostics) > MaxDiagnostics {
@@ -703,6 +755,22 @@ func clean(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Join(strings.Fields(s), " ")
 	return cut(s, MaxMessageBytes)
+}
+
+// name makes s a file name: valid UTF-8, at most n bytes; a longer one
+// keeps its start and its end around "…".
+func name(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	const dots = "…"
+	head := cut(s, n/4)
+	tail := s[len(s)-(n-len(head)-len(dots)):]
+	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+		tail = tail[1:]
+	}
+	return head + dots + tail
 }
 
 // tidy reports whether s is already a message: ASCII without control
@@ -922,6 +990,22 @@ func splitKotlinOld(rest []byte) (file, ln, col, msg []byte, ok bool) {
 		}
 	}
 	return
+}
+
+// splitFileMessage splits Maven's "FILE: MESSAGE" of a compiler message
+// about a whole source file (javac's "warnings found and -Werror
+// specified").
+func splitFileMessage(rest []byte) (file, msg []byte, ok bool) {
+	i := bytes.Index(rest, []byte(": "))
+	if i <= 0 || bytes.IndexByte(rest[:i], '/') < 0 && bytes.IndexByte(rest[:i], '\\') < 0 {
+		return nil, nil, false
+	}
+	for _, ext := range []string{".java", ".kt", ".kts", ".groovy", ".scala"} {
+		if bytes.HasSuffix(rest[:i], []byte(ext)) {
+			return rest[:i], rest[i+2:], true
+		}
+	}
+	return nil, nil, false
 }
 
 // lastDigits splits "HEAD:DIGITS" at its last colon when only decimal

@@ -54,3 +54,26 @@ func TestFailedTextIsBounded(t *testing.T) {
 		t.Errorf("without diagnostics (%d bytes):\n%s", len(text), text)
 	}
 }
+
+// TestFailedTextShowsTheOutputWithoutACause: when no diagnostic names a
+// file (mvn -q's "Compilation failure" alone, or a message without a
+// place), the end of the output follows the diagnostics, within
+// MaxFailedText; a located error stands alone.
+func TestFailedTextShowsTheOutputWithoutACause(t *testing.T) {
+	t.Parallel()
+	code := 1
+	log := "/p/.buildguard/logs/20261202T010203456Z-maven.log"
+	res := &safebuild.Result{Build: "maven", Outcome: safebuild.OutcomeFailed, ExitCode: &code, Detail: "exited 1",
+		Diagnostics: []diagnostics.Diagnostic{{Severity: "error", Message: "Compilation failure", Module: "a"}}}
+	res.Output.LogFile = &log
+	res.Output.Tail = strings.Repeat("[INFO] filler\n", 400) + "[ERROR] COMPILATION ERROR : \n[ERROR] Annotation processor 'com.Nope' not found\n[ERROR] -> [Help 1]\n"
+	text := failedText(res)
+	if len(text) > MaxFailedText || !strings.Contains(text, "error: Compilation failure\nThe output ends:\n[INFO] filler\n") ||
+		!strings.Contains(text, "[ERROR] Annotation processor 'com.Nope' not found\n[ERROR] -> [Help 1]\n\nexited 1\n") {
+		t.Fatalf("text of %d bytes:\n%s", len(text), text)
+	}
+	res.Diagnostics[0] = diagnostics.Diagnostic{Severity: "error", File: "b/B.java", Line: 3, Message: "cannot find symbol"}
+	if text := failedText(res); strings.Contains(text, "filler") {
+		t.Fatalf("a located error is followed by the output:\n%s", text)
+	}
+}

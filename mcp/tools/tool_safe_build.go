@@ -147,8 +147,8 @@ const MaxFailedText = 4 << 10
 
 // failedText is the text of a failed safe build's result: what happened and
 // the diagnostics, one a line, then where the whole log is; at most
-// MaxFailedText bytes. Without diagnostics the last lines of the output
-// stand in their place.
+// MaxFailedText bytes. When no diagnostic names a file (no specific cause,
+// or none at all), the last lines of the output follow them.
 func failedText(res *safebuild.Result) string {
 	head := fmt.Sprintf("build %q: %s", res.Build, res.Outcome)
 	if res.ExitCode != nil {
@@ -172,10 +172,25 @@ func failedText(res *safebuild.Result) string {
 	head = cutText(head, 512) + "\n"
 	room := MaxFailedText - len(head) - len(tail)
 	body := sum.Text(room)
-	if body == "" && res.Output.Tail != "" {
-		body = lastLines("No compiler or build tool diagnostics were recognised; the output ends:\n", res.Output.Tail, room)
+	if located(res.Diagnostics) || res.Output.Tail == "" {
+		return head + body + tail
 	}
-	return head + body + tail
+	intro := "No compiler or build tool diagnostics were recognised; the output ends:\n"
+	if body != "" {
+		intro = "The output ends:\n"
+	}
+	return head + body + lastLines(intro, res.Output.Tail, room-len(body)) + tail
+}
+
+// located reports whether a diagnostic of ds names its file: a specific
+// cause the text can lead with alone.
+func located(ds []diagnostics.Diagnostic) bool {
+	for _, d := range ds {
+		if d.File != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // lastLines is intro and the last whole lines of tail that fit in room
