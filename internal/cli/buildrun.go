@@ -70,7 +70,7 @@ func (s *buildScreen) progress(lines int, message string) {
 		return
 	}
 	if !s.tty {
-		fmt.Fprintf(s.w, "buildguard: build: %d lines: %s\n", lines, message)
+		fmt.Fprintf(s.w, "buildguard: build: %d lines: %s\n", lines, diagnostics.Visible(message))
 		return
 	}
 	s.latest = message
@@ -85,7 +85,7 @@ func (s *buildScreen) queue(message string) {
 		return
 	}
 	if !s.tty {
-		fmt.Fprintf(s.w, "buildguard: queue: %s\n", message)
+		fmt.Fprintf(s.w, "buildguard: queue: %s\n", diagnostics.Visible(message))
 		return
 	}
 	s.latest = message
@@ -120,7 +120,7 @@ func (s *buildScreen) drawLocked() {
 	}
 	line += " · " + time.Since(s.start).Round(time.Second).String()
 	if s.latest != "" {
-		line += " · " + strings.Map(visibleRune, s.latest)
+		line += " · " + diagnostics.Visible(s.latest)
 	}
 	line = cutColumns(line, s.width()-1)
 	fmt.Fprintf(s.w, "\r\x1b[2K%s", line)
@@ -151,27 +151,24 @@ type buildDiagnostics struct {
 	Outcome            string                   `json:"outcome"`
 	Diagnostics        []diagnostics.Diagnostic `json:"diagnostics"`
 	DiagnosticsOmitted int                      `json:"diagnosticsOmitted"`
+	Errors             int                      `json:"errors"`
+	Warnings           int                      `json:"warnings"`
 	FailedTasks        []string                 `json:"failedTasks"`
 	FailedModules      []string                 `json:"failedModules"`
 }
 
 // result shows the result's diagnostics, one a line in the compilers' own
-// form, after a line that counts them; nothing when there are none.
+// form, after a line that counts every one found; nothing when there are
+// none. What the build printed is shown without control characters.
 func (s *buildScreen) result(data []byte) {
 	var r buildDiagnostics
 	if json.Unmarshal(data, &r) != nil || (len(r.Diagnostics) == 0 && len(r.FailedTasks) == 0) {
 		return
 	}
-	sum := diagnostics.Summary{Diagnostics: r.Diagnostics, Omitted: r.DiagnosticsOmitted, FailedTasks: r.FailedTasks, FailedModules: r.FailedModules}
-	for _, d := range r.Diagnostics {
-		if d.Severity == diagnostics.SeverityError {
-			sum.Errors++
-		} else {
-			sum.Warnings++
-		}
-	}
+	sum := diagnostics.Summary{Diagnostics: r.Diagnostics, Omitted: r.DiagnosticsOmitted,
+		Errors: r.Errors, Warnings: r.Warnings, FailedTasks: visibleAll(r.FailedTasks), FailedModules: visibleAll(r.FailedModules)}
 	var b strings.Builder
-	fmt.Fprintf(&b, "buildguard: build %q %s: %s\n", r.Build, r.Outcome, sum.Counts())
+	fmt.Fprintf(&b, "buildguard: build %q %s: %s\n", r.Build, diagnostics.Visible(r.Outcome), sum.Counts())
 	for _, d := range r.Diagnostics {
 		b.WriteString("  " + s.paint(d) + "\n")
 	}
@@ -190,21 +187,22 @@ const (
 )
 
 // paint is one diagnostic's line, its place bold and its severity red or
-// yellow when colours are on. Control characters in it are shown as '?'.
+// yellow when colours are on. Escape sequences in it are removed and other
+// control characters shown as '?'.
 func (s *buildScreen) paint(d diagnostics.Diagnostic) string {
 	place := ""
 	if d.File != "" {
-		place = d.File
+		place = diagnostics.Visible(d.File)
 		if d.Line > 0 {
 			place += ":" + strconv.Itoa(d.Line)
 			if d.Column > 0 {
 				place += ":" + strconv.Itoa(d.Column)
 			}
 		}
-		place = strings.Map(visibleRune, place) + ": "
+		place += ": "
 	}
-	msg := strings.Map(visibleRune, d.Message)
-	sev := d.Severity
+	msg := diagnostics.Visible(d.Message)
+	sev := diagnostics.Visible(d.Severity)
 	if !s.colour {
 		return place + sev + ": " + msg
 	}
@@ -218,13 +216,13 @@ func (s *buildScreen) paint(d diagnostics.Diagnostic) string {
 	return place + colour + ansiBold + sev + ansiReset + ": " + msg
 }
 
-// visibleRune keeps a rune unless it is a control character, which could
-// move the cursor or recolour the terminal.
-func visibleRune(r rune) rune {
-	if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-		return '?'
+// visibleAll is each of names made Visible.
+func visibleAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = diagnostics.Visible(n)
 	}
-	return r
+	return out
 }
 
 // cutColumns shortens s to at most n characters.

@@ -55,6 +55,10 @@ func FuzzParser(f *testing.F) {
 			if len(d.Message) > MaxMessageBytes || !utf8.ValidString(d.Message) || strings.ContainsAny(d.Message, "\n\r") {
 				t.Fatalf("message %q", d.Message)
 			}
+			if len(d.File) > MaxMessageBytes || len(d.Module) > MaxNameBytes || len(d.Task) > MaxNameBytes ||
+				strings.ContainsAny(d.File+d.Module+d.Task, "\n\r\x1b") || !utf8.ValidString(d.File+d.Module+d.Task) {
+				t.Fatalf("names %q %q %q", d.File, d.Module, d.Task)
+			}
 			if d.Line < 0 || d.Column < 0 {
 				t.Fatalf("position %d:%d", d.Line, d.Column)
 			}

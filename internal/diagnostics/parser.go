@@ -2,6 +2,7 @@ package diagnostics
 
 import (
 	"bytes"
+	"encoding/json"
 	"hash/maphash"
 	"net/url"
 	"path/filepath"
@@ -23,6 +24,20 @@ const (
 	// MaxMessageBytes is the most bytes of one diagnostic's message, and of
 	// its file.
 	MaxMessageBytes = 512
+	// MaxNameBytes is the most bytes of a module or task name, in a
+	// diagnostic and in the failed tasks and modules.
+	MaxNameBytes = 256
+	// MaxSummaryJSON is the most bytes the diagnostics and the failed tasks
+	// and modules of a Summary take as JSON: diagnostics beyond it are
+	// counted in Omitted, names beyond it left out.
+	MaxSummaryJSON = 32 << 10
+	// maxNamesJSON is the part of MaxSummaryJSON the failed tasks and
+	// modules may take.
+	maxNamesJSON = 8 << 10
+	// maxCandidates bounds the places of one line tried as the separator of
+	// a located format (": error: ", ":[LINE,COL]", ": (LINE, COL)"): the
+	// parser's budget per line, whatever the line holds.
+	maxCandidates = 64
 	// maxSeen bounds the hashes kept to recognise duplicates beyond the
 	// listed diagnostics; past it the rest are counted without merging.
 	maxSeen = 4096
@@ -30,10 +45,6 @@ const (
 	maxNames = MaxDiagnostics
 	// maxDetails bounds the detail lines joined to one message.
 	maxDetails = 8
-	// maxCandidates bounds the places of one line tried as the separator of
-	// a located format (": error: ", ":[LINE,COL]", ": (LINE, COL)"): the
-	// parser's budget per line, whatever the line holds.
-	maxCandidates = 64
 )
 
 // Severities of a Diagnostic.
@@ -215,7 +226,7 @@ func (p *Parser) endLine() {
 
 // Line reads one complete line of output (without its newline).
 func (p *Parser) Line(line []byte) {
-	if bytes.IndexByte(line, 0x1b) >= 0 {
+	if bytes.IndexByte(line, 0x1b) >= 0 || bytes.Contains(line, c1CSI) {
 		line = stripANSI(line)
 	}
 	if p.inBlock {
@@ -372,7 +383,7 @@ func (p *Parser) mavenLine(line []byte) bool {
 		return false
 	case bytes.HasPrefix(line, []byte("[ERROR] Failed to execute goal ")):
 		if goal, module, rest, ok := splitFailedGoal(line[len("[ERROR] Failed to execute goal "):]); ok {
-			task := shortGoal(string(goal))
+			task, module := name(shortGoal(string(goal)), MaxNameBytes), name(module, MaxNameBytes)
 			p.failed(task, module)
 			msg := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(string(rest)), "-> [Help 1]"))
 			d := &Diagnostic{Severity: SeverityError, Message: clean(msg), Module: module, Task: task}
@@ -546,6 +557,9 @@ func (p *Parser) endBlock() {
 // are told apart by the whole path printed, also when it is cut.
 func (p *Parser) located(sev, file string, line, col []byte, msg string) *Diagnostic {
 	file = p.relative(strings.TrimSpace(file))
+	if strings.IndexByte(file, 0x1b) >= 0 || strings.Contains(file, string(c1CSI)) {
+		file = string(stripANSI([]byte(file))) // decoded from a file: URI
+	}
 	var h maphash.Hash
 	h.SetSeed(p.seed)
 	h.WriteString(file)
@@ -589,15 +603,16 @@ func (p *Parser) add(d *Diagnostic) {
 				o.Column = d.Column
 			}
 			if o.Module == "" {
-				o.Module = d.Module
+				o.Module = name(d.Module, MaxNameBytes)
 			}
 			if o.Task == "" {
-				o.Task = d.Task
+				o.Task = name(d.Task, MaxNameBytes)
 			}
 			return
 		}
 	}
 	if len(*list) < MaxDiagnostics {
+		d.Module, d.Task = name(d.Module, MaxNameBytes), name(d.Task, MaxNameBytes)
 		*list = append(*list, *d)
 		*n++
 		return
@@ -623,6 +638,7 @@ func (p *Parser) add(d *Diagnostic) {
 
 // failed notes a failed task and module.
 func (p *Parser) failed(task, module string) {
+	task, module = name(task, MaxNameBytes), name(module, MaxNameBytes)
 	if task != "" && len(p.failedTasks) < maxNames && !contains(p.failedTasks, task) {
 		p.failedTasks = append(p.failedTasks, task)
 	}
@@ -650,6 +666,11 @@ func (p *Parser) Summary() Summary {
 	}
 	var s Summary
 	s.Errors, s.Warnings = p.nErr, p.nWarn
+	// The tasks take up to half of maxNamesJSON, the modules the rest.
+	var left int
+	s.FailedTasks, left = fitNames(p.failedTasks, maxNamesJSON/2)
+	s.FailedModules, left = fitNames(p.failedModules, maxNamesJSON/2+left)
+	room := MaxSummaryJSON - maxNamesJSON + left
 	for _, d := range p.errs {
 		if specific && d.generic {
 			s.Errors-- // a wrapper of the errors listed: "Compilation failure"
@@ -665,13 +686,39 @@ func (p *Parser) Summary() Summary {
 		d.Module, d.key = p.fileModule(d), 0
 		s.Diagnostics = append(s.Diagnostics, d)
 	}
-	if len(s.Diagnostics) > MaxDiagnostics {
-		s.Diagnostics = s.Diagnostics[:MaxDiagnostics]
+	s.Diagnostics = s.Diagnostics[:min(len(s.Diagnostics), MaxDiagnostics)]
+	for i, d := range s.Diagnostics {
+		if room -= jsonLen(d) + 1; room < 0 {
+			s.Diagnostics = s.Diagnostics[:i]
+			break
+		}
 	}
 	s.Omitted = s.Errors + s.Warnings - len(s.Diagnostics)
-	s.FailedTasks = append([]string{}, p.failedTasks...)
-	s.FailedModules = append([]string{}, p.failedModules...)
 	return s
+}
+
+// fitNames is the first of names that fit in room bytes of JSON, and what
+// is left of room.
+func fitNames(names []string, room int) ([]string, int) {
+	list := make([]string, 0, len(names))
+	for _, n := range names {
+		k := jsonLen(n) + 1
+		if k > room {
+			break
+		}
+		list, room = append(list, n), room-k
+	}
+	return list, room
+}
+
+// jsonLen is the length of v in JSON as encoding/json writes it (HTML
+// characters escaped, its longest form).
+func jsonLen(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return len(b)
 }
 
 // fileModule is d's module, or the failed module whose directory holds its
@@ -746,21 +793,24 @@ func isCaret(line []byte) bool {
 	return len(t) > 0 && len(bytes.Trim(t, "^")) == 0
 }
 
-// clean makes s a message: valid UTF-8, whitespace collapsed, at most
-// MaxMessageBytes.
+// clean makes s a message: valid UTF-8, whitespace collapsed, control
+// characters shown as '?', at most MaxMessageBytes.
 func clean(s string) string {
 	if tidy(s) {
 		return cut(s, MaxMessageBytes)
 	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Join(strings.Fields(s), " ")
-	return cut(s, MaxMessageBytes)
+	return cut(strings.Map(visibleRune, s), MaxMessageBytes)
 }
 
-// name makes s a file name: valid UTF-8, at most n bytes; a longer one
-// keeps its start and its end around "…".
+// name makes s a file, module or task name: valid UTF-8, control
+// characters shown as '?', at most n bytes; a longer one keeps its start
+// and its end around "…".
 func name(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	if !tidy(s) {
+		s = strings.Map(visibleRune, strings.ToValidUTF8(s, "\uFFFD"))
+	}
 	if len(s) <= n {
 		return s
 	}
@@ -773,6 +823,29 @@ func name(s string, n int) string {
 	return head + dots + tail
 }
 
+// Visible is s as a terminal or a model may be shown it: terminal escape
+// sequences removed, control characters (C0, DEL, C1) and line or
+// paragraph separators shown as '?', invalid UTF-8 as U+FFFD.
+func Visible(s string) string {
+	if tidy(s) || s == "" {
+		return s
+	}
+	if strings.IndexByte(s, 0x1b) >= 0 || strings.Contains(s, string(c1CSI)) {
+		s = string(stripANSI([]byte(s)))
+	}
+	return strings.Map(visibleRune, strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+// visibleRune shows a control character (C0, DEL, C1) and a line or
+// paragraph separator as '?': none of them reaches a terminal or a
+// model's text.
+func visibleRune(r rune) rune {
+	if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 {
+		return '?'
+	}
+	return r
+}
+
 // tidy reports whether s is already a message: ASCII without control
 // characters, leading, trailing or doubled blanks.
 func tidy(s string) bool {
@@ -781,7 +854,7 @@ func tidy(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < ' ' || c >= utf8.RuneSelf || (c == ' ' && s[i+1] == ' ') {
+		if c < ' ' || c >= 0x7f || (c == ' ' && s[i+1] == ' ') {
 			return false
 		}
 	}
@@ -832,22 +905,47 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// stripANSI removes terminal escape sequences (colours, cursor moves).
+// c1CSI is U+009B, the one-character CSI, in UTF-8.
+var c1CSI = []byte{0xc2, 0x9b}
+
+// stripANSI removes terminal escape sequences: CSI (colours, cursor
+// moves: ESC [ or U+009B, … final byte), the strings of OSC, DCS, SOS, PM and APC
+// (ESC ] … up to BEL or ESC \) and two-byte escapes. What a cut sequence
+// leaves is dropped with it.
 func stripANSI(b []byte) []byte {
 	out := make([]byte, 0, len(b))
 	for i := 0; i < len(b); i++ {
-		if b[i] != 0x1b {
-			out = append(out, b[i])
-			continue
-		}
-		if i+1 < len(b) && b[i+1] == '[' {
+		if b[i] == 0xc2 && i+1 < len(b) && b[i+1] == 0x9b {
 			i += 2
 			for i < len(b) && (b[i] < 0x40 || b[i] > 0x7e) {
 				i++
 			}
 			continue
 		}
-		i++ // a two-byte escape
+		if b[i] != 0x1b {
+			out = append(out, b[i])
+			continue
+		}
+		if i+1 >= len(b) {
+			break
+		}
+		switch b[i+1] {
+		case '[':
+			i += 2
+			for i < len(b) && (b[i] < 0x40 || b[i] > 0x7e) {
+				i++
+			}
+		case ']', 'P', 'X', '^', '_':
+			i += 2
+			for i < len(b) && b[i] != 0x07 && !(b[i] == 0x1b && i+1 < len(b) && b[i+1] == '\\') {
+				i++
+			}
+			if i < len(b) && b[i] == 0x1b {
+				i++
+			}
+		default:
+			i++ // a two-byte escape
+		}
 	}
 	return out
 }

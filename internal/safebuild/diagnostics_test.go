@@ -42,6 +42,24 @@ func TestRunFailedCarriesDiagnostics(t *testing.T) {
 	}
 }
 
+// TestRunCountsEveryDiagnostic: a result counts every error and warning
+// of the output, not only those it lists.
+func TestRunCountsEveryDiagnostic(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	res := f.builder.Run(context.Background(), f.request(t, "errors", "2000"))
+	if res.Outcome != OutcomeFailed {
+		t.Fatalf("outcome %s: %s", res.Outcome, res.Detail)
+	}
+	if res.Errors != 2000 || res.Warnings != 1 || len(res.Diagnostics) != diagnostics.MaxDiagnostics || res.DiagnosticsOmitted != 2001-diagnostics.MaxDiagnostics {
+		t.Fatalf("errors %d, warnings %d, listed %d, omitted %d", res.Errors, res.Warnings, len(res.Diagnostics), res.DiagnosticsOmitted)
+	}
+	data, err := res.JSON()
+	if err != nil || !strings.Contains(string(data), `"errors":2000,"warnings":1,`) {
+		t.Fatalf("%.300s… (%v)", data, err)
+	}
+}
+
 // TestReadLog: a build's own log reads back; anything else that is not a
 // log of a project's .buildguard/logs/, or is reached through a symlink, is
 // refused.

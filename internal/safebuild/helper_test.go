@@ -62,6 +62,15 @@ func fakeBuild(args []string) int {
 		fmt.Println("> Task :b:compileJava")
 		fmt.Fprintln(os.Stderr, "B.java:3: error: cannot find symbol missingSymbol")
 		return n
+	case "errors": // errors N: N distinct javac errors and a warning on stderr, then exit 1
+		n, _ := strconv.Atoi(args[1])
+		var b bytes.Buffer
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, "B.java:%d: error: cannot find symbol s%d\n", i, i)
+		}
+		b.WriteString("B.java:1: warning: [deprecation] old\n")
+		os.Stderr.Write(b.Bytes())
+		return 1
 	case "hang": // hang PIDFILE [ignore]: starts a grandchild, records both pids, prints, waits
 		gc := exec.Command("sleep", "300")
 		if err := gc.Start(); err != nil {

@@ -59,6 +59,10 @@ type Result struct {
 	Diagnostics []diagnostics.Diagnostic `json:"diagnostics"`
 	// DiagnosticsOmitted counts the diagnostics found beyond those listed.
 	DiagnosticsOmitted int `json:"diagnosticsOmitted"`
+	// Errors and Warnings count every distinct diagnostic of each severity
+	// found in the output, listed or not.
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
 	// FailedTasks are the Gradle tasks and Maven goals the output reported
 	// failed; FailedModules their modules.
 	FailedTasks   []string `json:"failedTasks"`

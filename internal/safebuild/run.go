@@ -498,6 +498,7 @@ func (a *attempt) finishOutput(res *Result) {
 	res.Output.Tail, res.Output.Lines, res.Output.Truncated = a.capture.summary()
 	d := a.capture.diagnostics()
 	res.Diagnostics, res.DiagnosticsOmitted = d.Diagnostics, d.Omitted
+	res.Errors, res.Warnings = d.Errors, d.Warnings
 	res.FailedTasks, res.FailedModules = d.FailedTasks, d.FailedModules
 	path := a.logPath
 	res.Output.LogFile = &path

@@ -12,8 +12,9 @@ import (
 
 // TestFailedTextIsBounded: with 50 long diagnostics, more omitted, a long
 // detail and a long path, the text stays within MaxFailedText, valid UTF-8,
-// leads with the first error and counts what it left out; without
-// diagnostics it shows the end of the output instead.
+// leads with the first error, counts every error found (not only those
+// listed) and what it left out; without diagnostics it shows the end of the
+// output instead.
 func TestFailedTextIsBounded(t *testing.T) {
 	t.Parallel()
 	var ds []diagnostics.Diagnostic
@@ -23,14 +24,14 @@ func TestFailedTextIsBounded(t *testing.T) {
 	code := 1
 	log := "/p/" + strings.Repeat("d", 300) + "/.buildguard/logs/20261202T010203456Z-gradle.log"
 	res := &safebuild.Result{Build: "gradle", Outcome: safebuild.OutcomeFailed, ExitCode: &code, Detail: strings.Repeat("detail ", 400),
-		Diagnostics: ds, DiagnosticsOmitted: 70, FailedTasks: []string{":b:compileJava"}, FailedModules: []string{"b"}}
+		Diagnostics: ds, DiagnosticsOmitted: 70, Errors: 120, FailedTasks: []string{":b:compileJava"}, FailedModules: []string{"b"}}
 	res.Output.LogFile = &log
 	text := failedText(res)
 	lines := strings.Split(text, "\n")
 	if len(text) > MaxFailedText || !utf8.ValidString(text) {
 		t.Fatalf("text of %d bytes, valid %v", len(text), utf8.ValidString(text))
 	}
-	if !strings.HasPrefix(lines[0], `build "gradle": failed (exit 1): 50 errors, 0 warnings; failed tasks: :b:compileJava; failed modules: b`) ||
+	if !strings.HasPrefix(lines[0], `build "gradle": failed (exit 1): 120 errors, 0 warnings; failed tasks: :b:compileJava; failed modules: b`) ||
 		!strings.HasPrefix(lines[1], "b/src/main/java/Größe.java:1:3: error: üü") {
 		t.Fatalf("text starts:\n%s\n%s", lines[0], lines[1])
 	}
@@ -63,7 +64,7 @@ func TestFailedTextShowsTheOutputWithoutACause(t *testing.T) {
 	t.Parallel()
 	code := 1
 	log := "/p/.buildguard/logs/20261202T010203456Z-maven.log"
-	res := &safebuild.Result{Build: "maven", Outcome: safebuild.OutcomeFailed, ExitCode: &code, Detail: "exited 1",
+	res := &safebuild.Result{Build: "maven", Outcome: safebuild.OutcomeFailed, ExitCode: &code, Detail: "exited 1", Errors: 1,
 		Diagnostics: []diagnostics.Diagnostic{{Severity: "error", Message: "Compilation failure", Module: "a"}}}
 	res.Output.LogFile = &log
 	res.Output.Tail = strings.Repeat("[INFO] filler\n", 400) + "[ERROR] COMPILATION ERROR : \n[ERROR] Annotation processor 'com.Nope' not found\n[ERROR] -> [Help 1]\n"

@@ -154,14 +154,8 @@ func failedText(res *safebuild.Result) string {
 	if res.ExitCode != nil {
 		head += fmt.Sprintf(" (exit %d)", *res.ExitCode)
 	}
-	sum := diagnostics.Summary{Diagnostics: res.Diagnostics, Omitted: res.DiagnosticsOmitted, FailedTasks: res.FailedTasks, FailedModules: res.FailedModules}
-	for _, d := range res.Diagnostics {
-		if d.Severity == diagnostics.SeverityError {
-			sum.Errors++
-		} else {
-			sum.Warnings++
-		}
-	}
+	sum := diagnostics.Summary{Diagnostics: res.Diagnostics, Omitted: res.DiagnosticsOmitted,
+		Errors: res.Errors, Warnings: res.Warnings, FailedTasks: res.FailedTasks, FailedModules: res.FailedModules}
 	if res.Output.LogFile != nil {
 		head += ": " + sum.Counts()
 	}
@@ -339,20 +333,22 @@ const safeBuildOutputSchema = `{
         "type": "object",
         "properties": {
           "severity": {"type": "string", "enum": ["error", "warning"]},
-          "file": {"type": "string"},
+          "file": {"type": "string", "maxLength": 512},
           "line": {"type": "integer", "minimum": 1},
           "column": {"type": "integer", "minimum": 1},
           "message": {"type": "string", "maxLength": 512},
-          "module": {"type": "string"},
-          "task": {"type": "string"}
+          "module": {"type": "string", "maxLength": 256},
+          "task": {"type": "string", "maxLength": 256}
         },
         "required": ["severity", "message"],
         "additionalProperties": false
       }
     },
     "diagnosticsOmitted": {"type": "integer", "minimum": 0},
-    "failedTasks": {"type": "array", "maxItems": 50, "items": {"type": "string"}},
-    "failedModules": {"type": "array", "maxItems": 50, "items": {"type": "string"}},
+    "errors": {"type": "integer", "minimum": 0},
+    "warnings": {"type": "integer", "minimum": 0},
+    "failedTasks": {"type": "array", "maxItems": 50, "items": {"type": "string", "maxLength": 256}},
+    "failedModules": {"type": "array", "maxItems": 50, "items": {"type": "string", "maxLength": 256}},
     "output": {
       "type": "object",
       "properties": {
@@ -390,7 +386,7 @@ const safeBuildOutputSchema = `{
       "additionalProperties": false
     }
   },
-  "required": ["build", "command", "outcome", "exitCode", "durationMs", "owner", "detail", "diagnostics", "diagnosticsOmitted", "failedTasks", "failedModules", "output", "changedClasses"],
+  "required": ["build", "command", "outcome", "exitCode", "durationMs", "owner", "detail", "diagnostics", "diagnosticsOmitted", "errors", "warnings", "failedTasks", "failedModules", "output", "changedClasses"],
   "additionalProperties": false,
   "allOf": [
     {"if": {"properties": {"outcome": {"enum": ["ok", "failed"]}}}, "then": {"properties": {"exitCode": {"type": "integer"}, "owner": {"type": "string"}}}},
