@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -44,51 +45,43 @@ func TestFeedNeverWaitsForTheParser(t *testing.T) {
 
 // TestFeedSummaryStopsWaiting: a parser that does not finish in time is
 // stopped after the piece it reads, and the rest of the queue is counted
-// as not parsed.
+// as not parsed; a write after it is counted too.
 func TestFeedSummaryStopsWaiting(t *testing.T) {
-	p := New(Config{Dir: "/p"})
-	f := NewFeed(p, 0)
-	stuck := make(chan struct{})
-	f.parse = func(b []byte) {
-		<-stuck
-		p.Write(b)
-	}
-	f.Write([]byte("/p/A.java:1: error: first\n"))
-	f.Write([]byte("/p/B.java:1: error: second\n"))
-	type result struct {
-		s       Summary
-		dropped int64
-	}
-	done := make(chan result)
-	go func() {
-		s, d := f.Summary(time.Millisecond)
-		done <- result{s, d}
-	}()
-	// Summary gives up waiting and then waits only for the piece being
-	// parsed, which the test releases.
-	for {
-		f.mu.Lock()
-		stopped := f.stopped
-		f.mu.Unlock()
-		if stopped {
-			break
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Config{Dir: "/p"})
+		f := NewFeed(p, 0)
+		stuck := make(chan struct{})
+		f.parse = func(b []byte) {
+			<-stuck
+			p.Write(b)
 		}
+		f.Write([]byte("/p/A.java:1: error: first\n"))
+		second := "/p/B.java:1: error: second\n"
+		f.Write([]byte(second))
+		type result struct {
+			s       Summary
+			dropped int64
+		}
+		done := make(chan result, 1)
+		go func() {
+			s, d := f.Summary(time.Minute)
+			done <- result{s, d}
+		}()
+		time.Sleep(time.Minute) // the bubble's clock: Summary's wait runs out
+		synctest.Wait()
 		select {
 		case r := <-done:
 			t.Fatalf("Summary returned while the parser was stuck: %v", r)
-		case <-time.After(time.Millisecond):
+		default:
 		}
-	}
-	close(stuck)
-	select {
-	case r := <-done:
-		if r.dropped != int64(len("/p/B.java:1: error: second\n")) || len(r.s.Diagnostics) != 1 {
+		close(stuck)
+		r := <-done
+		if r.dropped != int64(len(second)) || len(r.s.Diagnostics) != 1 || r.s.Diagnostics[0].File != "A.java" {
 			t.Fatalf("dropped %d, diagnostics %v", r.dropped, r.s.Diagnostics)
 		}
-	case <-time.After(time.Minute):
-		t.Fatal("Summary did not return a minute after the parser was released")
-	}
-	if n, _ := f.Write([]byte("/p/C.java:1: error: late\n")); n == 0 {
-		t.Fatal("a write after Summary failed")
-	}
+		f.Write([]byte("/p/C.java:1: error: late\n"))
+		if _, dropped := f.Summary(time.Minute); dropped != r.dropped+int64(len("/p/C.java:1: error: late\n")) {
+			t.Fatalf("dropped %d after a late write", dropped)
+		}
+	})
 }
