@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/internal/cycle"
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -200,6 +201,9 @@ func (g *Guard) Run(ctx context.Context, argv []string) (int, error) {
 	c := g.cfg
 	if len(argv) == 0 {
 		return 0, refused(FixNone, "no command given")
+	}
+	if err := cycle.Finite(argv); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrInvalidOption, err) // docs/decisions.md#D20
 	}
 	g.announce()
 	transcript, err := g.check()

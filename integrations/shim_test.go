@@ -245,6 +245,19 @@ func TestShimPassthrough(t *testing.T) {
 		{"--continuous runs buildguard --continuous", "buildguard-gradle",
 			[]string{"--continuous", "classes"},
 			func(tool string) []string { return []string{"--continuous", "--", tool, "--continuous", "classes"} }},
+		{"-qt runs buildguard --continuous", "buildguard-gradle",
+			[]string{"-qt", "classes"},
+			func(tool string) []string { return []string{"--continuous", "--", tool, "-qt", "classes"} }},
+		{"-tq and -continuous run buildguard --continuous", "buildguard-gradle",
+			[]string{"classes", "-tq", "-continuous"},
+			func(tool string) []string {
+				return []string{"--continuous", "--", tool, "classes", "-tq", "-continuous"}
+			}},
+		{"values, long names and task arguments are not -t", "buildguard-gradle",
+			[]string{"-xtest", "-Dt=1", "-stacktrace", "-status", "--tests", "-t=x", "classes", "--", "-t"},
+			func(tool string) []string {
+				return []string{"--", tool, "-xtest", "-Dt=1", "-stacktrace", "-status", "--tests", "-t=x", "classes", "--", "-t"}
+			}},
 		{"-t after options runs buildguard --continuous", "buildguard-gradle",
 			[]string{"--owner", "o", "--", "classes", "-t", "--offline"},
 			func(tool string) []string {

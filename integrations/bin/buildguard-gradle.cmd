@@ -89,10 +89,12 @@ exit /b %ERRORLEVEL%
 
 rem ---------------------------------------------------------------------------
 :refuse
-rem Exit 1 (after the message) when %1 is a long-running build; -t and --continuous set BG_CONT.
+rem Exit 1 (after the message) when %1 is a long-running build; -t, --continuous and -continuous
+rem set BG_CONT (buildguard refuses Gradle's other spellings of them, naming the flag).
 set "BG_A=%~1"
 if "%BG_A%"=="-t" set "BG_CONT=--continuous"
 if "%BG_A%"=="--continuous" set "BG_CONT=--continuous"
+if "%BG_A%"=="-continuous" set "BG_CONT=--continuous"
 if "%BG_A%"=="bootRun" goto :refuselong
 if "%BG_A:~-8%"==":bootRun" goto :refuselong
 exit /b 0

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/buildguard/buildguard/buildguard"
+	"github.com/buildguard/buildguard/internal/cycle"
 )
 
 // wrapAdvice is what the wrapper tells its user to do after a refusal, in
@@ -57,6 +58,10 @@ func wrapText(err error) string {
 		case buildguard.SettingGrace:
 			return buildguard.ErrInvalidOption.Error() + ": --grace needs a duration such as 10s or 500ms"
 		}
+	}
+	var ce *cycle.ContinuousError
+	if errors.As(err, &ce) {
+		return fmt.Sprintf("%v: one guarded build would hold the output of every cycle until Gradle exits; put --continuous before --, as in buildguard --continuous -- ./gradlew %s classes, to guard each cycle as one build", ce, ce.Flag)
 	}
 	text := wrapAdvice.Word(err)
 	var ue *buildguard.UnconfirmedError

@@ -124,11 +124,18 @@ func Open(cfg Config) (_ *Channel, err error) {
 }
 
 // Argv returns argv with the init script and the channel applied: the
-// user's arguments unchanged, then --init-script, the channel property and
-// the configuration cache turned off.
+// user's options unchanged, then --init-script, the channel property and
+// the configuration cache turned off, then the "--" that ends Gradle's
+// options and what follows it, when argv has one (after it, Gradle would
+// take them for task arguments).
 func (c *Channel) Argv(argv []string) []string {
-	out := append([]string(nil), argv...)
-	return append(out, "--init-script", c.script, "-P"+ChannelProperty+"="+c.file, noConfigurationCache)
+	end := len(argv)
+	if len(argv) > 0 {
+		end = 1 + parseGradle(argv[1:]).end
+	}
+	out := append([]string(nil), argv[:end]...)
+	out = append(out, "--init-script", c.script, "-P"+ChannelProperty+"="+c.file, noConfigurationCache)
+	return append(out, argv[end:]...)
 }
 
 // Next waits for the next cycle's start, from a connection that presented

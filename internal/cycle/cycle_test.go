@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,21 @@ func TestCheck(t *testing.T) {
 		{[]string{"./gradlew", "--continuous=true", "classes"}, ErrNotContinuous},
 		{[]string{"./gradlew", "-t", "--configuration-cache", "classes"}, ErrConfigurationCache},
 		{[]string{"./gradlew", "-t", "--configuration-cache=true"}, ErrConfigurationCache},
+		{[]string{"./gradlew", "-t", "-configuration-cache"}, ErrConfigurationCache},
+		// Every spelling of continuous mode Gradle 4.4.1's parser accepts.
+		{[]string{"gradle", "-qt", "classes"}, nil},
+		{[]string{"gradle", "-tq", "classes"}, nil},
+		{[]string{"gradle", "-continuous", "classes"}, nil},
+		{[]string{"gradle", "classes", "-i", "-mt"}, nil},
+		{[]string{"gradle", "test", "--tests", "Foo", "-t"}, nil},
+		// Not continuous: values and task arguments that contain a t.
+		{[]string{"gradle", "-xtest", "classes"}, ErrNotContinuous},
+		{[]string{"gradle", "-Dt=1", "-Ptarget=x", "-Itools.gradle", "classes"}, ErrNotContinuous},
+		{[]string{"gradle", "-stacktrace", "-status", "classes"}, ErrNotContinuous},
+		{[]string{"gradle", "-t=x", "classes"}, ErrNotContinuous},
+		{[]string{"gradle", "-t-not", "-qxt", "classes"}, ErrNotContinuous}, // Gradle's own errors
+		{[]string{"gradle", "classes", "--", "-t"}, ErrNotContinuous},
+		{[]string{"gradle", "classes", "--", "--configuration-cache", "-t"}, ErrNotContinuous},
 	} {
 		err := Check(tc.argv)
 		if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
@@ -37,6 +53,52 @@ func TestCheck(t *testing.T) {
 		}
 		if err != nil && !strings.Contains(err.Error(), "--continuous") && !strings.Contains(err.Error(), "leave it out") {
 			t.Errorf("Check(%q) = %q: does not say what to run instead", tc.argv, err)
+		}
+	}
+}
+
+// TestFinite: the guard of one build refuses a continuous Gradle command in
+// every spelling Gradle accepts, naming the argument, and lets everything
+// else through (docs/decisions.md#D20).
+func TestFinite(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		flag string
+	}{
+		{[]string{"gradle", "-t", "classes"}, "-t"},
+		{[]string{"./gradlew", "-qt", "classes"}, "-qt"},
+		{[]string{"./gradlew", "-tq", "classes"}, "-tq"},
+		{[]string{`C:\p\gradlew.bat`, "classes", "--continuous"}, "--continuous"},
+		{[]string{"gradle", "-continuous", "classes"}, "-continuous"},
+		{[]string{"gradle", "-xtest", "classes"}, ""},
+		{[]string{"gradle", "classes", "--", "-t"}, ""},
+		{[]string{"gradle", "classes"}, ""},
+		{[]string{"mvn", "-t", "compile"}, ""}, // Maven's -t is --toolchains
+		{nil, ""},
+	} {
+		err := Finite(tc.argv)
+		var ce *ContinuousError
+		switch {
+		case tc.flag == "" && err != nil:
+			t.Errorf("Finite(%q) = %v, want nil", tc.argv, err)
+		case tc.flag != "" && (!errors.As(err, &ce) || ce.Flag != tc.flag || !errors.Is(err, ErrContinuous)):
+			t.Errorf("Finite(%q) = %v, want a ContinuousError naming %s", tc.argv, err, tc.flag)
+		}
+	}
+}
+
+// TestArgvBeforeEndOfOptions: the channel's arguments go before a "--" that
+// ends Gradle's options, where Gradle reads them as options.
+func TestArgvBeforeEndOfOptions(t *testing.T) {
+	c := open(t)
+	ours := []string{"--init-script", c.script, "-Pbuildguard.cycleChannel=" + c.file, "-Dorg.gradle.configuration-cache=false"}
+	for _, tc := range []struct{ argv, want []string }{
+		{[]string{"gradle", "-t", "classes", "--"}, append(append([]string{"gradle", "-t", "classes"}, ours...), "--")},
+		{[]string{"gradle", "-t", "test", "--", "--tests", "X"}, append(append([]string{"gradle", "-t", "test"}, ours...), "--", "--tests", "X")},
+		{[]string{"gradle", "-t", "classes"}, append([]string{"gradle", "-t", "classes"}, ours...)},
+	} {
+		if got := c.Argv(tc.argv); !slices.Equal(got, tc.want) {
+			t.Errorf("Argv(%q) = %q, want %q", tc.argv, got, tc.want)
 		}
 	}
 }

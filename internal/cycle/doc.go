@@ -5,9 +5,10 @@
 //
 // It owns:
 //   - the rule for the command (Check): a Gradle command (gradle, gradlew,
-//     gradle.bat, gradlew.bat) in continuous mode (-t or --continuous),
-//     without --configuration-cache, whose cached runs would skip the init
-//     script;
+//     gradle.bat, gradlew.bat) in continuous mode (-t or --continuous, in
+//     every spelling Gradle's parser accepts), without
+//     --configuration-cache, whose cached runs would skip the init script;
+//     and its converse for the guard of one build (Finite);
 //   - the channel (Open): a private directory (mode 0700) holding the init
 //     script and a channel file (mode 0600) with the socket's port and a
 //     per-run secret, a listener on 127.0.0.1, and Argv, which applies both
