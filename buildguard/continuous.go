@@ -311,13 +311,7 @@ func (st *cycles) serve(ctx context.Context, ch *cycle.Channel, s *session) {
 			continue
 		}
 		if err := s.g.startHold(ctx, func() error { return s.build(ctx, agentproto.BuildStarted) }); err != nil {
-			st.releaseTurn()
-			rerr := refusedStart(err)
-			rerr.Stage = "BUILD started was not acknowledged"
-			if rerr := cy.Refuse(fmt.Sprintf("cycle %d: %v", n, rerr)); rerr != nil {
-				s.g.log.Debug("telling the init script of the refusal failed", "error", rerr)
-			}
-			st.report(CycleReport{N: n, Outcome: CycleRefused, Duration: time.Since(begin), Err: rerr})
+			st.refuseStart(ctx, s, cy, n, begin, err)
 			if s.lostError() != nil {
 				return
 			}
@@ -360,6 +354,31 @@ func (st *cycles) serve(ctx context.Context, ch *cycle.Channel, s *session) {
 			return
 		}
 	}
+}
+
+// refuseStart ends cycle n, whose `BUILD started` was not acknowledged
+// (err), before any of its tasks runs. Unless the agent rejected it, the
+// agent may have taken the hold although its acknowledgement never came:
+// `BUILD failed` follows on the connection (docs/decisions.md#D21), and the
+// output counts as held for this owner; a `BUILD failed` not acknowledged
+// either makes the run's end unconfirmed.
+func (st *cycles) refuseStart(ctx context.Context, s *session, cy *cycle.Cycle, n int, begin time.Time, err error) {
+	rerr := refusedStart(err)
+	rerr.Stage = "BUILD started was not acknowledged"
+	if !errors.Is(err, agentproto.ErrRejected) {
+		st.held = true
+		if ferr := s.build(ctx, agentproto.BuildFailed); ferr != nil {
+			st.unconfirmed = true
+			rerr.After = fmt.Sprintf("then BUILD failed was not acknowledged either (%v): if the agent took the hold, it keeps the output held for this owner until a cycle succeeds", ferr)
+		} else {
+			rerr.After = "then BUILD failed was acknowledged: if the agent took the hold after all, it keeps the output held for this owner until a cycle succeeds"
+		}
+	}
+	st.releaseTurn()
+	if err := cy.Refuse(fmt.Sprintf("cycle %d: %v", n, rerr)); err != nil {
+		s.g.log.Debug("telling the init script of the refusal failed", "error", err)
+	}
+	st.report(CycleReport{N: n, Outcome: CycleRefused, Duration: time.Since(begin), Err: rerr})
 }
 
 // session is a continuous run's one agent connection: read and dropped

@@ -308,6 +308,42 @@ func TestRunContinuousRefusedCycle(t *testing.T) {
 	}
 }
 
+// TestRunContinuousLostStartAck: a cycle whose BUILD started took the
+// hold but whose acknowledgement never came is refused, and BUILD failed
+// follows on the same connection (docs/decisions.md#D21): the output
+// counts as held, and the run does not exit 0.
+func TestRunContinuousLostStartAck(t *testing.T) {
+	var starts atomic.Int32
+	h := newContinuousHarness(t, "ok,ok", fakeagent.WithFaults(fakeagent.Faults{
+		Reply: func(r *fakeagent.Reply) {
+			if r.State == agentproto.BuildStarted && starts.Add(1) == 2 {
+				r.Drop = true
+			}
+		},
+	}))
+	h.cfg.Timeout = 300 * time.Millisecond
+	run, code, err := h.run(t)
+	if err != nil || code != 1 {
+		t.Fatalf("RunContinuous = %d, %v; want 1 (Gradle's exit), nil\nstdout:\n%s", code, err, h.stdout)
+	}
+	if got, want := h.builds(), "started,ok,started,failed"; got != want {
+		t.Errorf("agent got BUILD %s, want %s", got, want)
+	}
+	if got, want := h.outcomes(), "1:ok:released,2:refused:held"; got != want {
+		t.Errorf("reports %s, want %s", got, want)
+	}
+	var rerr *RefusalError
+	if !errors.As(h.reports[1].Err, &rerr) || !strings.Contains(rerr.After, "BUILD failed was acknowledged") {
+		t.Errorf("refused cycle's error %v, want it to say BUILD failed was acknowledged", h.reports[1].Err)
+	}
+	if !run.Held {
+		t.Error("run reports no output held; the agent may hold it for the lost start")
+	}
+	if holding, owner := h.agent.Hold(); !holding || owner != "cycle-owner" {
+		t.Errorf("agent hold = %v %q, want held for cycle-owner", holding, owner)
+	}
+}
+
 // TestRunContinuousCycleWaitsForTheHandover: a cycle whose BUILD started
 // is rejected while the hold before it is still being released
 // (docs/agent-protocol.md#5) asks again and runs (docs/decisions.md#D18).
