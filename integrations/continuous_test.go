@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
+	gradleinit "github.com/buildguard/buildguard/integrations/gradle"
 	"github.com/buildguard/buildguard/internal/proc"
 	"github.com/buildguard/buildguard/internal/testsupport/testbin"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
@@ -354,6 +355,37 @@ func TestContinuousGradle(t *testing.T) {
 		mustContain(t, "stderr", r.stderr.String(), "after 2 cycles; the output stays held for this owner")
 		if members, err := proc.GroupMembers(childGroup); err != nil || len(members) != 0 {
 			t.Errorf("the Gradle client's process group %d still has %v (%v)", childGroup, members, err)
+		}
+	})
+
+	// A copy of the init script in the Gradle user home's init.d applies it
+	// a second time to every cycle, which does nothing; -qt is continuous,
+	// and a trailing "--" leaves buildguard's options before it.
+	t.Run("init.d copy, -qt and --", func(t *testing.T) {
+		dir := project(t, "init.d copy")
+		initD := filepath.Join(home, "init.d")
+		writeFiles(t, initD, map[string]string{"buildguard-cycles.init.gradle": string(gradleinit.CyclesInitScript)})
+		t.Cleanup(func() { os.RemoveAll(initD) })
+		agent := fakeagent.NewServer(t)
+		r := startCommand(t, dir, home, []string{exe, "--port-file", agent.PortFile(), "--owner", "cycle-owner", "--continuous", "--",
+			"gradle", "--offline", "-qt", "-Ptest.agentPort=" + strconv.Itoa(agent.Port()), "classes", "--"})
+		lines := []string{r.cycle(t, 1)}
+		r.writeSource(t, "int v;")
+		lines = append(lines, r.cycle(t, 2))
+		for i, l := range lines {
+			if m := cycleLineRE.FindStringSubmatch(l); m == nil || m[2] != "ok" {
+				t.Errorf("cycle %d line %q, want ok and released\nstdout:\n%s\nstderr:\n%s", i+1, l, r.stdout, r.stderr)
+			}
+		}
+		if got, want := agentSequence(agent), "started,task,ok,started,task,ok"; got != want {
+			t.Errorf("agent saw %s, want %s", got, want)
+		}
+		r.cmd.Process.Signal(syscall.SIGINT)
+		if code := r.waitExit(t, time.Minute); code != 130 {
+			t.Errorf("exit %d after SIGINT, want 130\nstderr:\n%s", code, r.stderr)
+		}
+		if strings.Contains(r.stdout.String()+r.stderr.String(), "refused") {
+			t.Errorf("a cycle was refused:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 		}
 	})
 

@@ -65,6 +65,7 @@ type Channel struct {
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
+	busy  bool // a cycle's start was accepted and its connection is not closed yet
 }
 
 // Open creates the private directory, writes the init script and the
@@ -243,12 +244,42 @@ func (c *Channel) hello(nc net.Conn) {
 		return
 	}
 	nc.SetReadDeadline(time.Time{})
-	cy := &Cycle{nc: nc, br: br, done: func() { c.untrack(nc) }}
+	if !c.claim() {
+		// The script applied twice to one build: the second start would
+		// wait for the end of the first, which waits for the second.
+		c.log.Warn("a second cycle started while one runs: the cycle init script is applied twice; refused it")
+		second := &Cycle{nc: nc, br: br, done: func() { c.untrack(nc) }}
+		second.Refuse(errTwice)
+		return
+	}
+	cy := &Cycle{nc: nc, br: br, done: func() { c.release(); c.untrack(nc) }}
 	select {
 	case c.starts <- cy:
 	case <-c.closed:
-		c.untrack(nc)
+		cy.Close()
 	}
+}
+
+// errTwice is the refusal of a start that arrives while a cycle runs.
+const errTwice = "a cycle of this run is already running: the buildguard cycles init script is applied twice to this build " +
+	"(a copy in ~/.gradle/init.d/ or a second --init-script); remove the copy, buildguard applies the script itself"
+
+// claim marks a cycle as running; false when one already runs.
+func (c *Channel) claim() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.busy {
+		return false
+	}
+	c.busy = true
+	return true
+}
+
+// release marks the running cycle as ended.
+func (c *Channel) release() {
+	c.mu.Lock()
+	c.busy = false
+	c.mu.Unlock()
 }
 
 // validStart reports whether line is a start with the run's secret.

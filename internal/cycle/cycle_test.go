@@ -291,6 +291,34 @@ func TestChannelRefusesStrangers(t *testing.T) {
 	}
 }
 
+// TestChannelRefusesASecondStart: a start while a cycle runs (the init
+// script applied twice to one build) is refused at once, saying why; the
+// running cycle goes on, and the next start after it ended is a cycle.
+func TestChannelRefusesASecondStart(t *testing.T) {
+	c := open(t)
+	first := dialScript(t, c, "")
+	cy := next(t, c)
+	cy.Ack(1)
+	if got := first.read(); got != "ack 1" {
+		t.Fatalf("first script read %q, want ack 1", got)
+	}
+	second := dialScript(t, c, "")
+	if got := second.read(); !strings.HasPrefix(got, "refused ") || !strings.Contains(got, "applied twice") {
+		t.Errorf("second start answered %q, want refused: applied twice", got)
+	}
+	first.send("finish ok")
+	if res, err := cy.Result(context.Background()); res != OK || err != nil {
+		t.Fatalf("first cycle's Result = %v, %v; want ok", res, err)
+	}
+	cy.Finish(1, true)
+	third := dialScript(t, c, "")
+	cy = next(t, c)
+	cy.Ack(2)
+	if got := third.read(); got != "ack 2" {
+		t.Errorf("the next cycle's script read %q, want ack 2", got)
+	}
+}
+
 // TestChannelCloseEndsCycle: closing the channel while a cycle waits for
 // its finish ends the script's connection and Result with Lost (or ctx).
 func TestChannelCloseEndsCycle(t *testing.T) {

@@ -25,8 +25,9 @@
 //	wrapper: released N           | held N
 //
 // A connection whose first line is not a start with the run's secret is
-// closed unanswered. A cycle whose connection ends before its finish line
-// failed.
+// closed unanswered. A start while another cycle's connection is open (the
+// script applied twice to one build) is refused at once. A cycle whose
+// connection ends before its finish line failed.
 //
 // It does not own the agent, the hold or what a cycle's end means for it
 // (package buildguard does), nor any wording a user sees.
