@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,8 +30,23 @@ const (
 	channelName = "channel.properties"
 )
 
-// helloTimeout bounds the wait for a new connection's start line.
-const helloTimeout = 5 * time.Second
+// The bounds on connections that have not shown the run's secret yet, so
+// that no other process can keep a cycle waiting, exhaust the wrapper's
+// descriptors or fill its log (docs/decisions.md#D23).
+const (
+	// helloTimeout bounds the wait for a new connection's start line; the
+	// script sends it as soon as it is connected.
+	helloTimeout = 2 * time.Second
+	// maxPending is how many connections may await their start line at
+	// once; one more closes the one that has waited longest.
+	maxPending = 16
+	// maxStrangerLogs is how many refused connections (and failed accepts)
+	// are logged one by one; the rest are counted, and Close logs the count.
+	maxStrangerLogs = 3
+)
+
+// writeTimeout bounds each answer to the script.
+const writeTimeout = 5 * time.Second
 
 // ErrClosed is returned by Next once the channel is closed.
 var ErrClosed = errors.New("cycle channel closed")
@@ -47,6 +63,9 @@ type Config struct {
 	TempDir string
 	// Logger receives debug and warning lines; nil means none.
 	Logger hclog.Logger
+
+	// listen replaces net.Listen in tests (fault injection).
+	listen func(network, address string) (net.Listener, error)
 }
 
 // Channel is one run's cycle channel: a private directory with the init
@@ -63,9 +82,12 @@ type Channel struct {
 	once   sync.Once
 	wg     sync.WaitGroup
 
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	busy  bool // a cycle's start was accepted and its connection is not closed yet
+	mu        sync.Mutex
+	conns     map[net.Conn]struct{}
+	pending   []net.Conn // awaiting their start line, oldest first; at most maxPending
+	busy      bool       // a cycle's start was accepted and its connection is not closed yet
+	strangers int        // connections closed without a start with the run's secret
+	failures  int        // failed accepts
 }
 
 // Open creates the private directory, writes the init script and the
@@ -107,7 +129,10 @@ func Open(cfg Config) (_ *Channel, err error) {
 	if err := os.WriteFile(c.script, cfg.Script, 0o600); err != nil {
 		return nil, fmt.Errorf("opening the cycle channel: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if cfg.listen == nil {
+		cfg.listen = net.Listen
+	}
+	ln, err := cfg.listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("opening the cycle channel: %w", err)
 	}
@@ -168,6 +193,9 @@ func (c *Channel) Close() error {
 		c.mu.Unlock()
 		c.wg.Wait()
 		c.removeFiles()
+		if c.strangers > maxStrangerLogs {
+			c.log.Warn("closed connections to the cycle channel that did not start a cycle with this run's secret", "count", c.strangers)
+		}
 	})
 	return nil
 }
@@ -185,23 +213,31 @@ func (c *Channel) removeFiles() {
 	}
 }
 
+// accept accepts connections until the channel is closed. A failed accept
+// (out of descriptors, a connection aborted before it was accepted) is
+// tried again after a pause that doubles up to a second: the build's own
+// connection must still get in.
 func (c *Channel) accept() {
 	defer c.wg.Done()
+	var pause time.Duration
 	for {
 		nc, err := c.ln.Accept()
 		if err != nil {
+			if c.isClosed() {
+				return
+			}
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			if c.count(&c.failures) <= maxStrangerLogs {
+				c.log.Warn("accepting a cycle connection failed; trying again", "error", err, "pause", pause)
+			}
 			select {
+			case <-time.After(pause):
 			case <-c.closed:
 				return
-			default:
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			c.log.Warn("accepting a cycle connection failed; cycles can no longer start", "error", err)
-			return
+			continue
 		}
+		pause = 0
 		if !c.track(nc) {
 			nc.Close()
 			return
@@ -211,21 +247,63 @@ func (c *Channel) accept() {
 	}
 }
 
-// track registers nc for Close; false when the channel is already closed.
+func (c *Channel) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// count adds one to *n under the lock and returns it.
+func (c *Channel) count(n *int) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	*n++
+	return *n
+}
+
+// track registers nc for Close, as awaiting its start line; when
+// maxPending connections already await theirs, the oldest is closed. It
+// returns false when the channel is already closed.
 func (c *Channel) track(nc net.Conn) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	select {
-	case <-c.closed:
+	if c.isClosed() {
 		return false
-	default:
 	}
+	if len(c.pending) >= maxPending {
+		c.pending[0].Close() // its hello sees the error and untracks it
+		c.pending = c.pending[1:]
+	}
+	c.pending = append(c.pending, nc)
 	c.conns[nc] = struct{}{}
+	return true
+}
+
+// started takes nc off the pending list once it sent a valid start; false
+// when it was closed as the oldest pending one first.
+func (c *Channel) started(nc net.Conn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unpend(nc)
+}
+
+// unpend takes nc off the pending list; false when it was not on it. The
+// caller holds c.mu.
+func (c *Channel) unpend(nc net.Conn) bool {
+	i := slices.Index(c.pending, nc)
+	if i < 0 {
+		return false
+	}
+	c.pending = slices.Delete(c.pending, i, i+1)
 	return true
 }
 
 func (c *Channel) untrack(nc net.Conn) {
 	c.mu.Lock()
+	c.unpend(nc)
 	delete(c.conns, nc)
 	c.mu.Unlock()
 	nc.Close()
@@ -238,9 +316,8 @@ func (c *Channel) hello(nc net.Conn) {
 	nc.SetReadDeadline(time.Now().Add(helloTimeout))
 	br := bufio.NewReaderSize(nc, MaxLine)
 	line, err := readLine(br)
-	if err != nil || !c.validStart(line) {
-		c.log.Warn("a connection to the cycle channel did not start a cycle with this run's secret; closed it", "remote", nc.RemoteAddr().String(), "error", err)
-		c.untrack(nc)
+	if err != nil || !c.validStart(line) || !c.started(nc) {
+		c.stranger(nc, err)
 		return
 	}
 	nc.SetReadDeadline(time.Time{})
@@ -258,6 +335,19 @@ func (c *Channel) hello(nc net.Conn) {
 	case <-c.closed:
 		cy.Close()
 	}
+}
+
+// stranger closes nc, which did not start a cycle with the run's secret
+// (err is why, when reading failed), and logs it if it is one of the first
+// maxStrangerLogs.
+func (c *Channel) stranger(nc net.Conn, err error) {
+	switch n := c.count(&c.strangers); {
+	case n <= maxStrangerLogs:
+		c.log.Warn("a connection to the cycle channel did not start a cycle with this run's secret; closed it", "remote", nc.RemoteAddr().String(), "error", err)
+	case n == maxStrangerLogs+1:
+		c.log.Warn("more connections to the cycle channel without this run's secret; closing them, counted but not logged one by one")
+	}
+	c.untrack(nc)
 }
 
 // errTwice is the refusal of a start that arrives while a cycle runs.
@@ -336,7 +426,7 @@ type Cycle struct {
 }
 
 func (cy *Cycle) write(line string) error {
-	cy.nc.SetWriteDeadline(time.Now().Add(helloTimeout))
+	cy.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 	_, err := io.WriteString(cy.nc, line+"\n")
 	return err
 }

@@ -2,15 +2,22 @@ package cycle
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 func TestCheck(t *testing.T) {
@@ -288,6 +295,125 @@ func TestChannelRefusesStrangers(t *testing.T) {
 	}
 	if got := s.read(); got != "EOF" {
 		t.Errorf("connection still open after the refusal (read %q)", got)
+	}
+}
+
+// TestChannelBoundsStrangers: connections without the run's secret cannot
+// pile up (at most maxPending await their start line; more close the
+// oldest), fill the log (the first few are logged, the rest counted) or
+// keep the script's own connection out (docs/decisions.md#D23).
+func TestChannelBoundsStrangers(t *testing.T) {
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	c, err := Open(Config{Script: []byte("// script\n"), TempDir: t.TempDir(), Logger: hclog.New(&hclog.LoggerOptions{
+		Output: lockedWriter{&logMu, &logs}, Level: hclog.Warn,
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	port, _ := channelFile(t, c)
+	dial := func() net.Conn {
+		nc, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		nc.SetDeadline(time.Now().Add(20 * time.Second))
+		return nc
+	}
+	const idle, garbage = 100, 50
+	before := openFiles(t)
+	for range idle {
+		dial() // connects and says nothing
+	}
+	s := dialScript(t, c, "")
+	cy := next(t, c) // accepted after every idle connection
+	// The process holds both ends: the test's idle+1 and the channel's.
+	if kept := openFiles(t) - before - (idle + 1); kept > maxPending+1 {
+		t.Errorf("the channel keeps %d connections open after %d idle strangers, want at most %d and the cycle's", kept, idle, maxPending)
+	}
+	cy.Ack(1)
+	if got := s.read(); got != "ack 1" {
+		t.Errorf("script read %q, want ack 1", got)
+	}
+	for range garbage {
+		nc := dial()
+		nc.Write([]byte("GET / HTTP/1.1\n"))
+		if b, err := bufio.NewReader(nc).ReadString('\n'); err == nil {
+			t.Fatalf("a stranger was answered %q", b)
+		}
+	}
+	logMu.Lock()
+	perStranger := strings.Count(logs.String(), "did not start a cycle with this run's secret; closed it")
+	logMu.Unlock()
+	if perStranger > maxStrangerLogs {
+		t.Errorf("%d log lines for %d strangers, want at most %d:\n%s", perStranger, garbage, maxStrangerLogs, logs.String())
+	}
+	cy.Close()
+	c.Close()
+	if !strings.Contains(logs.String(), "count=") {
+		t.Errorf("Close did not log how many strangers were closed:\n%s", logs.String())
+	}
+}
+
+// openFiles is the number of the process's open descriptors.
+func openFiles(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot count open descriptors: %v", err)
+	}
+	return len(fds)
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// failingListener fails its first n accepts as a process out of
+// descriptors does.
+type failingListener struct {
+	net.Listener
+	n atomic.Int32
+}
+
+func (l *failingListener) Accept() (net.Conn, error) {
+	if l.n.Add(-1) >= 0 {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	return l.Listener.Accept()
+}
+
+// TestChannelAcceptsAfterFailures: an accept that fails (out of
+// descriptors) is tried again; the script's connection still starts its
+// cycle.
+func TestChannelAcceptsAfterFailures(t *testing.T) {
+	c, err := Open(Config{Script: []byte("// script\n"), TempDir: t.TempDir(), listen: func(network, address string) (net.Listener, error) {
+		ln, err := net.Listen(network, address)
+		if err != nil {
+			return nil, err
+		}
+		fl := &failingListener{Listener: ln}
+		fl.n.Store(3)
+		return fl, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	s := dialScript(t, c, "")
+	cy := next(t, c)
+	cy.Ack(1)
+	if got := s.read(); got != "ack 1" {
+		t.Errorf("script read %q, want ack 1", got)
 	}
 }
 
