@@ -74,6 +74,7 @@ type Config struct {
 type Channel struct {
 	dir, script, file string
 	secret            string
+	lock              *os.File // held (locked) while the run lives; see removeStale
 	ln                net.Listener
 	log               hclog.Logger
 
@@ -107,7 +108,8 @@ func Open(cfg Config) (_ *Channel, err error) {
 	if _, err := rand.Read(buf); err != nil {
 		return nil, fmt.Errorf("opening the cycle channel: %w", err)
 	}
-	dir, err := os.MkdirTemp(cfg.TempDir, "buildguard-cycles-")
+	removeStale(cfg.TempDir, cfg.Logger)
+	dir, err := os.MkdirTemp(cfg.TempDir, dirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("opening the cycle channel: %w", err)
 	}
@@ -126,6 +128,9 @@ func Open(cfg Config) (_ *Channel, err error) {
 			c.removeFiles()
 		}
 	}()
+	if c.lock, err = holdLock(filepath.Join(dir, lockName)); err != nil {
+		return nil, fmt.Errorf("opening the cycle channel: %w", err)
+	}
 	if err := os.WriteFile(c.script, cfg.Script, 0o600); err != nil {
 		return nil, fmt.Errorf("opening the cycle channel: %w", err)
 	}
@@ -200,10 +205,13 @@ func (c *Channel) Close() error {
 	return nil
 }
 
-// removeFiles deletes the two files Open wrote and its directory, nothing
-// else: a directory someone else filled stays.
+// removeFiles lets go of the lock and deletes the files Open wrote and its
+// directory, nothing else: a directory someone else filled stays.
 func (c *Channel) removeFiles() {
-	for _, p := range []string{c.script, c.file} {
+	if c.lock != nil {
+		c.lock.Close() // before its removal: Windows keeps an open file
+	}
+	for _, p := range []string{c.script, c.file, filepath.Join(c.dir, lockName)} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			c.log.Warn("removing a cycle channel file failed", "path", p, "error", err)
 		}
