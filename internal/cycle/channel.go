@@ -86,7 +86,7 @@ type Channel struct {
 	mu        sync.Mutex
 	conns     map[net.Conn]struct{}
 	pending   []net.Conn // awaiting their start line, oldest first; at most maxPending
-	busy      bool       // a cycle's start was accepted and its connection is not closed yet
+	busy      bool       // a cycle's start was accepted and its end not read, nor its last answer sent
 	strangers int        // connections closed without a start with the run's secret
 	failures  int        // failed accepts
 }
@@ -337,7 +337,7 @@ func (c *Channel) hello(nc net.Conn) {
 		second.Refuse(errTwice)
 		return
 	}
-	cy := &Cycle{nc: nc, br: br, done: func() { c.release(); c.untrack(nc) }}
+	cy := &Cycle{nc: nc, br: br, done: func() { c.untrack(nc) }, end: c.release}
 	select {
 	case c.starts <- cy:
 	case <-c.closed:
@@ -362,7 +362,8 @@ func (c *Channel) stranger(nc net.Conn, err error) {
 const errTwice = "a cycle of this run is already running: the buildguard cycles init script is applied twice to this build " +
 	"(a copy in ~/.gradle/init.d/ or a second --init-script); remove the copy, buildguard applies the script itself"
 
-// claim marks a cycle as running; false when one already runs.
+// claim marks a cycle as running, until Result has read its end or its
+// last answer is sent (Finish, Refuse, Close); false when one already runs.
 func (c *Channel) claim() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -431,6 +432,19 @@ type Cycle struct {
 	br   *bufio.Reader
 	done func()
 	once sync.Once
+	// end, when not nil, marks the cycle ended for the channel, once, when
+	// the script's finish (or its leaving) has been read, and at the
+	// latest before the last answer: the script may start the next cycle
+	// as soon as it has read that.
+	end     func()
+	endOnce sync.Once
+}
+
+// ended marks the cycle ended for the channel.
+func (cy *Cycle) ended() {
+	if cy.end != nil {
+		cy.endOnce.Do(cy.end)
+	}
 }
 
 func (cy *Cycle) write(line string) error {
@@ -450,6 +464,7 @@ func (cy *Cycle) Refuse(reason string) error {
 	if max := MaxLine - len("refused \n"); len(reason) > max {
 		reason = reason[:max]
 	}
+	cy.ended()
 	err := cy.write("refused " + reason)
 	cy.Close()
 	return err
@@ -465,6 +480,10 @@ func (cy *Cycle) Result(ctx context.Context) (Result, error) {
 	if ctx.Err() != nil {
 		return Lost, ctx.Err()
 	}
+	// The script sent its finish or left: a start from now on is the next
+	// cycle's (the script gives up on an answer after waitMs and Gradle
+	// goes on), not a second application's, which comes before any finish.
+	cy.ended()
 	switch {
 	case err != nil:
 		return Lost, nil
@@ -483,6 +502,7 @@ func (cy *Cycle) Finish(n int, released bool) error {
 	if released {
 		word = "released "
 	}
+	cy.ended()
 	err := cy.write(word + strconv.Itoa(n))
 	cy.Close()
 	return err
@@ -490,5 +510,6 @@ func (cy *Cycle) Finish(n int, released bool) error {
 
 // Close closes the connection; it is idempotent.
 func (cy *Cycle) Close() {
+	cy.ended()
 	cy.once.Do(cy.done)
 }

@@ -25,7 +25,7 @@
 //	wrapper: released N           | held N
 //
 // A connection whose first line is not a start with the run's secret is
-// closed unanswered. A start while another cycle's connection is open (the
+// closed unanswered. A start while another cycle has not ended yet (the
 // script applied twice to one build) is refused at once. A cycle whose
 // connection ends before its finish line failed.
 //
