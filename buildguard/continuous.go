@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -215,7 +216,8 @@ func (g *Guard) concludeCycles(ctx context.Context, c Config, st *cycles, sess *
 	run.Cycles, run.Held = st.n, st.held
 
 	if lerr := sess.lostError(); lerr != nil {
-		unsafe = append(unsafe, fmt.Errorf("the agent connection was lost (%w), so the continuous build was stopped", lerr))
+		// First: it is why the ends above were not acknowledged.
+		unsafe = append([]error{fmt.Errorf("the agent connection was lost (%w), so the continuous build was stopped", lerr)}, unsafe...)
 	}
 	var left *StragglersError
 	switch {
@@ -227,7 +229,7 @@ func (g *Guard) concludeCycles(ctx context.Context, c Config, st *cycles, sess *
 	}
 	var uerr error
 	if len(unsafe) > 0 {
-		uerr = fmt.Errorf("%w: %w", ErrUnsafe, errors.Join(unsafe...))
+		uerr = fmt.Errorf("%w: %w", ErrUnsafe, unsafeEnd(unsafe))
 	}
 	switch {
 	case sig != nil:
@@ -241,6 +243,20 @@ func (g *Guard) concludeCycles(ctx context.Context, c Config, st *cycles, sess *
 	}
 	return run, code, nil
 }
+
+// unsafeEnd is every reason why a continuous run's end was not confirmed,
+// on one line: the run's end is one stderr line (docs/decisions.md#D20).
+type unsafeEnd []error
+
+func (e unsafeEnd) Error() string {
+	parts := make([]string, len(e))
+	for i, err := range e {
+		parts[i] = err.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (e unsafeEnd) Unwrap() []error { return e }
 
 // cycles is the state of a run's cycles. serve owns it while it runs; the
 // run reads it after serve returned.

@@ -437,6 +437,10 @@ func TestRunContinuousAgentLost(t *testing.T) {
 	if !errors.Is(res.err, ErrUnsafe) || res.code != 1 || !strings.Contains(res.err.Error(), "agent connection was lost") {
 		t.Fatalf("RunContinuous = %d, %v; want 1 and ErrUnsafe naming the lost agent", res.code, res.err)
 	}
+	// The run's end is one stderr line, the lost connection first.
+	if text := res.err.Error(); strings.Contains(text, "\n") || !strings.HasPrefix(text, "build did not complete safely: the agent connection was lost") {
+		t.Errorf("error %q, want one line that begins with the lost agent", text)
+	}
 	if n := len(h.reports); n != 2 || h.reports[1].Released || !errors.Is(h.reports[1].Err, ErrUnsafe) {
 		t.Errorf("reports %s (%v), want cycle 2 ended unconfirmed", h.outcomes(), h.reports)
 	}
