@@ -85,10 +85,10 @@ type Channel struct {
 
 	mu        sync.Mutex
 	conns     map[net.Conn]struct{}
-	pending   []net.Conn // awaiting their start line, oldest first; at most maxPending
-	busy      bool       // a cycle's start was accepted and its end not read, nor its last answer sent
-	strangers int        // connections closed without a start with the run's secret
-	failures  int        // failed accepts
+	pending   []net.Conn    // awaiting their start line, oldest first; at most maxPending
+	running   chan struct{} // closed when the running cycle ends (its end read or its last answer sent); nil when none runs
+	strangers int           // connections closed without a start with the run's secret
+	failures  int           // failed accepts
 }
 
 // Open creates the private directory, writes the init script and the
@@ -332,6 +332,7 @@ func (c *Channel) hello(nc net.Conn) {
 	if !c.claim() {
 		// The script applied twice to one build: the second start would
 		// wait for the end of the first, which waits for the second.
+		// Refused within helloTimeout.
 		c.log.Warn("a second cycle started while one runs: the cycle init script is applied twice; refused it")
 		second := &Cycle{nc: nc, br: br, done: func() { c.untrack(nc) }}
 		second.Refuse(errTwice)
@@ -363,22 +364,43 @@ const errTwice = "a cycle of this run is already running: the buildguard cycles 
 	"(a copy in ~/.gradle/init.d/ or a second --init-script); remove the copy, buildguard applies the script itself"
 
 // claim marks a cycle as running, until Result has read its end or its
-// last answer is sent (Finish, Refuse, Close); false when one already runs.
+// last answer is sent (Finish, Refuse, Close). While another cycle runs it
+// waits up to helloTimeout for that one to end: a script whose connection
+// broke goes on to its next cycle, whose start may come before Result has
+// read the end of the last. It returns false when the other cycle does not
+// end: the script is applied twice to one build, and the first
+// application's cycle waits for the second's.
 func (c *Channel) claim() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.busy {
-		return false
+	deadline := time.NewTimer(helloTimeout)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		running := c.running
+		if running == nil {
+			c.running = make(chan struct{})
+		}
+		c.mu.Unlock()
+		if running == nil {
+			return true
+		}
+		select {
+		case <-running:
+		case <-deadline.C:
+			return false
+		case <-c.closed:
+			return false
+		}
 	}
-	c.busy = true
-	return true
 }
 
 // release marks the running cycle as ended.
 func (c *Channel) release() {
 	c.mu.Lock()
-	c.busy = false
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	if c.running != nil {
+		close(c.running)
+		c.running = nil
+	}
 }
 
 // validStart reports whether line is a start with the run's secret.

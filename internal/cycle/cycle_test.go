@@ -443,6 +443,20 @@ func TestChannelRefusesASecondStart(t *testing.T) {
 	if got := third.read(); got != "ack 2" {
 		t.Errorf("the next cycle's script read %q, want ack 2", got)
 	}
+	// A script whose connection broke starts its next cycle at once,
+	// before Result has read the end of the last: that start waits for
+	// it and is not refused.
+	third.nc.Close()
+	fourth := dialScript(t, c, "")
+	if res, err := cy.Result(context.Background()); res != Lost || err != nil {
+		t.Fatalf("Result after the script left = %v, %v; want lost", res, err)
+	}
+	cy4 := next(t, c)
+	cy.Finish(2, false)
+	cy4.Ack(3)
+	if got := fourth.read(); got != "ack 3" {
+		t.Errorf("the start after a broken connection read %q, want ack 3", got)
+	}
 }
 
 // TestChannelCloseEndsCycle: closing the channel while a cycle waits for
