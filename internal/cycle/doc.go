@@ -25,10 +25,10 @@
 //	wrapper: released N           | held N
 //
 // A connection whose first line is not a start with the run's secret is
-// closed unanswered. A start while another cycle has not ended yet (the
-// script applied twice to one build) is refused once that cycle has not
-// ended within the hello timeout. A cycle whose
-// connection ends before its finish line failed.
+// closed unanswered. A start while another cycle runs (the script applied
+// twice to one build) is refused when that cycle does not end within the
+// hello timeout. A cycle whose connection ends before its finish line
+// failed.
 //
 // It does not own the agent, the hold or what a cycle's end means for it
 // (package buildguard does), nor any wording a user sees.
