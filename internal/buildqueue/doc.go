@@ -24,7 +24,9 @@
 // second one start beside it (a waiting build whose ticket went away takes
 // a new one). A queue's lock is taken again when its file was replaced
 // while it was awaited, and a wait for it ends with an error after
-// lockPatience. The same mechanism,
+// lockPatience. A build started from inside a running one is admitted by
+// the turn's secret, which only the build's environment holds (TurnEnv).
+// The same mechanism,
 // with more than one build admitted at once, keeps the per-user slots of
 // BUILDGUARD_MAX_BUILDS.
 //

@@ -79,7 +79,8 @@ const (
 	maxResultBytes = 8 << 20
 )
 
-// meta is the content of a ticket file. It never holds an owner token.
+// meta is the content of a ticket file. It never holds an owner token
+// or a turn's secret.
 type meta struct {
 	Seq     int64  `json:"seq"`
 	PID     int    `json:"pid"`
@@ -90,6 +91,9 @@ type meta struct {
 	Joined  int64  `json:"joined,omitempty"`
 	Since   int64  `json:"since"`             // unix ms: arrival
 	Started int64  `json:"started,omitempty"` // unix ms: start of the run
+	// Proof is the SHA-256 of the turn's secret (TurnEnv), never the
+	// secret.
+	Proof string `json:"proof,omitempty"`
 }
 
 func (m meta) entry(now time.Time) Entry {

@@ -2,6 +2,10 @@ package buildqueue
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -29,14 +33,15 @@ const (
 // across projects (docs/decisions.md#D18). Unset or empty: no cap.
 const MaxBuildsEnv = "BUILDGUARD_MAX_BUILDS"
 
-// TurnEnv is set in the environment of an admitted build's command; it
-// names the ticket that admitted it, as its path, "@" and the ticket's
-// arrival (unix ms). A build queued from inside that command in the same
-// project is admitted at once instead of waiting forever behind the build
-// it is part of. The arrival tells that ticket from a later one of the same
-// number (numbers start again when the queue's directory was removed), so
-// a value a long-lived process kept from an earlier build (a Gradle daemon)
-// admits nothing.
+// TurnEnv is set in the environment of an admitted build's command: the
+// path of the ticket that admitted it, "#" and a secret of the turn (64 hex
+// digits, 256 random bits). A build queued from inside that command in the
+// same project is admitted at once instead of waiting forever behind the
+// build it is part of, when the ticket is running and holds the secret's
+// SHA-256 (ticket files hold only the hash; the secret is in no file).
+// Nothing else admits a nested build: not a value read from disk, not a
+// value kept from an earlier build (a Gradle daemon's), not a path alone
+// (docs/decisions.md#D22).
 const TurnEnv = "BUILDGUARD_QUEUE_TURN"
 
 // rescan is how often a waiting build looks at the line even when nothing
@@ -163,6 +168,7 @@ type Turn struct {
 	slot    *ticket
 	joined  []byte
 	nested  string
+	secret  string // the turn's secret (TurnEnv), only in memory
 	waited  time.Duration
 	ahead   int
 }
@@ -182,7 +188,7 @@ func (t *Turn) Ahead() int { return t.ahead }
 func (t *Turn) Env() []string {
 	switch {
 	case t.project != nil:
-		return []string{TurnEnv + "=" + t.project.path + "@" + strconv.FormatInt(t.project.m.Since, 10)}
+		return []string{TurnEnv + "=" + t.project.path + "#" + t.secret}
 	case t.nested != "":
 		return []string{TurnEnv + "=" + t.nested}
 	}
@@ -272,17 +278,18 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t := nestedTurn(dir); t != "" {
-		q.log.Debug("admitted inside the build that holds the turn", "turn", t)
+	if t, ticket := nestedTurn(dir); t != "" {
+		q.log.Debug("admitted inside the build that holds the turn", "ticket", ticket)
 		return &Turn{q: q, nested: t}, nil
 	}
+	secret, proof := newSecret()
 	start := time.Now()
 	if req.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, req.Timeout, ErrTimeout)
 		defer cancel()
 	}
-	w := &waiter{q: q, req: req, start: start, startOnTurn: q.cfg.MaxBuilds <= 0}
+	w := &waiter{q: q, req: req, start: start, startOnTurn: q.cfg.MaxBuilds <= 0, proof: proof}
 	l := &line{dir: dir, capacity: 1, run: &runLock{root: root}, patience: q.patience,
 		ensure: func() error { _, err := queueDir(root); return err }}
 	p, err := w.wait(ctx, l, req.Key, 0)
@@ -292,7 +299,7 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 		}
 		return nil, w.fail(ctx, err)
 	}
-	turn := &Turn{q: q, run: w.run, project: p, waited: time.Since(start), ahead: w.firstAhead}
+	turn := &Turn{q: q, run: w.run, project: p, secret: secret, waited: time.Since(start), ahead: w.firstAhead}
 	if p.m.State == stateJoined {
 		turn.joined = w.result
 		turn.project = nil
@@ -325,41 +332,61 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 	return turn, nil
 }
 
-// nestedTurn returns TurnEnv's value when it names a running ticket of the
-// queue in dir: this process runs inside that build. A value with an
-// arrival must match the ticket's; one without (written by an earlier
-// version) is taken on its path alone, as that version did.
-func nestedTurn(dir string) string {
+// nestedTurn returns TurnEnv's value, and the ticket it names, when it
+// names a running ticket of the queue in dir that holds the hash of its
+// secret: this process runs inside that build.
+func nestedTurn(dir string) (value, ticket string) {
 	v := os.Getenv(TurnEnv)
-	p, since, stamped := splitTurn(v)
-	if p == "" || !sameDir(filepath.Dir(p), dir) {
-		return ""
+	p, secret, ok := splitTurn(v)
+	if !ok || !sameDir(filepath.Dir(p), dir) {
+		return "", ""
 	}
 	m := ticketName().FindStringSubmatch(filepath.Base(p))
 	if m == nil {
-		return ""
+		return "", ""
 	}
 	seq, _ := strconv.ParseInt(m[1], 10, 64)
 	l := &line{dir: dir, capacity: 1}
 	tm, alive := l.inspect(seq, false) // unlocked: look, never remove
-	if !alive || tm.State != stateRunning || (stamped && tm.Since != since) {
-		return ""
+	if !alive || tm.State != stateRunning || !proves(secret, tm.Proof) {
+		return "", ""
 	}
-	return v
+	return v, p
 }
 
-// splitTurn splits a TurnEnv value into the ticket's path and its arrival;
-// stamped is false when the value is a path alone.
-func splitTurn(v string) (path string, since int64, stamped bool) {
-	i := strings.LastIndexByte(v, '@')
-	if i < 0 || strings.ContainsRune(v[i:], filepath.Separator) {
-		return v, 0, false
+// secretLen is the length of a turn's secret: 32 random bytes in hex.
+const secretLen = 64
+
+// newSecret returns a fresh secret for a turn and its proof, the hash a
+// ticket holds.
+func newSecret() (secret, proof string) {
+	var b [secretLen / 2]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	secret = hex.EncodeToString(b[:])
+	return secret, proofOf(secret)
+}
+
+func proofOf(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// proves reports whether secret is the one whose hash a ticket holds.
+func proves(secret, proof string) bool {
+	return proof != "" && subtle.ConstantTimeCompare([]byte(proofOf(secret)), []byte(proof)) == 1
+}
+
+// splitTurn splits a TurnEnv value into the ticket's path and the turn's
+// secret; ok is false for any other form.
+func splitTurn(v string) (path, secret string, ok bool) {
+	i := strings.LastIndexByte(v, '#')
+	if i <= 0 || len(v)-i-1 != secretLen {
+		return "", "", false
 	}
-	since, err := strconv.ParseInt(v[i+1:], 10, 64)
-	if err != nil || since <= 0 {
-		return "", 0, false
+	if _, err := hex.DecodeString(v[i+1:]); err != nil {
+		return "", "", false
 	}
-	return v[:i], since, true
+	return v[:i], v[i+1:], true
 }
 
 // sameDir reports whether a and b name one directory, however each was
@@ -426,6 +453,7 @@ type waiter struct {
 	req   Request
 	start time.Time
 
+	proof       string // the hash of the turn's secret, for the project's ticket
 	firstAhead  int
 	pending     *Status  // a report to pass on once the queue is unlocked
 	startOnTurn bool     // the project's turn is the start: no slot to wait for
@@ -458,8 +486,12 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 	err := l.locked(ctx, func() error {
 		var v view
 		var err error
-		t, v, err = l.enter(meta{PID: os.Getpid(), Name: w.req.Name, Front: w.req.Front, Key: key,
-			State: stateWaiting, Since: time.Now().UnixMilli()})
+		m := meta{PID: os.Getpid(), Name: w.req.Name, Front: w.req.Front, Key: key,
+			State: stateWaiting, Since: time.Now().UnixMilli()}
+		if slots == 0 {
+			m.Proof = w.proof
+		}
+		t, v, err = l.enter(m)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package buildqueue
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -439,14 +440,14 @@ func TestNestedTurnAdmittedAtOnce(t *testing.T) {
 	}
 }
 
-// TestNestedTurnOfAReusedNumber: ticket numbers start again when the
-// queue's directory is removed, so a TurnEnv kept from an earlier build (a
-// long-lived Gradle daemon's environment) can name the number of the build
-// running now. Its arrival differs, so it admits nothing; the value a
-// running build hands its command is the path and the arrival, and a nested
-// build hands the same value on. A value of a path alone (an earlier
-// version's) is taken on its path; a malformed arrival admits nothing.
-func TestNestedTurnOfAReusedNumber(t *testing.T) {
+// TestNestedTurnNeedsItsSecret: only the value the running build handed
+// its command admits a nested build; a nested build hands the same value
+// on. Nothing any process of the user can read from disk admits one: not
+// the ticket's path alone (numbers start again when the queue's directory
+// was removed), not its path and arrival, not the hash the ticket holds,
+// and no ticket file holds the secret. A value kept from an earlier build
+// whose number came round again admits nothing either.
+func TestNestedTurnNeedsItsSecret(t *testing.T) {
 	dir := project(t)
 	q := newQueue()
 	first, err := q.Wait(context.Background(), Request{Project: dir, Name: "first"})
@@ -458,16 +459,26 @@ func TestNestedTurnOfAReusedNumber(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, StateDir)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * time.Millisecond) // a later arrival, on any clock granularity
 	running, err := q.Wait(context.Background(), Request{Project: dir, Name: "running"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer running.Release(nil)
 	now := strings.TrimPrefix(running.Env()[0], TurnEnv+"=")
-	path, _, stamped := splitTurn(now)
-	if stalePath, _, _ := splitTurn(stale); !stamped || path != stalePath {
+	path, secret, ok := splitTurn(now)
+	if stalePath, _, _ := splitTurn(stale); !ok || path != stalePath {
 		t.Fatalf("the test needs the number reused: %q then %q", stale, now)
+	}
+	onDisk, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(onDisk), secret) {
+		t.Fatalf("the ticket holds the turn's secret: %s", onDisk)
+	}
+	var m meta
+	if err := json.Unmarshal(onDisk, &m); err != nil || m.Proof == "" {
+		t.Fatalf("the ticket %s: %v", onDisk, err)
 	}
 	admitted := func(value string) bool {
 		t.Helper()
@@ -486,18 +497,20 @@ func TestNestedTurnOfAReusedNumber(t *testing.T) {
 		return true
 	}
 	for _, c := range []struct {
-		value string
-		want  bool
+		what, value string
+		want        bool
 	}{
-		{stale, false},
-		{now, true},
-		{path, true},
-		{path + "@", false},
-		{path + "@x1", false},
-		{path + "@-1", false},
+		{"the running build's", now, true},
+		{"kept from an earlier build of the same number", stale, false},
+		{"the path alone", path, false},
+		{"the path and its arrival", path + "@" + strconv.FormatInt(m.Since, 10), false},
+		{"the path and the hash on disk", path + "#" + m.Proof, false},
+		{"the path and a guess", path + "#" + strings.Repeat("0", secretLen), false},
+		{"a secret cut short", path + "#" + secret[1:], false},
+		{"no path", "#" + secret, false},
 	} {
 		if got := admitted(c.value); got != c.want {
-			t.Errorf("%s=%q admitted: %v, want %v", TurnEnv, c.value, got, c.want)
+			t.Errorf("%s (%q) admitted: %v, want %v", c.what, c.value, got, c.want)
 		}
 	}
 }
