@@ -148,6 +148,9 @@ func (g *Guard) RunContinuous(ctx context.Context, argv []string, report func(Cy
 // the run.
 func (g *Guard) runCycles(ctx context.Context, c Config, argv []string, agent Agent, ch *cycle.Channel, sigs caught, report func(CycleReport)) (ContinuousRun, int, error) {
 	var run ContinuousRun
+	// The command outlives every cycle's turn: its processes are not a
+	// cycle's to record (Config.Started).
+	c.Started = nil
 	r, typed := g.newRunner(c, ch.Argv(argv))
 	defer r.Close()
 	if s := pendingInterrupt(sigs.c); s != nil {

@@ -112,6 +112,13 @@ type Config struct {
 	// ctx ends on an interrupting signal: a build interrupted while it
 	// waits ran nothing and took no hold.
 	Admit func(ctx context.Context) (env []string, release func(), err error)
+	// Started, when not nil, is called once the command of Run runs, with
+	// the id of its process group's leader (and, with session, its
+	// session's): the project's build queue records them, so that no later
+	// build starts while a process of this one runs, even when this
+	// process is killed (docs/decisions.md#D22). A continuous build's
+	// cycles are not recorded.
+	Started func(pid int, session bool)
 
 	// Set by Options.Config: a refusal found in the options, reported by
 	// Run after the owner line, and the transcript file Run creates.
@@ -285,6 +292,7 @@ func (g *Guard) newRunner(c Config, argv []string) (Runner, <-chan struct{}) {
 		Argv: argv, Dir: c.Dir, Env: c.Env,
 		Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr,
 		Transcript: c.Transcript, Grace: c.Grace, Logger: g.log.Named("child"),
+		Started: c.Started,
 		Interrupt: func() {
 			select {
 			case typed <- struct{}{}:

@@ -86,6 +86,18 @@ type Command struct {
 	// passed on; the caller treats the call as SIGINT. nil passes it on to
 	// the child's terminal.
 	Interrupt func()
+	// Started, when not nil, is called by Start once the child runs, with
+	// its process id: the leader of the child's own process group and,
+	// with session (a PTYRunner), of its own session. Where the system has
+	// no process groups (Windows) it is not called.
+	Started func(pid int, session bool)
+}
+
+// started calls Started, when it is set.
+func (c Command) started(pid int, session bool) {
+	if c.Started != nil {
+		c.Started(pid, session)
+	}
 }
 
 func (c Command) withDefaults() Command {

@@ -90,6 +90,7 @@ func (r *ExecRunner) Start() error {
 	}
 	r.jt.started(cmd.Process.Pid, false)
 	r.group.started(cmd)
+	r.c.started(cmd.Process.Pid, false)
 	for _, f := range r.childEnds {
 		f.Close()
 	}

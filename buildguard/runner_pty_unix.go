@@ -125,6 +125,7 @@ func (r *PTYRunner) Start() error {
 		return fmt.Errorf("%w: %w", ErrCannotRun, err)
 	}
 	r.group.started(cmd)
+	r.c.started(cmd.Process.Pid, true)
 	r.c.Logger.Debug("build started", "pid", cmd.Process.Pid, "mode", "pty")
 
 	// ptmx was put in blocking mode by the ioctls of Start; a non-blocking

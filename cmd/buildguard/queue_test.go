@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/internal/proc"
 	"github.com/buildguard/buildguard/internal/testsupport/testbin"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
@@ -451,5 +453,75 @@ func TestQueueWaitsForTheHandover(t *testing.T) {
 	}
 	if got := strings.Join(builds, ","); !strings.Contains(got, "ok first,started second,started second") || !strings.HasSuffix(got, "started second,ok second") {
 		t.Errorf("agent got %s, want the second owner's start asked again after the first's ok until accepted", got)
+	}
+}
+
+// forkScript is a build whose command starts a grandchild that appends the
+// time to written.log every 20 ms, whatever hangs up, and runs until it is
+// killed.
+const forkScript = `
+(trap '' HUP; while :; do date +%s.%N >> written.log; sleep 0.02; done) &
+echo $! > grandchild.pid.tmp && mv grandchild.pid.tmp grandchild.pid
+while :; do sleep 1; done
+`
+
+// TestQueueOutlivedSupervisorEnded: `build run` is SIGKILLed while its
+// build runs; the kernel ends its command, not the grandchild that keeps
+// writing. The next build of the project, a safe build of an MCP server,
+// does not start while the grandchild runs: it ends it after the grace
+// period, starts after its last write, and its detail says so
+// (docs/decisions.md#D22).
+func TestQueueOutlivedSupervisorEnded(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the processes of a build are recorded on Linux (docs/safe-build.md#4)")
+	}
+	t.Parallel()
+	p := newQueueProject(t, "next")
+	cfg := `{"builds": {"victim": {"command": ["sh", "fork.sh"]}, "next": {"command": ["sh", "record.sh", "next"]}}}`
+	for name, data := range map[string]string{".buildguard.json": cfg, "fork.sh": forkScript} {
+		if err := os.WriteFile(filepath.Join(p.dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs := p.stdio(t)
+	out := make(chan outcome, 2)
+	holder := p.callCLI(t, "cli", "victim", out)
+	gpid, err := strconv.Atoi(strings.TrimSpace(string(wait.File(t, 30*time.Second, filepath.Join(p.dir, "grandchild.pid")))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(gpid, syscall.SIGKILL) })
+	written := func() []string {
+		data, _ := os.ReadFile(filepath.Join(p.dir, "written.log"))
+		return strings.Fields(string(data))
+	}
+	if err := holder.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-out
+	// The fault: the grandchild outlives the supervisor and writes after it.
+	n := len(written())
+	wait.For(t, 10*time.Second, "a write of the grandchild after its supervisor died", func() bool { return len(written()) > n })
+	if proc.Gone(gpid) {
+		t.Fatal("the grandchild died with its supervisor: nothing to test")
+	}
+
+	callMCP(wait.Context(t, 60*time.Second), cs, "next", "next", out)
+	o := <-out
+	if o.err != nil || o.result["outcome"] != "ok" {
+		t.Fatalf("next: %v %s", o.err, o.raw)
+	}
+	if d, _ := o.result["detail"].(string); !strings.Contains(d, "before this build started, it ended") || !strings.Contains(d, "outlived its supervisor") {
+		t.Errorf("next's detail does not say it ended the earlier build's processes: %s", d)
+	}
+	if !proc.Gone(gpid) {
+		t.Error("the grandchild still runs after the next build")
+	}
+	w := written()
+	last, _ := strconv.ParseFloat(w[len(w)-1], 64)
+	for _, e := range p.record(t) {
+		if e.kind == "start" && e.name == "next" && !e.at.After(time.Unix(0, int64(last*1e9))) {
+			t.Errorf("the next build started at %s, before the killed build's last write at %.3f", e.at, last)
+		}
 	}
 }

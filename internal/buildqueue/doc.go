@@ -24,8 +24,17 @@
 // second one start beside it (a waiting build whose ticket went away takes
 // a new one). A queue's lock is taken again when its file was replaced
 // while it was awaited, and a wait for it ends with an error after
-// lockPatience. A build started from inside a running one is admitted by
+// lockPatience.
+//
+// A turn lasts as long as the build's processes (docs/decisions.md#D22):
+// once its command runs, a build records the command's process group and
+// session (Turn.Started) in the queue's directory, and removes the record
+// at its Release. A build whose supervisor died leaves its record behind;
+// the next build that takes the run lock waits for the processes it names,
+// up to its grace period, and ends what is left of them before it starts
+// (outlive.go). A build started from inside a running one is admitted by
 // the turn's secret, which only the build's environment holds (TurnEnv).
+//
 // The same mechanism,
 // with more than one build admitted at once, keeps the per-user slots of
 // BUILDGUARD_MAX_BUILDS.

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -19,6 +21,9 @@ import (
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("BUILDQUEUE_HELPER"); dir != "" {
 		os.Exit(helper(dir))
+	}
+	if out := os.Getenv("BUILDQUEUE_WRITER"); out != "" {
+		os.Exit(writer(out))
 	}
 	os.Exit(m.Run())
 }
@@ -36,6 +41,12 @@ func helper(dir string) int {
 		return 0
 	}
 	fmt.Println("admitted")
+	if out := os.Getenv("BUILDQUEUE_CHILD"); out != "" {
+		if err := startChild(t, out, os.Getenv("BUILDQUEUE_SESSION") != ""); err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+	}
 	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
 	if strings.TrimSpace(line) == "release" {
 		var res []byte
@@ -44,6 +55,52 @@ func helper(dir string) int {
 		}
 		t.Release(res)
 		fmt.Println("released")
+	}
+	return 0
+}
+
+// The helper's command with BUILDQUEUE_CHILD=FILE: a shell that leads its
+// own process group (with BUILDQUEUE_SESSION, its own session) and dies
+// with the helper, as a build's command does, and starts a grandchild, the
+// test binary as a writer, that appends to FILE every 20 ms. The shell
+// prints "grandchild PID". Under a session the writer moves to a process
+// group of its own in that session, as a shell's job does.
+const childScript = `"$1" -test.run='^$' &
+echo "grandchild $!"
+wait`
+
+func startChild(t *Turn, out string, session bool) error {
+	cmd := exec.Command("sh", "-c", childScript, "sh", os.Args[0])
+	cmd.Env = append(os.Environ(), "BUILDQUEUE_HELPER=", "BUILDQUEUE_WRITER="+out)
+	if session {
+		cmd.Env = append(cmd.Env, "BUILDQUEUE_NEWGROUP=1")
+	}
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = childAttr(session)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	t.Started(cmd.Process.Pid, session)
+	return nil
+}
+
+// writer is the grandchild of startChild: it appends a line to out every
+// 20 ms, for at most two minutes, whatever hangs up.
+func writer(out string) int {
+	signal.Ignore(syscall.SIGHUP)
+	if os.Getenv("BUILDQUEUE_NEWGROUP") != "" {
+		if err := newGroup(); err != nil {
+			fmt.Fprintln(os.Stderr, "writer:", err)
+			return 1
+		}
+	}
+	for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		f, err := os.OpenFile(out, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return 1
+		}
+		_, _ = f.WriteString("x\n")
+		f.Close()
 	}
 	return 0
 }

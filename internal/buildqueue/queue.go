@@ -157,6 +157,11 @@ type Request struct {
 	// Heartbeat is how often Report is called while nothing changes; 0
 	// means only on changes.
 	Heartbeat time.Duration
+	// Grace is how long the build, at its turn, waits for processes of an
+	// earlier build of the project that outlived its supervisor before it
+	// ends them (Turn.Outlived); 0 means DefaultGrace, a negative value
+	// ends them at once.
+	Grace time.Duration
 }
 
 // Turn is a build's admission: it may run until Release. A Turn that joined
@@ -168,9 +173,13 @@ type Turn struct {
 	slot    *ticket
 	joined  []byte
 	nested  string
-	secret  string // the turn's secret (TurnEnv), only in memory
+	secret  string   // the turn's secret (TurnEnv), only in memory
+	dir     string   // the queue's directory
+	record  *os.File // the record of the build's processes (Started)
 	waited  time.Duration
 	ahead   int
+	found   int // processes of an earlier build waited for (Outlived)
+	ended   int // and ended
 }
 
 // Joined returns the result the joined build left, and true, when this
@@ -206,6 +215,7 @@ func (t *Turn) Release(result []byte) {
 		return
 	}
 	ctx := context.Background()
+	t.forget() // the build has ended, its processes with it: before the run lock
 	if r := t.run; r != nil {
 		t.run = nil
 		r.Close() // first: the build behind, woken by the ticket, finds it free
@@ -280,7 +290,7 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 	}
 	if t, ticket := nestedTurn(dir); t != "" {
 		q.log.Debug("admitted inside the build that holds the turn", "ticket", ticket)
-		return &Turn{q: q, nested: t}, nil
+		return &Turn{q: q, nested: t, dir: dir}, nil
 	}
 	secret, proof := newSecret()
 	start := time.Now()
@@ -299,11 +309,15 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 		}
 		return nil, w.fail(ctx, err)
 	}
-	turn := &Turn{q: q, run: w.run, project: p, secret: secret, waited: time.Since(start), ahead: w.firstAhead}
+	turn := &Turn{q: q, run: w.run, project: p, secret: secret, dir: dir, waited: time.Since(start), ahead: w.firstAhead}
 	if p.m.State == stateJoined {
 		turn.joined = w.result
 		turn.project = nil
 		return turn, nil
+	}
+	if turn.found, turn.ended, err = w.endOutlived(ctx, dir); err != nil {
+		turn.Release(nil)
+		return nil, w.fail(ctx, err)
 	}
 	if q.cfg.MaxBuilds > 0 {
 		sdir, err := slotDir(q.cfg.SlotDir)

@@ -52,6 +52,12 @@ type Status struct {
 	// (with .buildguard/queue or .buildguard, perhaps): it waits for
 	// that build's end.
 	Unticketed bool
+	// Outlived is non-zero when the build's turn has come but processes
+	// of an earlier build of the project still run that outlived its
+	// supervisor (killed or crashed): it waits for them, and ends them
+	// with SIGKILL after EndIn.
+	Outlived int
+	EndIn    time.Duration
 	// Waited is how long the build has waited so far.
 	Waited time.Duration
 }
@@ -65,6 +71,13 @@ func (s Status) String() string {
 	switch {
 	case s.Joined != nil:
 		fmt.Fprintf(&b, "joined the identical build %s; it will run for both", *s.Joined)
+	case s.Outlived > 0:
+		they, is, end := "they", "are", "end"
+		if s.Outlived == 1 {
+			they, is, end = "it", "is", "ends"
+		}
+		fmt.Fprintf(&b, "first in the project's build queue, waiting for %d %s of an earlier build of the project that outlived its supervisor (killed or crashed); %s %s ended with SIGKILL in %s unless %s %s first",
+			s.Outlived, processes(s.Outlived), they, is, s.EndIn.Round(100*time.Millisecond), they, end)
 	case s.Unticketed:
 		b.WriteString("first in the project's build queue, waiting for a build of the project that runs without a ticket in it (its ticket, .buildguard/queue or .buildguard was removed while it ran)")
 	case s.Slots > 0:
@@ -92,7 +105,7 @@ func (s Status) String() string {
 // same reports whether two statuses name the same builds at the same
 // places (times aside).
 func (s Status) same(o Status) bool {
-	if s.Place != o.Place || s.Slots != o.Slots || s.Unticketed != o.Unticketed || len(s.Ahead) != len(o.Ahead) || (s.Joined == nil) != (o.Joined == nil) {
+	if s.Place != o.Place || s.Slots != o.Slots || s.Outlived != o.Outlived || s.Unticketed != o.Unticketed || len(s.Ahead) != len(o.Ahead) || (s.Joined == nil) != (o.Joined == nil) {
 		return false
 	}
 	for i := range s.Ahead {

@@ -118,7 +118,8 @@ func runWrap(args []string, stdout, stderr io.Writer) ExitCode {
 	cfg.OwnerLine = ownerLine
 	cfg.WaitLine = waitLine
 	cfg.KeepSignals = true // the process exits right after the build
-	cfg.Admit = wrapAdmit(argv, stderr, cfg.Logger)
+	turn := newWrapTurn(argv, stderr, cfg.Logger, cfg.Grace)
+	cfg.Admit, cfg.Started = turn.admit, turn.started
 	g, err := buildguard.New(cfg)
 	if err != nil {
 		return wrapExit(0, err, stderr)

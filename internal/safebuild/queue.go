@@ -48,6 +48,7 @@ func (b *Builder) admit(ctx, sctx context.Context, req Request) (admission, *Res
 		Key:       b.coalesceKey(req),
 		Timeout:   a.timeout,
 		Heartbeat: QueueHeartbeat,
+		Grace:     b.cfg.Grace,
 		Report: func(s buildqueue.Status) {
 			a.place = s.Place
 			if req.Queued != nil {
@@ -129,8 +130,12 @@ func (a admission) result(res *Result) *Result {
 	return res
 }
 
-// note adds to the detail how long the build waited for its turn.
+// note adds to the detail how long the build waited for its turn, and
+// what it ended of an earlier build before it started.
 func (a admission) note(res *Result) {
+	if n := a.OutlivedNote(); n != "" {
+		res.Detail += "; before this build started, " + n
+	}
 	if n := a.Ahead(); n > 0 || a.Waited() >= time.Second {
 		res.Detail += fmt.Sprintf("; it waited %s for its turn in the project's build queue behind %d %s",
 			a.Waited().Round(time.Millisecond), n, plural(n, "build", "builds"))

@@ -126,7 +126,8 @@ type Request struct {
 	// project's build queue, one line each; nil means none.
 	Queued func(message string)
 
-	turnEnv []string // set by Run: names the build's queue ticket to its command
+	turnEnv []string                    // set by Run: proves the build's turn to its command
+	started func(pid int, session bool) // set by Run: records the command's processes in the turn
 }
 
 // errBuildTimeout is the cause of a build's own deadline.
@@ -163,7 +164,7 @@ func (b *Builder) Run(ctx context.Context, req Request) *Result {
 	case turn.err != nil:
 		return turn.result(res)
 	}
-	req.turnEnv = turn.Env()
+	req.turnEnv, req.started = turn.Env(), turn.Started
 	defer func() { turn.Release(shareable(res)) }()
 	b.runClaimed(ctx, sctx, req, res)
 	turn.note(res)
@@ -256,6 +257,7 @@ func (b *Builder) guard(req Request, owner string, run *attempt) (*buildguard.Gu
 		Logger:    b.log.Named("guard"),
 		Dial:      run.dial,
 		NewRunner: run.newRunner,
+		Started:   req.started,
 		Signals:   make(chan os.Signal),
 	})
 }
