@@ -111,6 +111,13 @@ func (p *queueProject) record(t *testing.T) []event {
 // stdio starts `buildguard mcp` in the project and connects to it.
 func (p *queueProject) stdio(t *testing.T) *sdkmcp.ClientSession {
 	t.Helper()
+	cs, _ := p.stdioServer(t)
+	return cs
+}
+
+// stdioServer is stdio, with the server's process.
+func (p *queueProject) stdioServer(t *testing.T) (*sdkmcp.ClientSession, *exec.Cmd) {
+	t.Helper()
 	cmd := exec.Command(p.bin, "mcp", "--port-file", p.portFile)
 	cmd.Dir = p.dir
 	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "queue-test", Version: "1"}, nil)
@@ -119,11 +126,18 @@ func (p *queueProject) stdio(t *testing.T) *sdkmcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs
+	return cs, cmd
 }
 
 // http starts `buildguard mcp --http` in the project and connects to it.
 func (p *queueProject) http(t *testing.T) *sdkmcp.ClientSession {
+	t.Helper()
+	cs, _ := p.httpServer(t)
+	return cs
+}
+
+// httpServer is http, with the server's process.
+func (p *queueProject) httpServer(t *testing.T) (*sdkmcp.ClientSession, *exec.Cmd) {
 	t.Helper()
 	urlFile := filepath.Join(t.TempDir(), "url")
 	cmd := exec.Command(p.bin, "mcp", "--port-file", p.portFile, "--http", "127.0.0.1:0", "--url-file", urlFile)
@@ -139,7 +153,7 @@ func (p *queueProject) http(t *testing.T) *sdkmcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs
+	return cs, cmd
 }
 
 // outcome is one caller's result.
@@ -465,9 +479,10 @@ echo $! > grandchild.pid.tmp && mv grandchild.pid.tmp grandchild.pid
 while :; do sleep 1; done
 `
 
-// TestQueueOutlivedSupervisorEnded: `build run` is SIGKILLed while its
-// build runs; the kernel ends its command, not the grandchild that keeps
-// writing. The next build of the project, a safe build of an MCP server,
+// TestQueueOutlivedSupervisorEnded: the supervisor of a running build —
+// `build run`, a stdio or an HTTP `buildguard mcp` — is SIGKILLed; the
+// kernel ends its command, not the grandchild that keeps writing. The next
+// build of the project (a safe build of an MCP server, or `build run`)
 // does not start while the grandchild runs: it ends it after the grace
 // period, starts after its last write, and its detail says so
 // (docs/decisions.md#D22).
@@ -476,6 +491,15 @@ func TestQueueOutlivedSupervisorEnded(t *testing.T) {
 		t.Skip("the processes of a build are recorded on Linux (docs/safe-build.md#4)")
 	}
 	t.Parallel()
+	for _, killed := range []string{"build run", "stdio", "http"} {
+		t.Run(strings.ReplaceAll(killed, " ", "-"), func(t *testing.T) {
+			t.Parallel()
+			outlivedSupervisor(t, killed)
+		})
+	}
+}
+
+func outlivedSupervisor(t *testing.T, killed string) {
 	p := newQueueProject(t, "next")
 	cfg := `{"builds": {"victim": {"command": ["sh", "fork.sh"]}, "next": {"command": ["sh", "record.sh", "next"]}}}`
 	for name, data := range map[string]string{".buildguard.json": cfg, "fork.sh": forkScript} {
@@ -483,9 +507,22 @@ func TestQueueOutlivedSupervisorEnded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cs := p.stdio(t)
 	out := make(chan outcome, 2)
-	holder := p.callCLI(t, "cli", "victim", out)
+	var holder *exec.Cmd
+	next := func() { callMCP(wait.Context(t, 60*time.Second), p.stdio(t), "next", "next", out) }
+	switch killed {
+	case "build run":
+		holder = p.callCLI(t, "victim", "victim", out)
+	case "stdio", "http":
+		var cs *sdkmcp.ClientSession
+		if killed == "stdio" {
+			cs, holder = p.stdioServer(t)
+		} else {
+			cs, holder = p.httpServer(t)
+		}
+		callMCP(wait.Context(t, 60*time.Second), cs, "victim", "victim", out)
+		next = func() { p.callCLI(t, "next", "next", out) }
+	}
 	gpid, err := strconv.Atoi(strings.TrimSpace(string(wait.File(t, 30*time.Second, filepath.Join(p.dir, "grandchild.pid")))))
 	if err != nil {
 		t.Fatal(err)
@@ -498,7 +535,9 @@ func TestQueueOutlivedSupervisorEnded(t *testing.T) {
 	if err := holder.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-out
+	if o := <-out; o.caller != "victim" {
+		t.Fatalf("got %s's outcome first", o.caller)
+	}
 	// The fault: the grandchild outlives the supervisor and writes after it.
 	n := len(written())
 	wait.For(t, 10*time.Second, "a write of the grandchild after its supervisor died", func() bool { return len(written()) > n })
@@ -506,7 +545,7 @@ func TestQueueOutlivedSupervisorEnded(t *testing.T) {
 		t.Fatal("the grandchild died with its supervisor: nothing to test")
 	}
 
-	callMCP(wait.Context(t, 60*time.Second), cs, "next", "next", out)
+	next()
 	o := <-out
 	if o.err != nil || o.result["outcome"] != "ok" {
 		t.Fatalf("next: %v %s", o.err, o.raw)
