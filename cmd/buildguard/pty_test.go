@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/internal/proc"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
@@ -185,6 +186,57 @@ func TestWrapSIGKILLUnderPTYEndsBuild(t *testing.T) {
 	}
 	if cmds := strings.Join(agent.Commands(), "\n"); strings.Contains(cmds, "BUILD ok") || strings.Contains(cmds, "BUILD failed") {
 		t.Errorf("agent received %q, want BUILD started only", cmds)
+	}
+}
+
+// TestWrapSIGKILLUnderPTYOutlivedJobEnded: under a pty the build leads a
+// session; a job it starts in a process group of its own in that session,
+// deaf to the hangup, outlives the SIGKILLed wrapper and keeps writing. The
+// next build of the project does not start while it runs: it ends it after
+// its --grace and says so (docs/decisions.md#D22).
+func TestWrapSIGKILLUnderPTYOutlivedJobEnded(t *testing.T) {
+	t.Parallel()
+	bin, agent, ptmx, tty := terminalFixture(t)
+	script := `set -m
+(trap '' HUP; while :; do date +%s.%N >> written.log; sleep 0.02; done) &
+echo $! > job.pid.tmp && mv job.pid.tmp job.pid
+trap '' INT TERM HUP
+while :; do sleep 1; done`
+	r := startOnTerminal(t, bin, ptmx, tty, nil, "--port-file", agent.PortFile(), "--owner", "kill-owner", "--", "sh", "-c", script)
+	job := r.waitPID(t, filepath.Join(r.dir, "job.pid"))
+	t.Cleanup(func() { _ = unix.Kill(job, unix.SIGKILL) })
+	written := func() []string {
+		data, _ := os.ReadFile(filepath.Join(r.dir, "written.log"))
+		return strings.Fields(string(data))
+	}
+	wait.For(t, 10*time.Second, "the job's first write", func() bool { return len(written()) > 0 })
+	if p, ok := proc.Lookup(job); !ok || p.PGID == p.Session {
+		t.Fatalf("the job is %+v, %v; want it in a process group of its own in the build's session", p, ok)
+	}
+	r.cmd.Process.Kill()
+	<-r.exited
+	tty.Close()
+	// The fault: the job outlives the wrapper and writes after it died.
+	n := len(written())
+	wait.For(t, 10*time.Second, "a write of the job after the wrapper died", func() bool { return len(written()) > n })
+
+	next := exec.Command(bin, "--port-file", agent.PortFile(), "--owner", "kill-owner", "--grace", "200ms", "--", "sh", "-c", "date +%s.%N > next.start")
+	next.Dir = r.dir
+	var stderr strings.Builder
+	next.Stderr = &stderr
+	if err := next.Run(); err != nil {
+		t.Fatalf("the next build: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "before this build started, it ended") {
+		t.Errorf("the next build does not say it ended the job:\n%s", stderr.String())
+	}
+	if !proc.Gone(job) {
+		t.Error("the job still runs after the next build")
+	}
+	w := written()
+	data, _ := os.ReadFile(filepath.Join(r.dir, "next.start"))
+	if start := strings.TrimSpace(string(data)); start <= w[len(w)-1] {
+		t.Errorf("the next build started at %s, before the killed build's last write at %s", start, w[len(w)-1])
 	}
 }
 
