@@ -20,10 +20,11 @@ import (
 )
 
 // TestInitCheckRealBinary writes every host's entry with the shipped binary
-// and lets `init --check` start each one as its host would: six OK lines,
-// each with every tool the server has.
-// With the binary moved away, every entry's command is a wrong path and
-// each host FAILs with the reason, exit 1 (docs/decisions.md#D15).
+// on PATH and lets `init --check` start each one as its host would: six OK
+// lines, each with every tool the server has.
+// With the binary moved away, the project files' buildguard is no longer
+// on PATH and the user files' command is a wrong path: each host FAILs
+// with the reason, exit 1 (docs/decisions.md#D15).
 func TestInitCheckRealBinary(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -37,7 +38,7 @@ func TestInitCheckRealBinary(t *testing.T) {
 	run := func(bin string, args ...string) (string, string, int) {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = project
-		cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME=", "BUILDGUARD_LOG_LEVEL=")
+		cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME=", "BUILDGUARD_LOG_LEVEL=", "PATH="+filepath.Dir(bin)+":/usr/bin:/bin")
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
@@ -64,7 +65,8 @@ func TestInitCheckRealBinary(t *testing.T) {
 	}
 	stdout, _, code = run(moved, "init", "--check")
 	fail := regexp.MustCompile(`(?m)^FAIL \S+ +\S+: starting ` + regexp.QuoteMeta(bin) + ` mcp --project-dir \S+: fork/exec \S+: no such file or directory$`)
-	if code != 1 || len(fail.FindAllString(stdout, -1)) != 6 {
+	notOnPath := regexp.MustCompile(`(?m)^FAIL \S+ +\S+: starting buildguard mcp.*: buildguard is not on the PATH the host passes to the server \(PATH=` + regexp.QuoteMeta(filepath.Dir(bin)) + `:/usr/bin:/bin\), so the host could not start it either: install buildguard in a directory on PATH, or run buildguard init --absolute`)
+	if code != 1 || len(fail.FindAllString(stdout, -1)) != 2 || len(notOnPath.FindAllString(stdout, -1)) != 4 {
 		t.Errorf("init --check with the binary gone = %d, want six FAIL lines with the reason:\n%s", code, stdout)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/buildguard/buildguard/internal/hostconfig"
 )
 
-const initUsage = `Usage: buildguard init [--host NAME]... [--all] [--skill] [--check] [--dry-run] [--project-dir DIR]
+const initUsage = `Usage: buildguard init [--host NAME]... [--all] [--skill] [--check] [--dry-run] [--absolute] [--project-dir DIR]
        buildguard init --mcp [--project-dir DIR]          (the same as --host claude)
 
 Writes the buildguard MCP server entry into each host's config (docs/hosts.md):
@@ -28,6 +28,9 @@ Without --host: claude and every host whose project or user folder exists; --all
   --skill     also write the buildguard block into DIR/AGENTS.md (and CLAUDE.md, GEMINI.md where present)
   --check     start each configured entry as its host would and print OK or FAIL per host
   --dry-run   print the planned changes as a diff and write nothing
+  --absolute  write this machine's paths into the project's files too (not for committing)
+Project files get "command": "buildguard" (found on PATH) and no path of this machine;
+user files (codex, windsurf) get this binary's path and --project-dir DIR.
 DIR defaults to the working directory.`
 
 // initOptions are the parsed flags of `buildguard init`.
@@ -35,6 +38,7 @@ type initOptions struct {
 	hosts         []string
 	all, skill    bool
 	check, dryRun bool
+	absolute      bool
 	dir           string
 }
 
@@ -55,7 +59,7 @@ func parseInit(args []string) (initOptions, error) {
 			return args[i], nil
 		}
 		switch {
-		case !hasValue && (a == "--mcp" || a == "--all" || a == "--skill" || a == "--check" || a == "--dry-run"):
+		case !hasValue && (a == "--mcp" || a == "--all" || a == "--skill" || a == "--check" || a == "--dry-run" || a == "--absolute"):
 			if seen[a] {
 				return o, fmt.Errorf("flag %s given twice", a)
 			}
@@ -71,6 +75,8 @@ func parseInit(args []string) (initOptions, error) {
 				o.check = true
 			case "--dry-run":
 				o.dryRun = true
+			case "--absolute":
+				o.absolute = true
 			}
 		case name == "--host":
 			v, err := takeValue()
@@ -100,8 +106,8 @@ func parseInit(args []string) (initOptions, error) {
 	switch {
 	case o.all && len(o.hosts) > 0:
 		return o, errors.New("--all and --host (or --mcp) exclude each other")
-	case o.check && (o.skill || o.dryRun):
-		return o, errors.New("--check only checks; give --skill or --dry-run in a run of their own")
+	case o.check && (o.skill || o.dryRun || o.absolute):
+		return o, errors.New("--check only checks; give --skill, --dry-run or --absolute in a run of their own")
 	}
 	return o, nil
 }
@@ -158,7 +164,12 @@ func runInit(args []string, stdout, stderr io.Writer) ExitCode {
 		fmt.Fprintf(stderr, "buildguard init: finding this binary's path: %v\n", err)
 		return ExitFailure
 	}
-	changes, code := planInit(o, env, hosts, self, stderr)
+	entries, code := initEntries(o, env, hosts, self, stderr)
+	if code != ExitOK {
+		fmt.Fprintln(stderr, "buildguard init: nothing was written")
+		return code
+	}
+	changes, code := planInit(o, env, hosts, entries, stderr)
 	switch {
 	case code != ExitOK:
 		fmt.Fprintln(stderr, "buildguard init: nothing was written")
@@ -222,7 +233,7 @@ func entryCommand(arg0 string) (string, error) {
 // planInit plans every file of the run: each host's entry and, with
 // --skill, the block in the agent instruction files. Each refusal is
 // printed; any refusal makes the run write nothing.
-func planInit(o initOptions, env hostconfig.Env, hosts []hostconfig.Host, self string, stderr io.Writer) ([]hostconfig.Change, ExitCode) {
+func planInit(o initOptions, env hostconfig.Env, hosts []hostconfig.Host, entries map[string]hostconfig.Entry, stderr io.Writer) ([]hostconfig.Change, ExitCode) {
 	p := hostconfig.NewPlanner(env)
 	code := ExitOK
 	report := func(err error) {
@@ -237,7 +248,7 @@ func planInit(o initOptions, env hostconfig.Env, hosts []hostconfig.Host, self s
 		}
 	}
 	for _, h := range hosts {
-		report(p.Host(h, hostconfig.NewEntry(h, self, env.ProjectDir)))
+		report(p.Host(h, entries[h.Name]))
 	}
 	if o.skill {
 		for _, f := range hostconfig.SkillFiles(env.ProjectDir) {

@@ -13,10 +13,12 @@ import (
 	"github.com/buildguard/buildguard/internal/hostconfig"
 )
 
+// runInitIn runs init --mcp --absolute in dir: the test binary is not on
+// PATH, so the portable entry would be refused.
 func runInitIn(t *testing.T, dir string) (ExitCode, string) {
 	t.Helper()
 	var stderr bytes.Buffer
-	code := run([]string{"init", "--mcp", "--project-dir", dir}, &bytes.Buffer{}, &stderr)
+	code := run([]string{"init", "--mcp", "--absolute", "--project-dir", dir}, &bytes.Buffer{}, &stderr)
 	return code, stderr.String()
 }
 
@@ -106,7 +108,7 @@ func TestInitMCPLeavesInvalidFilesUntouched(t *testing.T) {
 
 func TestInitUsage(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"init", "--host", "nope"}, {"init", "--all", "--host", "claude"}, {"init", "--check", "--skill"}, {"init", "--mcp", "--mcp"}, {"init", "--mcp", "--bogus"}, {"init", "--mcp", "--project-dir", "/nonexistent/x"}} {
+	for _, args := range [][]string{{"init", "--host", "nope"}, {"init", "--all", "--host", "claude"}, {"init", "--check", "--skill"}, {"init", "--check", "--absolute"}, {"init", "--absolute", "--absolute"}, {"init", "--mcp", "--mcp"}, {"init", "--mcp", "--bogus"}, {"init", "--mcp", "--project-dir", "/nonexistent/x"}} {
 		if code := run(args, &bytes.Buffer{}, &bytes.Buffer{}); code != ExitUsage {
 			t.Errorf("%q = %d, want 2", args, code)
 		}
@@ -166,12 +168,14 @@ func TestInitSaysWhatWasAndWasNotWritten(t *testing.T) {
 	dir := t.TempDir()
 	env := hostconfig.Env{ProjectDir: dir, Home: filepath.Join(dir, "home")}
 	var hosts []hostconfig.Host
+	entries := map[string]hostconfig.Entry{}
 	for _, name := range []string{"claude", "vscode", "cursor"} {
 		h, _ := hostconfig.Lookup(name)
 		hosts = append(hosts, h)
+		entries[name] = hostconfig.PortableEntry(h)
 	}
 	var stderr bytes.Buffer
-	changes, code := planInit(initOptions{}, env, hosts, "/bin/bg", &stderr)
+	changes, code := planInit(initOptions{}, env, hosts, entries, &stderr)
 	if code != ExitOK || len(changes) != 3 {
 		t.Fatalf("planInit = %d: %s", code, stderr.String())
 	}

@@ -206,9 +206,16 @@ type checkedServer struct {
 // startServer starts c in its own process group with pipes of our own, so
 // that Wait, which runs from the start, never closes what the client reads.
 func startServer(c hostconfig.Configured) (*checkedServer, error) {
-	cmd := exec.Command(c.Command, c.Args...)
+	env := append(os.Environ(), c.Env...)
+	path, err := hostLookPath(c.Command, lastValue(env, "PATH"), c.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not on the PATH the host passes to the server (%s), so the host could not start it either: "+
+			"install buildguard in a directory on PATH, or run buildguard init --absolute to name this machine's binary", c.Command, shortList(lastValue(env, "PATH")))
+	}
+	cmd := exec.Command(path, c.Args...)
+	cmd.Args[0] = c.Command
 	cmd.Dir = c.Dir
-	cmd.Env = append(os.Environ(), c.Env...)
+	cmd.Env = env
 	cmd.WaitDelay = time.Second // a stderr held open by a process that left the group
 	ownGroup(cmd)
 	inR, inW, err := os.Pipe()
@@ -236,6 +243,29 @@ func startServer(c hostconfig.Configured) (*checkedServer, error) {
 		close(s.exited)
 	}()
 	return s, nil
+}
+
+// lastValue returns the value of the last NAME=value of env, as the
+// process that gets env sees it.
+func lastValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// shortList is a PATH for a message: "PATH=" and its first directories.
+func shortList(path string) string {
+	dirs := filepath.SplitList(path)
+	if len(dirs) == 0 {
+		return "PATH is empty"
+	}
+	if len(dirs) > 6 {
+		dirs = append(dirs[:6], "…")
+	}
+	return "PATH=" + strings.Join(dirs, string(filepath.ListSeparator))
 }
 
 // kill ends the server's whole process group.

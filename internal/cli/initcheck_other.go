@@ -2,7 +2,10 @@
 
 package cli
 
-import "os/exec"
+import (
+	"os/exec"
+	"strings"
+)
 
 // ownGroup does nothing where there are no Unix process groups.
 func ownGroup(*exec.Cmd) {}
@@ -12,4 +15,13 @@ func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		_ = cmd.Process.Kill()
 	}
+}
+
+// hostLookPath finds command in this process's PATH (with PATHEXT where
+// there is one); a command with a path separator is returned as it is.
+func hostLookPath(command, _, _ string) (string, error) {
+	if strings.ContainsAny(command, `/\`) {
+		return command, nil
+	}
+	return exec.LookPath(command)
 }

@@ -9,19 +9,39 @@ import (
 // arguments, and the type where the host needs one. Every other key of the
 // entry (env, cwd, a type the host does not need, …) belongs to the user.
 type Entry struct {
-	// Command is the absolute path of the buildguard binary.
+	// Command is the buildguard binary: "buildguard", found on PATH, or an
+	// absolute path.
 	Command string
-	// Args are the server's arguments: mcp --project-dir DIR.
+	// Args are the server's arguments: mcp, with --project-dir where the
+	// host does not start the server in the project.
 	Args []string
 	// Type is the transport type the host needs ("stdio" for VS Code), or
 	// empty.
 	Type string
 }
 
+// Command is the command a portable entry names: buildguard as found on
+// the PATH of whoever starts the host (docs/hosts.md#1).
+const Command = "buildguard"
+
 // NewEntry returns the entry that starts `binary mcp --project-dir dir`
-// for host h.
+// for host h: this machine's paths, for a user-level file or on request
+// (init --absolute).
 func NewEntry(h Host, binary, dir string) Entry {
 	return Entry{Command: binary, Args: []string{"mcp", "--project-dir", dir}, Type: h.Type}
+}
+
+// PortableEntry returns the entry of a project-level host that a team can
+// commit (docs/hosts.md#1): buildguard from PATH, and the project as the
+// host names it, by the directory it starts the server in (Claude Code,
+// Gemini CLI) or by its ${workspaceFolder} (VS Code, Cursor). A user-level
+// host has no portable entry: it gets NewEntry's.
+func PortableEntry(h Host) Entry {
+	args := []string{"mcp"}
+	if h.WorkspaceVar != "" {
+		args = append(args, "--project-dir", h.WorkspaceVar)
+	}
+	return Entry{Command: Command, Args: args, Type: h.Type}
 }
 
 // field is one owned key with its value: a string or a []string.

@@ -51,6 +51,10 @@ type Host struct {
 	// Type is the "type" value the host needs in the entry; empty when the
 	// host needs none (then a user's "type" is kept as it is).
 	Type string
+	// WorkspaceVar is the variable through which the host names the
+	// project in a project-level entry's args ("${workspaceFolder}"), empty
+	// when it starts the server in the project (docs/hosts.md).
+	WorkspaceVar string
 	// NextStep is the one thing the user still has to do in the host before
 	// it starts the server; %s is the project directory.
 	NextStep string
@@ -138,16 +142,18 @@ func All() []Host {
 		},
 		{
 			Name: "vscode", Title: "VS Code", Scope: Project, Format: JSON, Container: "servers", Type: "stdio",
-			NextStep: "VS Code asks you to trust a new MCP server the first time it starts it: open %s, run \"MCP: List Servers\" and start buildguard.",
-			file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".vscode", "mcp.json") },
+			WorkspaceVar: "${workspaceFolder}",
+			NextStep:     "VS Code asks you to trust a new MCP server the first time it starts it: open %s, run \"MCP: List Servers\" and start buildguard.",
+			file:         func(e Env) string { return filepath.Join(e.ProjectDir, ".vscode", "mcp.json") },
 			detect: func(e Env) []string {
 				return []string{filepath.Join(e.ProjectDir, ".vscode"), filepath.Join(e.Home, ".vscode")}
 			},
 		},
 		{
 			Name: "cursor", Title: "Cursor", Scope: Project, Format: JSON, Container: "mcpServers",
-			NextStep: "Cursor lists a new project server under Settings > MCP: open %s in Cursor and enable buildguard there.",
-			file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".cursor", "mcp.json") },
+			WorkspaceVar: "${workspaceFolder}",
+			NextStep:     "Cursor lists a new project server under Settings > MCP: open %s in Cursor and enable buildguard there.",
+			file:         func(e Env) string { return filepath.Join(e.ProjectDir, ".cursor", "mcp.json") },
 			detect: func(e Env) []string {
 				return []string{filepath.Join(e.ProjectDir, ".cursor"), filepath.Join(e.Home, ".cursor")}
 			},
