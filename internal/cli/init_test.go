@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -231,5 +232,35 @@ func TestServerReason(t *testing.T) {
 		if got := serverReason(in); got != want {
 			t.Errorf("serverReason(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The tool timeout init writes outlasts the project's longest build call:
+// its wait in the queue plus its timeout, plus the margin; the defaults
+// without a configuration, and with one that cannot be used (saying so).
+func TestBuildCallTimeout(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, config string
+		want         time.Duration
+		why          bool
+	}{
+		{"none", "", 1260 * time.Second, false},
+		{"configured", `{"builds": {"a": {"command": ["true"], "timeoutSeconds": 1800, "queueTimeoutSeconds": 60}, "b": {"command": ["true"], "timeoutSeconds": 900}}, "defaultBuild": "a"}`, 1920 * time.Second, false},
+		{"broken", `{"builds": `, 1260 * time.Second, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if c.config != "" {
+				if err := os.WriteFile(filepath.Join(dir, ".buildguard.json"), []byte(c.config), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, why := buildCallTimeout(dir)
+			if got != c.want || (why != "") != c.why {
+				t.Errorf("buildCallTimeout = %v, %q; want %v", got, why, c.want)
+			}
+		})
 	}
 }

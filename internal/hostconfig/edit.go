@@ -19,13 +19,13 @@ import (
 // existing entry that the host would not start as buildguard whatever
 // command it names is refused (ErrWillNotStart).
 func edit(h Host, old []byte, e Entry) ([]byte, []string, error) {
-	var out []byte
-	var err error
+	editor := editJSON
 	if h.Format == TOML {
-		out, err = editTOML(old, h.Container, e)
-	} else {
-		out, err = editJSON(old, h.Container, e)
+		editor = editTOML
 	}
+	// The editor checks the file (its bounds, depth and syntax) before
+	// anything decodes it.
+	out, err := editor(old, h.Container, e)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -36,7 +36,14 @@ func edit(h Host, old []byte, e Entry) ([]byte, []string, error) {
 	if problems := notStarted(h, before, true); len(problems) > 0 {
 		return nil, nil, fmt.Errorf("%w: %s", ErrWillNotStart, strings.Join(problems, "; "))
 	}
-	notes := servedBefore(h, before, e) // before sameExceptOurs strips our keys from before
+	kept, timeoutNote := keepLongerTimeout(h, before, e)
+	if kept.TimeoutKey != e.TimeoutKey {
+		if out, err = editor(old, h.Container, kept); err != nil {
+			return nil, nil, err
+		}
+		e = kept
+	}
+	notes := append(servedBefore(h, before, e), timeoutNote...) // before sameExceptOurs strips our keys from before
 	after, err := decode(h.Format, out)
 	if err != nil && h.Format == TOML {
 		return nil, nil, fmt.Errorf("%w: with the [%s] table added it would not parse (%v); add the entry yourself", ErrUnsupported, h.Path(), err)
@@ -48,6 +55,41 @@ func edit(h Host, old []byte, e Entry) ([]byte, []string, error) {
 		return nil, nil, fmt.Errorf("%w: the edit of the %s file: %v", errEditBroken, h.Name, err)
 	}
 	return out, notes, nil
+}
+
+// keepLongerTimeout returns e without its tool timeout when the entry in
+// doc already has one at least as long (the user's, kept as written), and
+// a note when it replaces a shorter one.
+func keepLongerTimeout(h Host, doc map[string]any, e Entry) (Entry, []string) {
+	if e.TimeoutKey == "" {
+		return e, nil
+	}
+	servers, _ := doc[h.Container].(map[string]any)
+	entry, _ := servers[EntryName].(map[string]any)
+	raw, present := entry[e.TimeoutKey]
+	if !present {
+		return e, nil
+	}
+	have, ok := number(raw)
+	if ok && have >= float64(e.Timeout) {
+		e.TimeoutKey, e.Timeout = "", 0
+		return e, nil
+	}
+	return e, []string{fmt.Sprintf("%s.%s was %s, shorter than a build of this project may take; it becomes %d", h.Path(), e.TimeoutKey, jsonText(raw), e.Timeout)}
+}
+
+// number returns a decoded JSON or TOML number as a float64.
+func number(v any) (float64, bool) {
+	switch t := v.(type) {
+	case json.Number:
+		f, err := t.Float64()
+		return f, err == nil
+	case int64:
+		return float64(t), true
+	case float64:
+		return t, true
+	}
+	return 0, false
 }
 
 // notStarted lists why host h would not start doc's buildguard entry as a
@@ -237,6 +279,10 @@ func equalData(a, b any) bool {
 
 func normalize(v any) any {
 	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
 	case []string:
 		out := make([]any, len(t))
 		for i, s := range t {

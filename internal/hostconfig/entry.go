@@ -3,11 +3,13 @@ package hostconfig
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Entry is what buildguard owns in its entry: the command and its
-// arguments, and the type where the host needs one. Every other key of the
-// entry (env, cwd, a type the host does not need, …) belongs to the user.
+// arguments, the type where the host needs one, and the tool timeout where
+// the host has one (docs/hosts.md#1). Every other key of the entry (env,
+// cwd, a type the host does not need, …) belongs to the user.
 type Entry struct {
 	// Command is the buildguard binary: "buildguard", found on PATH, or an
 	// absolute path.
@@ -18,6 +20,11 @@ type Entry struct {
 	// Type is the transport type the host needs ("stdio" for VS Code), or
 	// empty.
 	Type string
+	// TimeoutKey is the key of the host's tool timeout (Host.TimeoutKey),
+	// empty when the entry sets none; Timeout is its value in the host's
+	// unit. A larger value the user wrote is kept (see edit).
+	TimeoutKey string
+	Timeout    int64
 }
 
 // Command is the command a portable entry names: buildguard as found on
@@ -44,6 +51,17 @@ func PortableEntry(h Host) Entry {
 	return Entry{Command: Command, Args: args, Type: h.Type}
 }
 
+// WithToolTimeout returns e with host h's tool timeout set to at least d,
+// rounded up to the host's unit; e itself when h has no such setting.
+func (e Entry) WithToolTimeout(h Host, d time.Duration) Entry {
+	if h.TimeoutKey == "" || d <= 0 {
+		return e
+	}
+	e.TimeoutKey = h.TimeoutKey
+	e.Timeout = int64((d + h.TimeoutUnit - 1) / h.TimeoutUnit)
+	return e
+}
+
 // field is one owned key with its value: a string or a []string.
 type field struct {
 	key   string
@@ -56,7 +74,11 @@ func (e Entry) fields() []field {
 	if e.Type != "" {
 		fs = append(fs, field{"type", e.Type})
 	}
-	return append(fs, field{"command", e.Command}, field{"args", e.Args})
+	fs = append(fs, field{"command", e.Command}, field{"args", e.Args})
+	if e.TimeoutKey != "" {
+		fs = append(fs, field{e.TimeoutKey, e.Timeout})
+	}
+	return fs
 }
 
 // The refusals of docs/decisions.md#D13. Each leaves the file unchanged; the

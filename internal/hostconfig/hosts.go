@@ -11,6 +11,7 @@ package hostconfig
 import (
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Scope says whose file a host's entry lives in.
@@ -55,6 +56,11 @@ type Host struct {
 	// project in a project-level entry's args ("${workspaceFolder}"), empty
 	// when it starts the server in the project (docs/hosts.md).
 	WorkspaceVar string
+	// TimeoutKey is the entry's key for how long the host waits for one
+	// tool call, in TimeoutUnit; empty when the host has none
+	// (docs/hosts.md#1).
+	TimeoutKey  string
+	TimeoutUnit time.Duration
 	// NextStep is the one thing the user still has to do in the host before
 	// it starts the server; %s is the project directory.
 	NextStep string
@@ -160,6 +166,7 @@ func All() []Host {
 		},
 		{
 			Name: "gemini", Title: "Gemini CLI", Scope: Project, Format: JSON, Container: "mcpServers",
+			TimeoutKey: "timeout", TimeoutUnit: time.Millisecond,
 			NextStep: "Gemini CLI disables the MCP servers of an untrusted folder: trust %s when `gemini` asks (or in ~/.gemini/trustedFolders.json); `gemini mcp list` then shows buildguard connected.",
 			file:     func(e Env) string { return filepath.Join(e.ProjectDir, ".gemini", "settings.json") },
 			detect: func(e Env) []string {
@@ -168,6 +175,7 @@ func All() []Host {
 		},
 		{
 			Name: "codex", Title: "Codex", Scope: User, Format: TOML, Container: "mcp_servers",
+			TimeoutKey: "tool_timeout_sec", TimeoutUnit: time.Second,
 			NextStep: "Codex reads this entry for every project and starts the server in its own folder, so the entry names the project with --project-dir %s; run init again in another project to point it there.",
 			file:     func(e Env) string { return filepath.Join(e.codexHome(), "config.toml") },
 			detect:   func(e Env) []string { return []string{e.codexHome()} },

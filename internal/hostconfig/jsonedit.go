@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -351,6 +352,8 @@ func writeValue(b *strings.Builder, v any, indent, unit string, multiline bool) 
 	switch t := v.(type) {
 	case string:
 		b.WriteString(quoteJSON(t))
+	case int64:
+		b.WriteString(strconv.FormatInt(t, 10))
 	case []string:
 		b.WriteByte('[')
 		for i, s := range t {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -11,7 +12,8 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
-// editTOML sets command and args of [container.buildguard] in the TOML
+// editTOML sets command and args (and the tool timeout when e has one) of
+// [container.buildguard] in the TOML
 // document old and returns the new document; it returns old itself when
 // nothing changes. Only byte ranges of our own table change: a value of
 // ours that differs is replaced where it stands, a missing one is added
@@ -23,7 +25,7 @@ func editTOML(old []byte, container string, e Entry) ([]byte, error) {
 	if err := checkTOML(old, container); err != nil {
 		return nil, err
 	}
-	t, err := scanTOML(old, container)
+	t, err := scanTOML(old, container, e)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +88,11 @@ type tomlTable struct {
 // scanTOML walks old's expressions with go-toml's parser and finds our
 // table; our entry written with dotted keys or as an inline table is
 // refused (ErrUnsupported): it has no place to edit in.
-func scanTOML(old []byte, container string) (tomlTable, error) {
+func scanTOML(old []byte, container string, e Entry) (tomlTable, error) {
+	owned := map[string]bool{}
+	for _, f := range e.fields() {
+		owned[f.key] = f.key != "type"
+	}
 	ours := []string{container, EntryName}
 	t := tomlTable{headerEnd: -1, afterOurs: -1, values: map[string][2]int{}, decoded: map[string]any{}}
 	var p unstable.Parser
@@ -107,7 +113,7 @@ func scanTOML(old []byte, container string) (tomlTable, error) {
 			key, keyEnd := keyOf(&p, expr)
 			full := append(slices.Clone(cur), key...)
 			switch {
-			case inOurs && len(key) == 1 && (key[0] == "command" || key[0] == "args"):
+			case inOurs && len(key) == 1 && owned[key[0]]:
 				end := int(expr.Raw.Offset + expr.Raw.Length)
 				t.values[key[0]] = [2]int{valueStart(old, keyEnd), end}
 				t.afterOurs = lineEnd(old, end)
@@ -221,12 +227,17 @@ func valueStart(b []byte, keyEnd int) int {
 	return n
 }
 
-// tomlValue returns a string or []string value node as Go value, anything
-// else as nil (which never equals an owned value).
+// tomlValue returns a string, integer or []string value node as Go value,
+// anything else as nil (which never equals an owned value).
 func tomlValue(n *unstable.Node) any {
 	switch n.Kind {
 	case unstable.String:
 		return string(n.Data)
+	case unstable.Integer:
+		if i, err := strconv.ParseInt(strings.ReplaceAll(string(n.Data), "_", ""), 10, 64); err == nil {
+			return i
+		}
+		return nil
 	case unstable.Array:
 		var out []string
 		it := n.Children()
@@ -253,6 +264,9 @@ func equalAny(a, b any) bool {
 	case string:
 		y, ok := b.(string)
 		return ok && x == y
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
 	case []string:
 		y, ok := b.([]string)
 		return ok && slices.Equal(x, y)
@@ -265,6 +279,8 @@ func quoteTOMLValue(v any) string {
 	switch t := v.(type) {
 	case string:
 		return quoteTOML(t)
+	case int64:
+		return strconv.FormatInt(t, 10)
 	case []string:
 		q := make([]string, len(t))
 		for i, s := range t {
