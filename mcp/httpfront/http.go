@@ -602,15 +602,16 @@ var removedIn20260728 = map[string]bool{
 	"logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true,
 }
 
-// readBody reads r's body, at most MaxHTTPBody bytes (a larger
-// Content-Length is refused unread) and within the limits' BodyTimeout (a
-// client that announces a body and never sends it holds nothing for long);
-// the deadline is lifted once the body is read, so a long call keeps its
-// connection.
+// readBody reads r's body, at most MaxHTTPBody bytes and within the
+// limits' BodyTimeout (a client that announces a body and never sends it
+// holds nothing for long); the deadline is lifted once the body is read,
+// so a long call keeps its connection. A request that announces a larger
+// body and waits for 100 Continue before sending it is refused unread: it
+// gets 413, never 100 Continue. One that sends its body at once is read
+// up to the limit, so it is still writing when the 413 comes only when
+// its body exceeds the limit by more than net/http drains.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if r.ContentLength > MaxHTTPBody {
-		// Refused before a byte is read, so a client that sent
-		// Expect: 100-continue gets 413, never 100 Continue.
+	if r.ContentLength > MaxHTTPBody && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
 		return nil, &http.MaxBytesError{Limit: MaxHTTPBody}
 	}
 	rc := http.NewResponseController(w)
