@@ -112,7 +112,7 @@ func TestWrapLogLinesWhileTerminalIsRaw(t *testing.T) {
 	if !errors.As(werr, &ee) || ee.ExitCode() != 143 {
 		t.Fatalf("buildguard: %v, want exit 143\n%q", werr, out)
 	}
-	i := strings.Index(out, "forwarding signal to the build")
+	i := strings.Index(out, "forwarding the interrupt to the build")
 	if i < 0 {
 		t.Fatalf("terminal shows %q, want the forwarding log line", out)
 	}
