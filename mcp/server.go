@@ -25,19 +25,20 @@ import (
 // ServerName is serverInfo.name (docs/decisions.md#D3).
 const ServerName = "buildguard"
 
-// Instructions is the initialize instructions paragraph: the safe loop, one
-// call first (docs/safe-build.md#11), the manual steps for builds the model
-// must run itself.
+// Instructions is the initialize instructions paragraph: the one call
+// first (docs/safe-build.md#11), then the safe loop for builds the model
+// must run itself, both within the first 1,000 characters, the whole within
+// the 2,048 a host keeps of a server's instructions (docs/hosts.md#9).
 const Instructions = "buildguard guards a JVM running the Reclazz hot-reload agent against half-built class output. " +
-	"To build and reload, call reclazz_safe_build: in one call it runs the project's configured build under an owned hold, releases the new classes only after a clean exit, and verifies them; " +
-	"only changedClasses.allApplied true proves the new bytes are live, and on any other outcome the application keeps its old classes (read output.tail, fix, call again). " +
+	"To build and reload, call reclazz_safe_build: it builds the project under an owned hold, releases the new classes only after a clean exit, and verifies them; " +
+	"only changedClasses.allApplied true proves the new bytes are live. Any other outcome leaves the old classes running: read diagnostics (errors first) and detail, fix, call again. " +
+	"To run the build yourself, follow the safe loop: call reclazz_doctor and compare its pid, workingDirectory and sessionId with your application; " +
+	"call reclazz_build state started with a unique owner token you keep and wait for its acknowledgement; compile; " +
+	"then reclazz_build with the same owner, state ok only if the compiler exited 0, else failed (output held until that owner's build succeeds); " +
+	"verify each changed class (reclazz_verify or reclazz_verify_batch) against the SHA-256 of the class you built (only applied counts); " +
+	"finally exercise the application. An acknowledgement or a scan is never proof of a reload. " +
 	"Builds of the project run one at a time, in arrival order, whoever asks (other agents' servers, the developer's terminal): while another runs, your call waits its turn and reports its place as progress instead of failing, so do not retry it; an identical call made while one still waits shares that build's result. " +
-	"A long build need not hold the call open: a client that declares the MCP tasks extension (io.modelcontextprotocol/tasks) in a 2026-07-28 request's _meta gets reclazz_safe_build as a task, answered at once with a taskId; poll tasks/get until it is completed, and its result is the same answer; without that declaration the call answers when the build has finished. " +
-	"Only when you must run the build yourself, work in this loop: call reclazz_doctor first and compare its pid, workingDirectory and sessionId with the application you mean; " +
-	"call reclazz_build with state started and a unique owner token you keep, and wait for the acknowledgement before compiling; compile; " +
-	"then call reclazz_build with the same owner and state ok only if the compiler exited 0, otherwise failed (the output stays held until that owner builds successfully); " +
-	"then verify every changed class with reclazz_verify or reclazz_verify_batch against the SHA-256 of the class file you built, where only applied counts; " +
-	"finally exercise the application to check the behaviour. An acknowledgement or a scan is never proof of a reload."
+	"A long build need not hold the call open: a client that declares the MCP tasks extension (io.modelcontextprotocol/tasks) in a 2026-07-28 request's _meta gets reclazz_safe_build as a task, answered at once with a taskId; poll tasks/get until it is completed, and its result is the same answer; without that declaration the call answers when the build has finished."
 
 // Error texts of the middleware.
 const (
