@@ -14,7 +14,7 @@ import (
 // detail and a long path, the text stays within MaxFailedText, valid UTF-8,
 // leads with the first error, counts every error found (not only those
 // listed) and what it left out; without diagnostics it shows the end of the
-// output instead.
+// output instead, at most 256 lines in all.
 func TestFailedTextIsBounded(t *testing.T) {
 	t.Parallel()
 	var ds []diagnostics.Diagnostic
@@ -53,6 +53,16 @@ func TestFailedTextIsBounded(t *testing.T) {
 	text = failedText(res)
 	if len(text) > MaxFailedText || !strings.Contains(text, "the output ends:\n[INFO] some line") || !strings.Contains(text, "the last line\n") {
 		t.Errorf("without diagnostics (%d bytes):\n%s", len(text), text)
+	}
+	res.Output.Tail = strings.Repeat("x\n", 3000) + "the last line\n" // more lines than a tail holds
+	if text = failedText(res); strings.Count(text, "\n") > 256 || !strings.Contains(text, "x\nthe last line\n") {
+		t.Errorf("short lines: %d lines, %d bytes", strings.Count(text, "\n"), len(text))
+	}
+	res.Detail = "the agent said:" + strings.Repeat("\n.", 1000) // a detail and a path are one line each
+	bad := "/p/a\nb/.buildguard/logs/20261202T010203456Z-gradle.log"
+	res.Output.LogFile = &bad
+	if text = failedText(res); strings.Count(text, "\n") > 256 || !strings.Contains(text, "\nthe agent said:?.?.") || !strings.Contains(text, "The whole log: /p/a?b/") {
+		t.Errorf("a detail of 1,000 lines: %d lines in all:\n%s", strings.Count(text, "\n"), text)
 	}
 }
 

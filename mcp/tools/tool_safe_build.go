@@ -148,7 +148,9 @@ const MaxFailedText = 4 << 10
 // failedText is the text of a failed safe build's result: what happened and
 // the diagnostics, one a line, then where the whole log is; at most
 // MaxFailedText bytes. When no diagnostic names a file (no specific cause,
-// or none at all), the last lines of the output follow them.
+// or none at all), the last lines of the output follow them, at most
+// safebuild.TailLines. Every part but those lines is one line, so the text
+// has at most 1+diagnostics.MaxDiagnostics+safebuild.TailLines+6 lines.
 func failedText(res *safebuild.Result) string {
 	head := fmt.Sprintf("build %q: %s", res.Build, res.Outcome)
 	if res.ExitCode != nil {
@@ -159,9 +161,9 @@ func failedText(res *safebuild.Result) string {
 	if res.Output.LogFile != nil {
 		head += ": " + sum.Counts()
 	}
-	tail := "\n" + cutText(res.Detail, 1024) + "\n"
+	tail := "\n" + cutText(diagnostics.Visible(res.Detail), 1024) + "\n"
 	if res.Output.LogFile != nil {
-		tail += "The whole log: " + *res.Output.LogFile + "\n"
+		tail += cutText("The whole log: "+diagnostics.Visible(*res.Output.LogFile), 1024) + "\n"
 	}
 	head = cutText(head, 512) + "\n"
 	room := MaxFailedText - len(head) - len(tail)
@@ -187,8 +189,8 @@ func located(ds []diagnostics.Diagnostic) bool {
 	return false
 }
 
-// lastLines is intro and the last whole lines of tail that fit in room
-// bytes with it; "" when none fits.
+// lastLines is intro and the last whole lines of tail, at most
+// safebuild.TailLines, that fit in room bytes with it; "" when none fits.
 func lastLines(intro, tail string, room int) string {
 	tail = strings.TrimRight(tail, "\n")
 	keep := room - len(intro) - 1
@@ -202,6 +204,15 @@ func lastLines(intro, tail string, room int) string {
 			return ""
 		}
 		tail = tail[i+1:]
+	}
+	for n, i := 0, len(tail); ; n++ {
+		if i = strings.LastIndexByte(tail[:i], '\n'); i < 0 {
+			break
+		}
+		if n+1 == safebuild.TailLines {
+			tail = tail[i+1:]
+			break
+		}
 	}
 	return intro + tail + "\n"
 }
