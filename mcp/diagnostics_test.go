@@ -4,10 +4,12 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -79,6 +81,45 @@ func TestSafeBuildFailedLeadsWithDiagnostics(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSafeBuildAnswerOnTheWire: as the server writes a failed safe build's
+// answer, every resource_link has a non-empty name (Codex fails the whole
+// call of a link without one, docs/hosts.md#9), and structuredContent, the
+// part Codex hands its model, is one line of at most 10 KiB that starts
+// with the outcome.
+func TestSafeBuildAnswerOnTheWire(t *testing.T) {
+	t.Parallel()
+	p := newBuildProject(t, map[string]string{"ok": noisyFailBuild})
+	s := startSession(t, p.svc, time.Second)
+	s.send(initLine)
+	s.recv()
+	s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{}}}`)
+	line := s.recv()
+	var resp struct {
+		Result struct {
+			Content           []map[string]json.RawMessage `json:"content"`
+			StructuredContent json.RawMessage              `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(line), &resp); err != nil {
+		t.Fatalf("%v: %s", err, line)
+	}
+	links := 0
+	for _, c := range resp.Result.Content {
+		if string(c["type"]) != `"resource_link"` {
+			continue
+		}
+		links++
+		var name string
+		if err := json.Unmarshal(c["name"], &name); err != nil || name == "" {
+			t.Errorf("a resource_link without a name: %s", line)
+		}
+	}
+	sc := resp.Result.StructuredContent
+	if links != 1 || len(sc) > 10<<10 || strings.ContainsRune(string(sc), '\n') || !strings.HasPrefix(string(sc), `{"outcome":"failed","exitCode":1,"errors":1,`) {
+		t.Errorf("%d links, structuredContent of %d bytes: %.200s", links, len(sc), sc)
 	}
 }
 

@@ -83,7 +83,7 @@ func TestBuildRunStatusLineOnTerminal(t *testing.T) {
 			} else if !strings.Contains(shown, want) {
 				t.Errorf("want %q in:\n%q", want, shown)
 			}
-			if out := stdout.String(); !strings.HasPrefix(out, `{"build":"slow"`) || strings.Count(out, "\n") != 1 || strings.Contains(out, "\x1b") {
+			if out := stdout.String(); !strings.HasPrefix(out, `{"outcome":"failed",`) || !strings.Contains(out, `"build":"slow"`) || strings.Count(out, "\n") != 1 || strings.Contains(out, "\x1b") {
 				t.Errorf("stdout %q, want only the JSON line", out)
 			}
 		})

@@ -35,62 +35,67 @@ const (
 
 // Result is the outcome of one safe build: the structuredContent of
 // reclazz_safe_build and the line `buildguard build run` prints. Its fields
-// are encoded in this order.
+// are encoded in this order: the outcome, the counts and the diagnostics
+// first, so that a host that shows the JSON leads with the errors
+// (docs/safe-build.md#7).
 type Result struct {
-	// Build is the build's name.
-	Build string `json:"build"`
-	// Command is the argument vector that ran (or would have).
-	Command []string `json:"command"`
 	// Outcome is one of the Outcome constants.
 	Outcome string `json:"outcome"`
 	// ExitCode is the command's exit code (128+n after signal n); nil when
 	// it never started.
 	ExitCode *int `json:"exitCode"`
+	// Errors and Warnings count every distinct diagnostic of each severity
+	// found in the output, listed or not.
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
+	// DiagnosticsOmitted counts the diagnostics found beyond those listed.
+	DiagnosticsOmitted int `json:"diagnosticsOmitted"`
+	// Diagnostics are the errors and warnings parsed from the build's
+	// output (docs/safe-build.md#12): errors first, duplicates merged, at
+	// most diagnostics.MaxDiagnostics; empty when the command never ran.
+	Diagnostics []diagnostics.Diagnostic `json:"diagnostics"`
+	// FailedTasks are the Gradle tasks and Maven goals the output reported
+	// failed; FailedModules their modules.
+	FailedTasks   []string `json:"failedTasks"`
+	FailedModules []string `json:"failedModules"`
+	// Detail says what happened and what to do next.
+	Detail string `json:"detail"`
+	// ChangedClasses proves the bytes after an ok build; empty otherwise.
+	ChangedClasses ChangedClasses `json:"changedClasses"`
+	// Output is the bounded tail of the build's output and its log.
+	Output Output `json:"output"`
+	// Build is the build's name.
+	Build string `json:"build"`
+	// Command is the argument vector that ran (or would have).
+	Command []string `json:"command"`
 	// DurationMs is the time from asking for the hold to the finish.
 	DurationMs int64 `json:"durationMs"`
 	// Owner is the owner token the build held the output with; nil when it
 	// never asked the agent for a hold.
 	Owner *string `json:"owner"`
-	// Detail says what happened and what to do next.
-	Detail string `json:"detail"`
-	// Diagnostics are the errors and warnings parsed from the build's
-	// output (docs/safe-build.md#12): errors first, duplicates merged, at
-	// most diagnostics.MaxDiagnostics; empty when the command never ran.
-	Diagnostics []diagnostics.Diagnostic `json:"diagnostics"`
-	// DiagnosticsOmitted counts the diagnostics found beyond those listed.
-	DiagnosticsOmitted int `json:"diagnosticsOmitted"`
-	// Errors and Warnings count every distinct diagnostic of each severity
-	// found in the output, listed or not.
-	Errors   int `json:"errors"`
-	Warnings int `json:"warnings"`
-	// FailedTasks are the Gradle tasks and Maven goals the output reported
-	// failed; FailedModules their modules.
-	FailedTasks   []string `json:"failedTasks"`
-	FailedModules []string `json:"failedModules"`
-	// Output is the bounded tail of the build's output and its log.
-	Output Output `json:"output"`
-	// ChangedClasses proves the bytes after an ok build; empty otherwise.
-	ChangedClasses ChangedClasses `json:"changedClasses"`
 }
 
-// Output is the build's output in a result (docs/safe-build.md#7).
+// Output is the build's output in a result (docs/safe-build.md#7): the
+// log's path first, the tail last.
 type Output struct {
-	// Tail is the end of the output: at most TailLines lines and TailBytes
-	// bytes of stdout and stderr as they came.
-	Tail string `json:"tail"`
+	// LogFile is the absolute path of the complete log under
+	// <project>/.buildguard/logs/; nil when no log was written.
+	LogFile *string `json:"logFile"`
 	// Lines counts every line the build printed.
 	Lines int `json:"lines"`
 	// Truncated reports that Tail is not the whole output.
 	Truncated bool `json:"truncated"`
-	// LogFile is the absolute path of the complete log under
-	// <project>/.buildguard/logs/; nil when no log was written.
-	LogFile *string `json:"logFile"`
+	// Tail is the end of the output: at most TailLines lines and TailBytes
+	// bytes of stdout and stderr as they came.
+	Tail string `json:"tail"`
 }
 
 // IsError reports whether the result is a tool error: every outcome but ok.
 func (r *Result) IsError() bool { return r.Outcome != OutcomeOK }
 
-// JSON encodes the result as one compact JSON object.
+// JSON encodes the result as one compact JSON object of at most
+// MaxResultJSON bytes: what does not fit is cut from the end of each part,
+// with a count of what was left out (fit). r itself keeps everything.
 func (r *Result) JSON() ([]byte, error) {
 	if r.Command == nil {
 		r.Command = []string{}
@@ -107,10 +112,11 @@ func (r *Result) JSON() ([]byte, error) {
 	if r.FailedModules == nil {
 		r.FailedModules = []string{}
 	}
+	fitted := r.fit()
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false) // output and commands are shown as they are
-	if err := enc.Encode(r); err != nil {
+	if err := enc.Encode(&fitted); err != nil {
 		return nil, fmt.Errorf("encoding the safe build result: %w", err)
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil

@@ -124,15 +124,19 @@ func runSafeBuild(ctx context.Context, c *toolCall) (Result, error) {
 	if _, given := c.str["timeoutMs"]; given {
 		req.Timeout = c.timeout
 	}
-	res := c.deps.builder.Run(ctx, req)
+	return safeBuildAnswer(c.deps.builder.Run(ctx, req))
+}
+
+// safeBuildAnswer is the tool's answer of a safe build's result: its JSON,
+// within safebuild.MaxResultJSON, and, when it is not ok, the text that
+// leads with its errors and the link of its whole log (docs/safe-build.md#12).
+func safeBuildAnswer(res *safebuild.Result) (Result, error) {
 	data, err := res.JSON()
 	if err != nil {
 		return Result{}, err
 	}
 	out := Result{Data: data, IsError: res.IsError(), LegacyText: string(data)}
 	if res.IsError() {
-		// A failed build leads with its errors, within MaxFailedText, and
-		// points at its whole log (docs/safe-build.md#12).
 		out.Text = failedText(res)
 		out.LegacyText = out.Text
 		if res.Output.LogFile != nil {
@@ -330,13 +334,11 @@ const safeBuildOutputSchema = `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",
   "properties": {
-    "build": {"type": "string"},
-    "command": {"type": "array", "items": {"type": "string"}},
     "outcome": {"type": "string", "enum": ["ok", "failed", "cancelled", "timeout", "refused", "queued-timeout"]},
     "exitCode": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-    "durationMs": {"type": "integer", "minimum": 0},
-    "owner": {"anyOf": [{"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}, {"type": "null"}]},
-    "detail": {"type": "string"},
+    "errors": {"type": "integer", "minimum": 0},
+    "warnings": {"type": "integer", "minimum": 0},
+    "diagnosticsOmitted": {"type": "integer", "minimum": 0},
     "diagnostics": {
       "type": "array",
       "maxItems": 50,
@@ -355,22 +357,9 @@ const safeBuildOutputSchema = `{
         "additionalProperties": false
       }
     },
-    "diagnosticsOmitted": {"type": "integer", "minimum": 0},
-    "errors": {"type": "integer", "minimum": 0},
-    "warnings": {"type": "integer", "minimum": 0},
     "failedTasks": {"type": "array", "maxItems": 50, "items": {"type": "string", "maxLength": 256}},
     "failedModules": {"type": "array", "maxItems": 50, "items": {"type": "string", "maxLength": 256}},
-    "output": {
-      "type": "object",
-      "properties": {
-        "tail": {"type": "string", "maxLength": 16384},
-        "lines": {"type": "integer", "minimum": 0},
-        "truncated": {"type": "boolean"},
-        "logFile": {"anyOf": [{"type": "string"}, {"type": "null"}]}
-      },
-      "required": ["tail", "lines", "truncated", "logFile"],
-      "additionalProperties": false
-    },
+    "detail": {"type": "string"},
     "changedClasses": {
       "type": "object",
       "properties": {
@@ -395,9 +384,24 @@ const safeBuildOutputSchema = `{
       },
       "required": ["count", "complete", "allApplied", "classes"],
       "additionalProperties": false
-    }
+    },
+    "output": {
+      "type": "object",
+      "properties": {
+        "logFile": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "lines": {"type": "integer", "minimum": 0},
+        "truncated": {"type": "boolean"},
+        "tail": {"type": "string", "maxLength": 16384}
+      },
+      "required": ["logFile", "lines", "truncated", "tail"],
+      "additionalProperties": false
+    },
+    "build": {"type": "string"},
+    "command": {"type": "array", "items": {"type": "string"}},
+    "durationMs": {"type": "integer", "minimum": 0},
+    "owner": {"anyOf": [{"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}, {"type": "null"}]}
   },
-  "required": ["build", "command", "outcome", "exitCode", "durationMs", "owner", "detail", "diagnostics", "diagnosticsOmitted", "errors", "warnings", "failedTasks", "failedModules", "output", "changedClasses"],
+  "required": ["outcome", "exitCode", "errors", "warnings", "diagnosticsOmitted", "diagnostics", "failedTasks", "failedModules", "detail", "changedClasses", "output", "build", "command", "durationMs", "owner"],
   "additionalProperties": false,
   "allOf": [
     {"if": {"properties": {"outcome": {"enum": ["ok", "failed"]}}}, "then": {"properties": {"exitCode": {"type": "integer"}, "owner": {"type": "string"}}}},
