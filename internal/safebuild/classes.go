@@ -10,16 +10,26 @@ import (
 
 // Bounds of changedClasses (docs/safe-build.md#8).
 const (
-	// MaxChangedClasses is the most classes a result lists and verifies; the
-	// count says how many changed in all.
+	// MaxChangedClasses is the most classes a result lists; the count says
+	// how many changed in all.
 	MaxChangedClasses = 64
+	// MaxVerifiedClasses is the most classes verified: what an agent keeps
+	// receipts for (docs/agent-protocol.md#8). No agent can prove more.
+	MaxVerifiedClasses = 512
 	// DefaultVerifyWait bounds the wait for the receipts of the changed
 	// classes after BUILD ok was acknowledged: the agent captures and
 	// reloads asynchronously.
 	DefaultVerifyWait = 15 * time.Second
-	// verifyPoll is the pause between two VERIFY rounds of a class whose
-	// reload has not completed yet.
-	verifyPoll = 50 * time.Millisecond
+	// verifyPoll is the pause between two VERIFY rounds over the classes
+	// whose receipt is not final yet.
+	verifyPoll = 20 * time.Millisecond
+	// settleRounds is how many rounds in a row must find the agent settled
+	// (no hold, nothing pending, no receipt of the build running) before a
+	// receipt that is not_observed or mismatch is taken as final.
+	settleRounds = 2
+	// reloadStatusWait bounds one RELOAD status asked during the
+	// verification; an agent that does not answer it is not asked again.
+	reloadStatusWait = time.Second
 )
 
 // ChangedClasses is the proof of the bytes after BUILD ok
@@ -32,10 +42,11 @@ type ChangedClasses struct {
 	// evidence was unavailable or named only a sample of its directories,
 	// or a directory could not be read.
 	Complete bool `json:"complete"`
-	// AllApplied is true when every class of Count was listed and its
+	// AllApplied is true when every class of Count was verified and its
 	// receipt is applied with the built bytes.
 	AllApplied bool `json:"allApplied"`
-	// Classes are the first MaxChangedClasses by name, each verified.
+	// Classes are at most MaxChangedClasses of the classes verified: those
+	// not applied first, then the applied ones, each group by name.
 	Classes []ClassReceipt `json:"classes"`
 }
 
@@ -53,82 +64,153 @@ type ClassReceipt struct {
 	Detail string `json:"detail"`
 }
 
-// verifyClasses asks the agent on conn for the receipt of each changed
-// file's hash, taken right after the build (searchAfter), polling until it is applied or ends otherwise, all within
-// ctx. A changed session id (the JVM restarted) ends the verification.
-func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) []ClassReceipt {
-	if len(changed) > MaxChangedClasses {
-		changed = changed[:MaxChangedClasses]
-	}
-	out := make([]ClassReceipt, 0, len(changed))
-	session := ""
-	broken := ""
-	for _, f := range changed {
-		r := ClassReceipt{ClassName: f.class, Status: "unavailable", SHA256: f.sum}
-		if f.err != nil {
-			r.Detail = "the class file could not be read after the build: " + f.err.Error()
-			out = append(out, r)
-			continue
-		}
-		if broken != "" {
-			r.Detail = broken
-			out = append(out, r)
-			continue
-		}
-		rec, err := pollReceipt(ctx, conn, f.class, f.sum)
-		switch {
-		case err != nil:
-			r.Detail = "no valid receipt: " + err.Error()
-			if !errors.Is(err, errStillRunning) {
-				broken = "not queried: an earlier VERIFY failed (" + err.Error() + ")"
-			}
-		case session != "" && rec.SessionID != session:
-			r.Detail = "the agent's session changed: the application restarted during the verification"
-			broken = r.Detail
-		default:
-			session = rec.SessionID
-			r.Status, r.Detail = rec.Status, rec.Detail
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 // verifier is the part of *agentproto.Conn the verification uses.
 type verifier interface {
 	Verify(ctx context.Context, class, sha256 string) (*agentproto.Receipt, error)
+	Reload(ctx context.Context, action string) (*agentproto.ReloadState, error)
 }
 
 var errStillRunning = errors.New("the reload did not complete before the verification deadline")
 
-// pollReceipt asks VERIFY until the receipt is final: applied, failed or
-// unverified. running, mismatch (older bytes still latest) and
-// not_observed (not captured yet) are asked again until ctx ends; the last
-// of them is returned then.
-func pollReceipt(ctx context.Context, conn verifier, class, sum string) (*agentproto.Receipt, error) {
-	var last *agentproto.Receipt
-	for {
-		r, err := conn.Verify(ctx, class, sum)
+// final reports whether a receipt status can no longer change for these
+// bytes (docs/agent-protocol.md#8).
+func final(status string) bool {
+	switch status {
+	case agentproto.ReceiptApplied, agentproto.ReceiptFailed, agentproto.ReceiptUnverified:
+		return true
+	}
+	return false
+}
+
+// verifyClasses asks the agent on conn for the receipt of each changed
+// file's hash, taken right after the build (searchAfter), in rounds on the
+// one connection, all within ctx: each round asks every class whose receipt
+// is not final yet (applied, failed and unverified are), then pauses
+// verifyPoll. running is always asked again; not_observed and mismatch are
+// final once settleRounds rounds in a row found the agent settled: asked
+// before the round, it held nothing and had nothing pending, and no receipt
+// of the round was running, so the build's batch ended without these bytes.
+// A changed session id (the JVM restarted) or a failed VERIFY ends the
+// verification.
+func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) []ClassReceipt {
+	out := make([]ClassReceipt, len(changed))
+	var pending []int
+	for i, f := range changed {
+		out[i] = ClassReceipt{ClassName: f.class, Status: "unavailable", SHA256: f.sum}
+		if f.err != nil {
+			out[i].Detail = "the class file could not be read after the build: " + f.err.Error()
+			continue
+		}
+		pending = append(pending, i)
+	}
+	v := &rounds{conn: conn, changed: changed, out: out, askStatus: true}
+	for quiet := 0; len(pending) > 0; {
+		settled := v.agentSettled(ctx)
+		next, running, err := v.round(ctx, pending)
 		if err != nil {
-			if last != nil && ctx.Err() != nil {
-				return last, nil
-			}
-			if ctx.Err() != nil {
-				return nil, errStillRunning
-			}
-			return nil, err
+			return out
 		}
-		switch r.Status {
-		case agentproto.ReceiptApplied, agentproto.ReceiptFailed, agentproto.ReceiptUnverified:
-			return r, nil
+		if pending = next; len(pending) == 0 {
+			break
 		}
-		last = r
+		if quiet++; !settled || running {
+			quiet = 0
+		}
+		if quiet >= settleRounds {
+			for _, i := range pending {
+				out[i].Detail += " (final: the agent released the build and has nothing pending, so it did not reload these bytes)"
+			}
+			break
+		}
 		t := time.NewTimer(verifyPoll)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return last, nil
+			v.expire(pending)
+			return out
 		}
+	}
+	return out
+}
+
+// rounds is the state of one verification.
+type rounds struct {
+	conn      verifier
+	changed   []changedFile
+	out       []ClassReceipt
+	answered  []bool
+	session   string
+	askStatus bool // RELOAD status is answered
+}
+
+// agentSettled asks RELOAD status and reports whether the agent holds no
+// build and has no class pending. An agent that does not answer is not
+// asked again, and is never settled.
+func (v *rounds) agentSettled(ctx context.Context) bool {
+	if !v.askStatus {
+		return false
+	}
+	sctx, cancel := context.WithTimeout(ctx, reloadStatusWait)
+	defer cancel()
+	st, err := v.conn.Reload(sctx, agentproto.ReloadStatus)
+	if err != nil {
+		v.askStatus = false
+		return false
+	}
+	return st.BuildHold == "none" && st.PendingClasses == 0 && !st.Paused
+}
+
+// round asks VERIFY once for each class of pending and returns those whose
+// receipt is not final, and whether one was running. It returns an error
+// when the verification ends: ctx ended, a VERIFY failed, or the session
+// changed; the receipts say why.
+func (v *rounds) round(ctx context.Context, pending []int) (next []int, running bool, err error) {
+	if v.answered == nil {
+		v.answered = make([]bool, len(v.out))
+	}
+	for k, i := range pending {
+		f := v.changed[i]
+		rec, err := v.conn.Verify(ctx, f.class, f.sum)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			v.expire(pending[k:])
+			return nil, false, err
+		case err != nil:
+			v.out[i].Detail = "no valid receipt: " + err.Error()
+			v.stop(pending[k+1:], "not queried: an earlier VERIFY failed ("+err.Error()+")")
+			return nil, false, err
+		case v.session != "" && rec.SessionID != v.session:
+			v.out[i].Status = "unavailable"
+			v.out[i].Detail = "the agent's session changed: the application restarted during the verification"
+			v.stop(pending[k+1:], v.out[i].Detail)
+			return nil, false, errors.New(v.out[i].Detail)
+		}
+		v.session = rec.SessionID
+		v.answered[i] = true
+		v.out[i].Status, v.out[i].Detail = rec.Status, rec.Detail
+		if !final(rec.Status) {
+			next = append(next, i)
+			running = running || rec.Status == agentproto.ReceiptRunning
+		}
+	}
+	return next, running, nil
+}
+
+// expire marks the classes of pending never answered as not answered
+// before the deadline; the others keep their last receipt.
+func (v *rounds) expire(pending []int) {
+	for _, i := range pending {
+		if v.answered == nil || !v.answered[i] {
+			v.out[i].Status = "unavailable"
+			v.out[i].Detail = "no valid receipt: " + errStillRunning.Error()
+		}
+	}
+}
+
+// stop marks the classes of rest unavailable with detail.
+func (v *rounds) stop(rest []int, detail string) {
+	for _, i := range rest {
+		v.out[i].Status, v.out[i].Detail = "unavailable", detail
 	}
 }

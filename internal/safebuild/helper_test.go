@@ -130,7 +130,7 @@ type fixture struct {
 	builder *Builder
 }
 
-func newFixture(t *testing.T, opts ...fakeagent.Option) *fixture {
+func newFixture(t testing.TB, opts ...fakeagent.Option) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	f := &fixture{dir: dir, classes: filepath.Join(dir, "build", "classes")}
@@ -173,7 +173,7 @@ func newFixture(t *testing.T, opts ...fakeagent.Option) *fixture {
 }
 
 // request runs the fake build with args in the fixture's project.
-func (f *fixture) request(t *testing.T, args ...string) Request {
+func (f *fixture) request(t testing.TB, args ...string) Request {
 	return Request{
 		Dir:      f.dir,
 		Build:    Build{Name: "fake", Command: append([]string{reexec.Binary(t)}, args...), Timeout: time.Minute},

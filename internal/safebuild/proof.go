@@ -3,6 +3,7 @@ package safebuild
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/buildguard/buildguard/agentproto"
@@ -72,53 +73,120 @@ func (a *attempt) searchAfter() {
 }
 
 // prove verifies the changed class files against the agent after BUILD ok
-// was acknowledged, and says in res what was proven (docs/decisions.md#D21).
+// was acknowledged, and says in res what was proven (docs/decisions.md#D21):
+// the first MaxVerifiedClasses by name are verified, at most
+// MaxChangedClasses are listed.
 func (b *Builder) prove(ctx context.Context, a *attempt, res *Result) {
 	if !a.after {
 		a.search.problem("the class files were not searched after the build")
 	}
-	cc := ChangedClasses{Count: len(a.changed), Complete: len(a.search.problems) == 0, Classes: []ClassReceipt{}}
-	if len(a.changed) > 0 {
+	cc := ChangedClasses{Count: len(a.changed), Complete: len(a.search.problems) == 0}
+	checked := a.changed[:min(len(a.changed), MaxVerifiedClasses)]
+	var receipts []ClassReceipt
+	switch {
+	case len(checked) == 0:
+	case a.proof == nil:
+		receipts = unavailable(checked, "no verification session: the agent could not be reached after the build")
+	case a.search.noVerifier:
+		// VERIFY is ignored: nothing could be read until the deadline.
+		receipts = unavailable(checked, "the agent's verifier is not wired (DOCTOR verifySupported is false), so it answers no VERIFY")
+	default:
 		vctx, cancel := context.WithTimeout(ctx, b.cfg.VerifyWait)
 		defer cancel()
-		if a.proof == nil {
-			for _, f := range a.changed[:min(len(a.changed), MaxChangedClasses)] {
-				cc.Classes = append(cc.Classes, ClassReceipt{ClassName: f.class, SHA256: f.sum, Status: "unavailable",
-					Detail: "no verification session: the agent could not be reached after the build"})
-			}
-		} else {
-			cc.Classes = verifyClasses(vctx, a.proof, a.changed)
-		}
+		receipts = verifyClasses(vctx, a.proof, checked)
 	}
-	applied := 0
-	for _, r := range cc.Classes {
-		if r.Status == agentproto.ReceiptApplied {
-			applied++
-		}
-	}
-	cc.AllApplied = cc.Complete && applied == cc.Count
+	t := tallyOf(receipts)
+	cc.Classes = listed(receipts)
+	cc.AllApplied = cc.Complete && t.applied == cc.Count
 	res.ChangedClasses = cc
-	res.Detail += proofDetail(cc, applied, a.search.problems)
+	res.Detail += proofDetail(cc, t, a.search.problems)
 }
 
-// proofDetail says what the proof showed and, when allApplied is false,
-// every reason.
-func proofDetail(cc ChangedClasses, applied int, problems []string) string {
+// unavailable is a receipt of status unavailable for each of files.
+func unavailable(files []changedFile, detail string) []ClassReceipt {
+	out := make([]ClassReceipt, len(files))
+	for i, f := range files {
+		out[i] = ClassReceipt{ClassName: f.class, SHA256: f.sum, Status: "unavailable", Detail: detail}
+	}
+	return out
+}
+
+// tally counts the receipts of the classes verified.
+type tally struct {
+	checked  int            // classes verified
+	applied  int            // of them applied with the built bytes
+	byStatus map[string]int // the others by status
+	first    string         // the first and last class verified, by name
+	last     string
+}
+
+func tallyOf(receipts []ClassReceipt) tally {
+	t := tally{checked: len(receipts), byStatus: map[string]int{}}
+	for _, r := range receipts {
+		if r.Status == agentproto.ReceiptApplied {
+			t.applied++
+		} else {
+			t.byStatus[r.Status]++
+		}
+	}
+	if len(receipts) > 0 {
+		t.first, t.last = receipts[0].ClassName, receipts[len(receipts)-1].ClassName
+	}
+	return t
+}
+
+// listed is at most MaxChangedClasses of receipts: those not applied
+// first, then the applied ones, each group in the order of receipts (by
+// name).
+func listed(receipts []ClassReceipt) []ClassReceipt {
+	out := make([]ClassReceipt, 0, min(len(receipts), MaxChangedClasses))
+	for _, applied := range []bool{false, true} {
+		for _, r := range receipts {
+			if len(out) < MaxChangedClasses && (r.Status == agentproto.ReceiptApplied) == applied {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// proofDetail says what the proof checked and showed and, when allApplied
+// is false, every reason.
+func proofDetail(cc ChangedClasses, t tally, problems []string) string {
 	switch {
 	case cc.AllApplied && cc.Count == 0:
 		return "; no class file in the watched directories changed (all of them were searched)"
 	case cc.AllApplied:
-		return fmt.Sprintf("; all %d changed classes are applied with the built bytes", cc.Count)
+		return fmt.Sprintf("; all %d changed classes were verified with VERIFY and are applied with the built bytes", cc.Count)
 	}
 	var why []string
 	if !cc.Complete {
 		why = append(why, "the search for changed classes was incomplete: "+strings.Join(problems, "; "))
 	}
-	if len(cc.Classes) < cc.Count {
-		why = append(why, fmt.Sprintf("only the first %d of %d changed classes were verified", len(cc.Classes), cc.Count))
+	if cc.Count > t.checked {
+		why = append(why, fmt.Sprintf("%d classes changed, more than the %d an agent keeps receipts for, so no agent can prove them all: the first %d by binary name (%s to %s) were verified, the other %d were not",
+			cc.Count, MaxVerifiedClasses, t.checked, t.first, t.last, cc.Count-t.checked))
 	}
-	if applied < len(cc.Classes) {
-		why = append(why, fmt.Sprintf("%d of the %d classes listed are not applied with the built bytes: see changedClasses (reclazz_diagnose explains one class)", len(cc.Classes)-applied, len(cc.Classes)))
+	if t.applied < t.checked {
+		why = append(why, fmt.Sprintf("%d of the %d classes verified are applied with the built bytes, %d are not (%s): changedClasses lists %d classes, those not applied first (reclazz_diagnose explains one)",
+			t.applied, t.checked, t.checked-t.applied, statusCounts(t.byStatus), len(cc.Classes)))
+	} else if t.checked > 0 {
+		why = append(why, fmt.Sprintf("all %d classes verified are applied with the built bytes", t.checked))
 	}
 	return "; changedClasses.allApplied is false, the bytes are not proven live: " + strings.Join(why, "; ")
+}
+
+// statusCounts spells counts by status, by status name: "2 not_observed, 1
+// unavailable".
+func statusCounts(by map[string]int) string {
+	statuses := make([]string, 0, len(by))
+	for s := range by {
+		statuses = append(statuses, s)
+	}
+	slices.Sort(statuses)
+	parts := make([]string, len(statuses))
+	for i, s := range statuses {
+		parts[i] = fmt.Sprintf("%d %s", by[s], s)
+	}
+	return strings.Join(parts, ", ")
 }

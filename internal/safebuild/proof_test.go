@@ -4,6 +4,7 @@ package safebuild
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,18 @@ func requireUnproven(t *testing.T, res *Result, reason string) {
 	}
 	if res.ChangedClasses.AllApplied || res.ChangedClasses.Complete {
 		t.Errorf("changedClasses %+v claims a proof", res.ChangedClasses)
+	}
+	if !strings.Contains(res.Detail, reason) {
+		t.Errorf("detail %q does not say %q", res.Detail, reason)
+	}
+}
+
+// requireOKNotApplied requires an ok build whose search was complete and
+// whose allApplied is false, with the reason in the detail.
+func requireOKNotApplied(t *testing.T, res *Result, reason string) {
+	t.Helper()
+	if res.Outcome != OutcomeOK || !res.ChangedClasses.Complete || res.ChangedClasses.AllApplied {
+		t.Fatalf("outcome %s, complete %v, allApplied %v: %s", res.Outcome, res.ChangedClasses.Complete, res.ChangedClasses.AllApplied, res.Detail)
 	}
 	if !strings.Contains(res.Detail, reason) {
 		t.Errorf("detail %q does not say %q", res.Detail, reason)
@@ -332,5 +345,126 @@ func TestStopEndsTheVerification(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("Stop did not end the verification within 20 s")
+	}
+}
+
+// classArgs is n compile arguments app.C000=v1 … in name order.
+func classArgs(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("app.C%03d=v%d", i, i)
+	}
+	return out
+}
+
+// Every changed class up to what the agent keeps receipts for is verified,
+// not only those listed: 512 changed classes are proven, and the result
+// lists MaxChangedClasses of them (docs/decisions.md#D24).
+func TestRunVerifiesEveryChangedClassUpTo512(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	res := f.builder.Run(context.Background(), f.request(t, append([]string{"compile", f.classes}, classArgs(MaxVerifiedClasses)...)...))
+	cc := res.ChangedClasses
+	if res.Outcome != OutcomeOK || !cc.AllApplied || !cc.Complete || cc.Count != MaxVerifiedClasses || len(cc.Classes) != MaxChangedClasses {
+		t.Fatalf("outcome %s changedClasses count %d complete %v allApplied %v listed %d: %s",
+			res.Outcome, cc.Count, cc.Complete, cc.AllApplied, len(cc.Classes), res.Detail)
+	}
+	if want := "all 512 changed classes were verified"; !strings.Contains(res.Detail, want) {
+		t.Errorf("detail %q does not say %q", res.Detail, want)
+	}
+	for i, c := range cc.Classes {
+		if name := fmt.Sprintf("app.C%03d", i); c.ClassName != name || c.Status != agentproto.ReceiptApplied || c.SHA256 != sum(fmt.Sprintf("v%d", i)) {
+			t.Errorf("classes[%d] = %+v, want %s applied with its built bytes", i, c, name)
+		}
+	}
+	verified := map[string]bool{}
+	for _, l := range f.agent.Commands() {
+		if parts := strings.Fields(l); len(parts) == 4 && parts[0] == "VERIFY" {
+			verified[parts[2]] = true
+		}
+	}
+	if len(verified) != MaxVerifiedClasses {
+		t.Errorf("the agent was asked VERIFY for %d classes, want all %d", len(verified), MaxVerifiedClasses)
+	}
+}
+
+// More changed classes than an agent keeps receipts for cannot be proven:
+// the answer says so, names which were verified, and does not wait for
+// receipts the agent evicted (not_observed once the agent settled).
+func TestRunMoreThan512ChangedClassesSaysWhichWereVerified(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.builder = New(Config{VerifyWait: 30 * time.Second, Grace: 500 * time.Millisecond, Env: f.builder.cfg.Env})
+	start := time.Now()
+	res := f.builder.Run(context.Background(), f.request(t, append([]string{"compile", f.classes}, classArgs(600)...)...))
+	elapsed := time.Since(start)
+	requireOKNotApplied(t, res, "600 classes changed, more than the 512 an agent keeps receipts for, so no agent can prove them all: the first 512 by binary name (app.C000 to app.C511) were verified, the other 88 were not")
+	// The agent admitted the 600 as one batch and kept the newest 512
+	// receipts (docs/agent-protocol.md#8): C000 to C087 were evicted.
+	if want := "424 of the 512 classes verified are applied with the built bytes, 88 are not (88 not_observed)"; !strings.Contains(res.Detail, want) {
+		t.Errorf("detail %q does not say %q", res.Detail, want)
+	}
+	cc := res.ChangedClasses
+	if cc.Count != 600 || len(cc.Classes) != MaxChangedClasses || cc.Classes[0].ClassName != "app.C000" || cc.Classes[0].Status != agentproto.ReceiptNotObserved {
+		t.Errorf("changedClasses count %d, listed %d, first %+v; want 600, 64, app.C000 not_observed", cc.Count, len(cc.Classes), cc.Classes[0])
+	}
+	// A generous bound, far below the verification's 30 s wait.
+	if elapsed > 10*time.Second {
+		t.Errorf("the answer took %v: it waited for receipts that cannot change", elapsed)
+	}
+}
+
+// An agent whose verifier is not wired ignores VERIFY: the answer says so at
+// once instead of waiting the verification's whole time.
+func TestRunVerifierNotWiredIsAnsweredAtOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fakeagent.WithUnwired(fakeagent.Unwired{Verifier: true}))
+	f.builder = New(Config{VerifyWait: 30 * time.Second, Grace: 500 * time.Millisecond, Env: f.builder.cfg.Env})
+	start := time.Now()
+	res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1"))
+	elapsed := time.Since(start)
+	requireOKNotApplied(t, res, "0 of the 1 classes verified are applied with the built bytes, 1 are not (1 unavailable)")
+	if c := res.ChangedClasses.Classes; len(c) != 1 || c[0].Status != "unavailable" || !strings.Contains(c[0].Detail, "verifier is not wired") {
+		t.Errorf("classes %+v, want app.A unavailable because the verifier is not wired", c)
+	}
+	// A generous bound, far below the verification's 30 s wait.
+	if elapsed > 10*time.Second {
+		t.Errorf("the answer took %v: it waited for receipts that cannot come", elapsed)
+	}
+}
+
+// BenchmarkProof measures the time from BUILD ok reaching the fake agent to
+// the answer, for builds that change 1 and 512 classes (rewritten with new
+// bytes each run), all verified and applied.
+func BenchmarkProof(b *testing.B) {
+	for _, n := range []int{1, MaxVerifiedClasses} {
+		b.Run(fmt.Sprintf("classes=%d", n), func(b *testing.B) {
+			var mu sync.Mutex
+			var okAt time.Time
+			f := newFixture(b, fakeagent.WithConfigFunc(func(c *fakeagent.Config) {
+				c.OnCommand = func(_ int, line string) {
+					if strings.HasPrefix(line, "BUILD ok ") {
+						mu.Lock()
+						okAt = time.Now()
+						mu.Unlock()
+					}
+				}
+			}))
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				args := []string{"compile", f.classes}
+				for j := range n {
+					args = append(args, fmt.Sprintf("app.C%03d=run%d-%d", j, i, j))
+				}
+				res := f.builder.Run(context.Background(), f.request(b, args...))
+				mu.Lock()
+				total += time.Since(okAt)
+				mu.Unlock()
+				if !res.ChangedClasses.AllApplied || res.ChangedClasses.Count != n {
+					b.Fatalf("run %d: changedClasses count %d allApplied %v: %s", i, res.ChangedClasses.Count, res.ChangedClasses.AllApplied, res.Detail)
+				}
+			}
+			b.ReportMetric(float64(total)/float64(time.Millisecond)/float64(b.N), "ms-after-build-ok")
+		})
 	}
 }

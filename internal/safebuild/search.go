@@ -49,6 +49,9 @@ type watchedDir struct {
 type search struct {
 	dirs     []watchedDir
 	problems []string // why the search may be incomplete; none when complete
+	// noVerifier: the latest DOCTOR evidence says the agent's verifier is
+	// not wired, so VERIFY is ignored (docs/agent-protocol.md#4.10)
+	noVerifier bool
 }
 
 func (s *search) problem(format string, args ...any) {
@@ -69,6 +72,9 @@ func (s *search) addDoctor(d *agentproto.Doctor, err error) {
 	case d.Status != agentproto.DoctorObserved:
 		s.problem("the agent's DOCTOR evidence is unavailable (%s), so its watched directories are unknown", d.Detail)
 		return
+	}
+	s.noVerifier = !d.VerifySupported
+	switch {
 	case d.WatcherState != "" && d.WatcherState != "watching":
 		s.problem("the agent's watcher is %s, not watching", d.WatcherState)
 	}
@@ -263,8 +269,10 @@ type changedFile struct {
 // and by content where those are equal but the file had just changed at the
 // first snapshot (and was hashed then). A file the first snapshot did not
 // see (its directory was not watched yet) whose change time is older than
-// that snapshot was not written by the build. The first MaxChangedClasses
-// are hashed now, within ctx: what the build wrote is what is verified.
+// that snapshot was not written by the build. The first MaxVerifiedClasses
+// are hashed now, within ctx, unless after hashed them already (a file
+// written within recentWindow of the scan): what the build wrote is what
+// is verified.
 func changes(ctx context.Context, before, after snapshot) []changedFile {
 	var out []changedFile
 	for path, f := range after.files {
@@ -281,7 +289,7 @@ func changes(ctx context.Context, before, after snapshot) []changedFile {
 				continue
 			}
 		}
-		out = append(out, changedFile{class: f.class, path: path})
+		out = append(out, changedFile{class: f.class, path: path, sum: f.stamp.sum})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].class != out[j].class {
@@ -289,8 +297,10 @@ func changes(ctx context.Context, before, after snapshot) []changedFile {
 		}
 		return out[i].path < out[j].path
 	})
-	for i := range out[:min(len(out), MaxChangedClasses)] {
-		out[i].sum, out[i].err = hashFile(ctx, out[i].path)
+	for i := range out[:min(len(out), MaxVerifiedClasses)] {
+		if out[i].sum == "" {
+			out[i].sum, out[i].err = hashFile(ctx, out[i].path)
+		}
 	}
 	return out
 }

@@ -1,0 +1,219 @@
+//go:build unix
+
+package refagent_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/harness/jvm"
+	"github.com/buildguard/buildguard/harness/refagent"
+	"github.com/buildguard/buildguard/internal/safebuild"
+)
+
+// loaderApp loads classes C000 … C<n-1> of the default package, prints
+// LOADED <n> and keeps running, so that every one of them can be redefined.
+const loaderApp = `public class Loader {
+    public static void main(String[] args) throws Exception {
+        int n = Integer.parseInt(args[0]);
+        Object[] keep = new Object[n];
+        for (int i = 0; i < n; i++) {
+            keep[i] = Class.forName(String.format("C%03d", i)).getDeclaredConstructor().newInstance();
+        }
+        System.out.println("LOADED " + n);
+        System.out.flush();
+        while (keep.length > 0) {
+            Thread.sleep(1000);
+        }
+    }
+}
+`
+
+// classSources is the sources of C000 … C<n-1>, each value() returning v
+// (plus its index, so that no two classes have the same bytes).
+func classSources(n, v int) map[string]string {
+	src := map[string]string{}
+	for i := range n {
+		name := fmt.Sprintf("C%03d", i)
+		src[name+".java"] = fmt.Sprintf("public class %s {\n    public int value() {\n        return %d;\n    }\n}\n", name, v*1000+i)
+	}
+	return src
+}
+
+// writeClasses writes class files (file name → bytes) into a new directory.
+func writeClasses(t *testing.T, classes map[string][]byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, b := range classes {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// buildOKProxy forwards loopback connections to the agent on port and notes
+// when a "BUILD ok" command passes through it: the moment the proof's time
+// is counted from.
+type buildOKProxy struct {
+	ln   net.Listener
+	mu   sync.Mutex
+	okAt time.Time
+}
+
+func newBuildOKProxy(t *testing.T, port string) *buildOKProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &buildOKProxy{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.forward(c, port)
+		}
+	}()
+	return p
+}
+
+func (p *buildOKProxy) forward(c net.Conn, port string) {
+	defer c.Close()
+	a, err := net.DialTimeout("tcp", "127.0.0.1:"+port, limit)
+	if err != nil {
+		return
+	}
+	defer a.Close()
+	go func() {
+		io.Copy(c, a)
+		c.Close()
+	}()
+	r := bufio.NewReader(c)
+	for {
+		line, err := r.ReadString('\n')
+		if strings.HasPrefix(line, "BUILD ok ") {
+			p.mu.Lock()
+			p.okAt = time.Now()
+			p.mu.Unlock()
+		}
+		if _, werr := io.WriteString(a, line); err != nil || werr != nil {
+			return
+		}
+	}
+}
+
+func (p *buildOKProxy) port() string { return strconv.Itoa(p.ln.Addr().(*net.TCPAddr).Port) }
+
+func (p *buildOKProxy) sinceBuildOK() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return time.Since(p.okAt)
+}
+
+// A guarded build that changes 512 classes a live JVM has loaded is proven
+// against the reference agent: every class is verified and applied
+// (docs/decisions.md#D24); a one-class change after it too. The time from
+// BUILD ok to the answer is logged, never asserted.
+func TestSafeBuildProves512ClassesWithTheReferenceAgent(t *testing.T) {
+	t.Parallel()
+	const n = safebuild.MaxVerifiedClasses
+	jar := agentJar(t)
+	java := requireTool(t, "java")
+	root := t.TempDir()
+	out := filepath.Join(root, "classes")
+	appDir := filepath.Join(root, "app")
+	portFile := filepath.Join(root, "agent.port")
+	for _, d := range []string{out, appDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v1 := compileJava(t, classSources(n, 1))
+	for name, b := range v1 {
+		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v2 := writeClasses(t, compileJava(t, classSources(n, 2)))
+	v3 := compileJava(t, map[string]string{"C007.java": classSources(8, 3)["C007.java"]})
+	one := writeClasses(t, v3)
+	loader := compileJava(t, map[string]string{"Loader.java": loaderApp})
+	if err := os.WriteFile(filepath.Join(appDir, "Loader.class"), loader["Loader.class"], 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	flag, err := refagent.AgentFlag(jar, refagent.Options{WatchDirs: []string{out}, PortFile: portFile, StartupDelaySec: 0, DebounceMs: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc := startJVM(t, java, root, flag, "-cp", out+string(os.PathListSeparator)+appDir, "Loader", strconv.Itoa(n))
+	log := lineLog{proc.Lines()}
+	log.waitFor(t, 0, "LOADED 512", func(s string) bool { return s == "LOADED "+strconv.Itoa(n) })
+	log.waitFor(t, 0, "with '] Watching '", func(s string) bool { return strings.Contains(s, "] Watching ") })
+	b, err := os.ReadFile(portFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newBuildOKProxy(t, string(b))
+
+	builder := safebuild.New(safebuild.Config{})
+	run := func(t *testing.T, from string) *safebuild.Result {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		res := builder.Run(ctx, safebuild.Request{
+			Dir:      root,
+			Build:    safebuild.Build{Name: "copy", Command: []string{"cp", "-R", from + "/.", out}, Timeout: time.Minute},
+			Endpoint: agentproto.Endpoint{Port: proxy.port()},
+		})
+		t.Logf("answer %v after BUILD ok", proxy.sinceBuildOK())
+		return res
+	}
+
+	res := run(t, v2)
+	cc := res.ChangedClasses
+	if res.Outcome != safebuild.OutcomeOK || cc.Count != n || !cc.Complete || !cc.AllApplied || len(cc.Classes) != safebuild.MaxChangedClasses {
+		t.Fatalf("outcome %s, changedClasses count %d complete %v allApplied %v listed %d: %s",
+			res.Outcome, cc.Count, cc.Complete, cc.AllApplied, len(cc.Classes), res.Detail)
+	}
+	if want := fmt.Sprintf("all %d changed classes were verified", n); !strings.Contains(res.Detail, want) {
+		t.Errorf("detail %q does not say %q", res.Detail, want)
+	}
+
+	res = run(t, one)
+	cc = res.ChangedClasses
+	if res.Outcome != safebuild.OutcomeOK || cc.Count != 1 || !cc.AllApplied || len(cc.Classes) != 1 ||
+		cc.Classes[0].ClassName != "C007" || cc.Classes[0].SHA256 != sha(v3["C007.class"]) {
+		t.Fatalf("outcome %s, changedClasses %+v: %s", res.Outcome, cc, res.Detail)
+	}
+}
+
+// startJVM starts java with args in dir and kills it when the test ends.
+func startJVM(t *testing.T, java, dir string, args ...string) *jvm.Process {
+	t.Helper()
+	p, err := jvm.Start(jvm.Config{Java: java, Args: args, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Kill(); err != nil {
+			t.Error(err)
+		}
+	})
+	return p
+}
