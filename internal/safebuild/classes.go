@@ -91,8 +91,9 @@ func final(status string) bool {
 // before the round, it held nothing and had nothing pending, and no receipt
 // of the round was running, so the build's batch ended without these bytes.
 // A changed session id (the JVM restarted) or a failed VERIFY ends the
-// verification.
-func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) []ClassReceipt {
+// verification. settled counts the receipts taken as final because the
+// agent settled.
+func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) (receipts []ClassReceipt, settled int) {
 	out := make([]ClassReceipt, len(changed))
 	var pending []int
 	for i, f := range changed {
@@ -108,7 +109,7 @@ func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) []
 		settled := v.agentSettled(ctx)
 		next, running, err := v.round(ctx, pending)
 		if err != nil {
-			return out
+			return out, 0
 		}
 		if pending = next; len(pending) == 0 {
 			break
@@ -117,10 +118,7 @@ func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) []
 			quiet = 0
 		}
 		if quiet >= settleRounds {
-			for _, i := range pending {
-				out[i].Detail += " (final: the agent released the build and has nothing pending, so it did not reload these bytes)"
-			}
-			break
+			return out, len(pending)
 		}
 		t := time.NewTimer(verifyPoll)
 		select {
@@ -128,10 +126,10 @@ func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) []
 		case <-ctx.Done():
 			t.Stop()
 			v.expire(pending)
-			return out
+			return out, 0
 		}
 	}
-	return out
+	return out, 0
 }
 
 // rounds is the state of one verification.

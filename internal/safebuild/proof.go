@@ -83,6 +83,7 @@ func (b *Builder) prove(ctx context.Context, a *attempt, res *Result) {
 	cc := ChangedClasses{Count: len(a.changed), Complete: len(a.search.problems) == 0}
 	checked := a.changed[:min(len(a.changed), MaxVerifiedClasses)]
 	var receipts []ClassReceipt
+	settled := 0
 	switch {
 	case len(checked) == 0:
 	case a.proof == nil:
@@ -93,9 +94,10 @@ func (b *Builder) prove(ctx context.Context, a *attempt, res *Result) {
 	default:
 		vctx, cancel := context.WithTimeout(ctx, b.cfg.VerifyWait)
 		defer cancel()
-		receipts = verifyClasses(vctx, a.proof, checked)
+		receipts, settled = verifyClasses(vctx, a.proof, checked)
 	}
 	t := tallyOf(receipts)
+	t.settled = settled
 	cc.Classes = listed(receipts)
 	cc.AllApplied = cc.Complete && t.applied == cc.Count
 	res.ChangedClasses = cc
@@ -116,6 +118,7 @@ type tally struct {
 	checked  int            // classes verified
 	applied  int            // of them applied with the built bytes
 	byStatus map[string]int // the others by status
+	settled  int            // not_observed or mismatch, final as the agent settled
 	first    string         // the first and last class verified, by name
 	last     string
 }
@@ -168,9 +171,13 @@ func proofDetail(cc ChangedClasses, t tally, problems []string) string {
 			cc.Count, MaxVerifiedClasses, t.checked, t.first, t.last, cc.Count-t.checked))
 	}
 	if t.applied < t.checked {
-		why = append(why, fmt.Sprintf("%d of the %d classes verified are applied with the built bytes, %d are not (%s): changedClasses lists %d classes, those not applied first (reclazz_diagnose explains one)",
-			t.applied, t.checked, t.checked-t.applied, statusCounts(t.byStatus), len(cc.Classes)))
-	} else if t.checked > 0 {
+		why = append(why, fmt.Sprintf("%d of the %d classes verified are applied with the built bytes; not applied: %s; changedClasses lists %d classes, those not applied first (reclazz_diagnose explains one)",
+			t.applied, t.checked, statusCounts(t.byStatus), len(cc.Classes)))
+	}
+	if t.settled > 0 {
+		why = append(why, fmt.Sprintf("the %d receipts not_observed or mismatch are final: the agent released the build, has nothing pending and did not reload those bytes", t.settled))
+	}
+	if t.applied == t.checked && t.checked > 0 {
 		why = append(why, fmt.Sprintf("all %d classes verified are applied with the built bytes", t.checked))
 	}
 	return "; changedClasses.allApplied is false, the bytes are not proven live: " + strings.Join(why, "; ")

@@ -401,7 +401,10 @@ func TestRunMoreThan512ChangedClassesSaysWhichWereVerified(t *testing.T) {
 	requireOKNotApplied(t, res, "600 classes changed, more than the 512 an agent keeps receipts for, so no agent can prove them all: the first 512 by binary name (app.C000 to app.C511) were verified, the other 88 were not")
 	// The agent admitted the 600 as one batch and kept the newest 512
 	// receipts (docs/agent-protocol.md#8): C000 to C087 were evicted.
-	if want := "424 of the 512 classes verified are applied with the built bytes, 88 are not (88 not_observed)"; !strings.Contains(res.Detail, want) {
+	if want := "424 of the 512 classes verified are applied with the built bytes; not applied: 88 not_observed"; !strings.Contains(res.Detail, want) {
+		t.Errorf("detail %q does not say %q", res.Detail, want)
+	}
+	if want := "the 88 receipts not_observed or mismatch are final: the agent released the build"; !strings.Contains(res.Detail, want) {
 		t.Errorf("detail %q does not say %q", res.Detail, want)
 	}
 	cc := res.ChangedClasses
@@ -423,7 +426,7 @@ func TestRunVerifierNotWiredIsAnsweredAtOnce(t *testing.T) {
 	start := time.Now()
 	res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1"))
 	elapsed := time.Since(start)
-	requireOKNotApplied(t, res, "0 of the 1 classes verified are applied with the built bytes, 1 are not (1 unavailable)")
+	requireOKNotApplied(t, res, "0 of the 1 classes verified are applied with the built bytes; not applied: 1 unavailable")
 	if c := res.ChangedClasses.Classes; len(c) != 1 || c[0].Status != "unavailable" || !strings.Contains(c[0].Detail, "verifier is not wired") {
 		t.Errorf("classes %+v, want app.A unavailable because the verifier is not wired", c)
 	}
@@ -465,6 +468,77 @@ func BenchmarkProof(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(total)/float64(time.Millisecond)/float64(b.N), "ms-after-build-ok")
+		})
+	}
+}
+
+// scriptedAgent answers RELOAD status and VERIFY by round: a round is one
+// RELOAD status and the VERIFYs after it.
+type scriptedAgent struct {
+	round    int
+	settled  func(round int) bool
+	statuses func(round int, class string) string
+}
+
+func (s *scriptedAgent) Reload(context.Context, string) (*agentproto.ReloadState, error) {
+	s.round++
+	if s.settled(s.round) {
+		return &agentproto.ReloadState{Action: agentproto.ReloadStatus, BuildHold: "none"}, nil
+	}
+	return &agentproto.ReloadState{Action: agentproto.ReloadStatus, BuildHold: "named", PendingClasses: 2}, nil
+}
+
+func (s *scriptedAgent) Verify(_ context.Context, class, sha string) (*agentproto.Receipt, error) {
+	return &agentproto.Receipt{SessionID: "s", ClassName: class, ExpectedSHA256: sha, Status: s.statuses(s.round, class)}, nil
+}
+
+// not_observed is final only once the agent settled: it holds nothing,
+// has nothing pending and none of the build's receipts is running, in two
+// rounds in a row. Before that it is asked again.
+func TestVerifyClassesTakesNotObservedAsFinalOnlyOnceTheAgentSettled(t *testing.T) {
+	t.Parallel()
+	changed := []changedFile{{class: "app.A", sum: sum("a")}, {class: "app.B", sum: sum("b")}}
+	for name, tc := range map[string]struct {
+		agent   *scriptedAgent
+		want    string // statuses of A and B
+		settled int
+	}{
+		"held, then applied": {&scriptedAgent{
+			settled: func(r int) bool { return r > 3 },
+			statuses: func(r int, _ string) string {
+				return map[bool]string{true: agentproto.ReceiptNotObserved, false: agentproto.ReceiptApplied}[r <= 3]
+			},
+		}, "applied applied", 0},
+		"released, one running, then applied": {&scriptedAgent{
+			settled: func(int) bool { return true },
+			statuses: func(r int, class string) string {
+				switch {
+				case class == "app.A" && r <= 3:
+					return agentproto.ReceiptRunning
+				case class == "app.B" && r <= 4:
+					return agentproto.ReceiptNotObserved
+				}
+				return agentproto.ReceiptApplied
+			},
+		}, "applied applied", 0},
+		"released, never observed": {&scriptedAgent{
+			settled: func(int) bool { return true },
+			statuses: func(_ int, class string) string {
+				return map[bool]string{true: agentproto.ReceiptApplied, false: agentproto.ReceiptNotObserved}[class == "app.A"]
+			},
+		}, "applied not_observed", 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			got, settled := verifyClasses(ctx, tc.agent, changed)
+			if ctx.Err() != nil {
+				t.Fatal("the verification ran to its deadline")
+			}
+			if s := got[0].Status + " " + got[1].Status; s != tc.want || settled != tc.settled {
+				t.Errorf("statuses %q, %d settled; want %q, %d", s, settled, tc.want, tc.settled)
+			}
 		})
 	}
 }
