@@ -66,7 +66,7 @@ type ClassReceipt struct {
 
 // verifier is the part of *agentproto.Conn the verification uses.
 type verifier interface {
-	Verify(ctx context.Context, class, sha256 string) (*agentproto.Receipt, error)
+	VerifyAll(ctx context.Context, queries []agentproto.VerifyQuery, got func(i int, r *agentproto.Receipt) error) (int, error)
 	Reload(ctx context.Context, action string) (*agentproto.ReloadState, error)
 }
 
@@ -159,37 +159,51 @@ func (v *rounds) agentSettled(ctx context.Context) bool {
 	return st.BuildHold == "none" && st.PendingClasses == 0 && !st.Paused
 }
 
-// round asks VERIFY once for each class of pending and returns those whose
-// receipt is not final, and whether one was running. It returns an error
-// when the verification ends: ctx ended, a VERIFY failed, or the session
-// changed; the receipts say why.
+// round asks VERIFY once for each class of pending, on the one connection
+// with several requests in flight (agentproto.Conn.VerifyAll), and returns
+// those whose receipt is not final, and whether one was running. It
+// returns an error when the verification ends: ctx ended, a VERIFY failed,
+// or the session changed; the receipts say why.
 func (v *rounds) round(ctx context.Context, pending []int) (next []int, running bool, err error) {
 	if v.answered == nil {
 		v.answered = make([]bool, len(v.out))
 	}
+	queries := make([]agentproto.VerifyQuery, len(pending))
 	for k, i := range pending {
-		f := v.changed[i]
-		rec, err := v.conn.Verify(ctx, f.class, f.sum)
-		switch {
-		case err != nil && ctx.Err() != nil:
-			v.expire(pending[k:])
-			return nil, false, err
-		case err != nil:
-			v.out[i].Detail = "no valid receipt: " + err.Error()
-			v.stop(pending[k+1:], "not queried: an earlier VERIFY failed ("+err.Error()+")")
-			return nil, false, err
-		case v.session != "" && rec.SessionID != v.session:
-			v.out[i].Status = "unavailable"
-			v.out[i].Detail = "the agent's session changed: the application restarted during the verification"
-			v.stop(pending[k+1:], v.out[i].Detail)
-			return nil, false, errors.New(v.out[i].Detail)
+		queries[k] = agentproto.VerifyQuery{Class: v.changed[i].class, SHA256: v.changed[i].sum}
+	}
+	done := make([]bool, len(pending))
+	errSession := errors.New("the agent's session changed: the application restarted during the verification")
+	failed, err := v.conn.VerifyAll(ctx, queries, func(k int, rec *agentproto.Receipt) error {
+		if v.session != "" && rec.SessionID != v.session {
+			return errSession
 		}
-		v.session = rec.SessionID
-		v.answered[i] = true
+		i := pending[k]
+		v.session, v.answered[i], done[k] = rec.SessionID, true, true
 		v.out[i].Status, v.out[i].Detail = rec.Status, rec.Detail
-		if !final(rec.Status) {
+		return nil
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		v.expire(pending)
+		return nil, false, err
+	case err != nil:
+		detail := "no valid receipt: " + err.Error()
+		if errors.Is(err, errSession) {
+			detail = err.Error()
+		}
+		v.out[pending[failed]].Status, v.out[pending[failed]].Detail = "unavailable", detail
+		for k, i := range pending {
+			if !done[k] && k != failed {
+				v.out[i].Status, v.out[i].Detail = "unavailable", "no receipt read: an earlier VERIFY failed ("+err.Error()+")"
+			}
+		}
+		return nil, false, err
+	}
+	for _, i := range pending {
+		if s := v.out[i].Status; !final(s) {
 			next = append(next, i)
-			running = running || rec.Status == agentproto.ReceiptRunning
+			running = running || s == agentproto.ReceiptRunning
 		}
 	}
 	return next, running, nil
@@ -203,12 +217,5 @@ func (v *rounds) expire(pending []int) {
 			v.out[i].Status = "unavailable"
 			v.out[i].Detail = "no valid receipt: " + errStillRunning.Error()
 		}
-	}
-}
-
-// stop marks the classes of rest unavailable with detail.
-func (v *rounds) stop(rest []int, detail string) {
-	for _, i := range rest {
-		v.out[i].Status, v.out[i].Detail = "unavailable", detail
 	}
 }

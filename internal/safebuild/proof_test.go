@@ -488,8 +488,13 @@ func (s *scriptedAgent) Reload(context.Context, string) (*agentproto.ReloadState
 	return &agentproto.ReloadState{Action: agentproto.ReloadStatus, BuildHold: "named", PendingClasses: 2}, nil
 }
 
-func (s *scriptedAgent) Verify(_ context.Context, class, sha string) (*agentproto.Receipt, error) {
-	return &agentproto.Receipt{SessionID: "s", ClassName: class, ExpectedSHA256: sha, Status: s.statuses(s.round, class)}, nil
+func (s *scriptedAgent) VerifyAll(_ context.Context, queries []agentproto.VerifyQuery, got func(int, *agentproto.Receipt) error) (int, error) {
+	for i, q := range queries {
+		if err := got(i, &agentproto.Receipt{SessionID: "s", ClassName: q.Class, ExpectedSHA256: q.SHA256, Status: s.statuses(s.round, q.Class)}); err != nil {
+			return i, err
+		}
+	}
+	return -1, nil
 }
 
 // not_observed is final only once the agent settled: it holds nothing,
