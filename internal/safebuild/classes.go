@@ -82,6 +82,18 @@ func final(status string) bool {
 	return false
 }
 
+// verification is what verifyClasses found.
+type verification struct {
+	// receipts has one receipt per class verified, in the order asked.
+	receipts []ClassReceipt
+	// settled counts the not_observed and mismatch receipts taken as
+	// final because the agent settled.
+	settled int
+	// ended says why the verification ended before every receipt was
+	// final ("" when it did not): its deadline, or the VERIFY that failed.
+	ended string
+}
+
 // verifyClasses asks the agent on conn for the receipt of each changed
 // file's hash, taken right after the build (searchAfter), in rounds on the
 // one connection, all within ctx: each round asks every class whose receipt
@@ -91,9 +103,8 @@ func final(status string) bool {
 // before the round, it held nothing and had nothing pending, and no receipt
 // of the round was running, so the build's batch ended without these bytes.
 // A changed session id (the JVM restarted) or a failed VERIFY ends the
-// verification. settled counts the receipts taken as final because the
-// agent settled.
-func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) (receipts []ClassReceipt, settled int) {
+// verification.
+func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) verification {
 	out := make([]ClassReceipt, len(changed))
 	var pending []int
 	for i, f := range changed {
@@ -105,11 +116,15 @@ func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) (r
 		pending = append(pending, i)
 	}
 	v := &rounds{conn: conn, changed: changed, out: out, askStatus: true}
+	deadline := verification{receipts: out, ended: "the wait for receipts ended before every receipt was final"}
 	for quiet := 0; len(pending) > 0; {
 		settled := v.agentSettled(ctx)
 		next, running, err := v.round(ctx, pending)
-		if err != nil {
-			return out, 0
+		switch {
+		case err != nil && timedOut(ctx, err):
+			return deadline
+		case err != nil:
+			return verification{receipts: out, ended: "the verification ended at a VERIFY that failed: " + err.Error()}
 		}
 		if pending = next; len(pending) == 0 {
 			break
@@ -118,7 +133,7 @@ func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) (r
 			quiet = 0
 		}
 		if quiet >= settleRounds {
-			return out, len(pending)
+			return verification{receipts: out, settled: len(pending)}
 		}
 		t := time.NewTimer(verifyPoll)
 		select {
@@ -126,10 +141,10 @@ func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) (r
 		case <-ctx.Done():
 			t.Stop()
 			v.expire(pending)
-			return out, 0
+			return deadline
 		}
 	}
-	return out, 0
+	return verification{receipts: out}
 }
 
 // rounds is the state of one verification.
@@ -184,7 +199,7 @@ func (v *rounds) round(ctx context.Context, pending []int) (next []int, running 
 		return nil
 	})
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case err != nil && timedOut(ctx, err):
 		v.expire(pending)
 		return nil, false, err
 	case err != nil:
@@ -218,4 +233,10 @@ func (v *rounds) expire(pending []int) {
 			v.out[i].Detail = "no valid receipt: " + errStillRunning.Error()
 		}
 	}
+}
+
+// timedOut reports whether err ended a VERIFY because ctx ended: the
+// connection's deadline is ctx's, and can pass just before ctx reports it.
+func timedOut(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, agentproto.ErrTimeout)
 }

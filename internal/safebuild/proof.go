@@ -82,23 +82,21 @@ func (b *Builder) prove(ctx context.Context, a *attempt, res *Result) {
 	}
 	cc := ChangedClasses{Count: len(a.changed), Complete: len(a.search.problems) == 0}
 	checked := a.changed[:min(len(a.changed), MaxVerifiedClasses)]
-	var receipts []ClassReceipt
-	settled := 0
+	var v verification
 	switch {
 	case len(checked) == 0:
 	case a.proof == nil:
-		receipts = unavailable(checked, "no verification session: the agent could not be reached after the build")
+		v.receipts = unavailable(checked, "no verification session: the agent could not be reached after the build")
 	case a.search.noVerifier:
 		// VERIFY is ignored: nothing could be read until the deadline.
-		receipts = unavailable(checked, "the agent's verifier is not wired (DOCTOR verifySupported is false), so it answers no VERIFY")
+		v.receipts = unavailable(checked, "the agent's verifier is not wired (DOCTOR verifySupported is false), so it answers no VERIFY")
 	default:
 		vctx, cancel := context.WithTimeout(ctx, b.cfg.VerifyWait)
 		defer cancel()
-		receipts, settled = verifyClasses(vctx, a.proof, checked)
+		v = verifyClasses(vctx, a.proof, checked)
 	}
-	t := tallyOf(receipts)
-	t.settled = settled
-	cc.Classes = listed(receipts)
+	t := tallyOf(v)
+	cc.Classes = listed(v.receipts)
 	cc.AllApplied = cc.Complete && t.applied == cc.Count
 	res.ChangedClasses = cc
 	res.Detail += proofDetail(cc, t, a.search.problems)
@@ -119,12 +117,14 @@ type tally struct {
 	applied  int            // of them applied with the built bytes
 	byStatus map[string]int // the others by status
 	settled  int            // not_observed or mismatch, final as the agent settled
+	ended    string         // why the verification ended early, if it did
 	first    string         // the first and last class verified, by name
 	last     string
 }
 
-func tallyOf(receipts []ClassReceipt) tally {
-	t := tally{checked: len(receipts), byStatus: map[string]int{}}
+func tallyOf(v verification) tally {
+	receipts := v.receipts
+	t := tally{checked: len(receipts), byStatus: map[string]int{}, settled: v.settled, ended: v.ended}
 	for _, r := range receipts {
 		if r.Status == agentproto.ReceiptApplied {
 			t.applied++
@@ -173,6 +173,9 @@ func proofDetail(cc ChangedClasses, t tally, problems []string) string {
 	if t.applied < t.checked {
 		why = append(why, fmt.Sprintf("%d of the %d classes verified are applied with the built bytes; not applied: %s; changedClasses lists %d classes, those not applied first (reclazz_diagnose explains one)",
 			t.applied, t.checked, statusCounts(t.byStatus), len(cc.Classes)))
+	}
+	if t.ended != "" {
+		why = append(why, t.ended)
 	}
 	if t.settled > 0 {
 		why = append(why, fmt.Sprintf("the %d receipts not_observed or mismatch are final: the agent released the build, has nothing pending and did not reload those bytes", t.settled))

@@ -537,13 +537,43 @@ func TestVerifyClassesTakesNotObservedAsFinalOnlyOnceTheAgentSettled(t *testing.
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			got, settled := verifyClasses(ctx, tc.agent, changed)
+			v := verifyClasses(ctx, tc.agent, changed)
+			got, settled := v.receipts, v.settled
 			if ctx.Err() != nil {
 				t.Fatal("the verification ran to its deadline")
 			}
 			if s := got[0].Status + " " + got[1].Status; s != tc.want || settled != tc.settled {
 				t.Errorf("statuses %q, %d settled; want %q, %d", s, settled, tc.want, tc.settled)
 			}
+		})
+	}
+}
+
+// A verification that ends before every receipt is final says why in the
+// detail, not only in the classes: its wait ran out (the agent stopped
+// answering VERIFY), or a VERIFY failed (the agent went away).
+func TestRunVerificationEndedEarlySaysWhy(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		closeAgent bool
+		reason     string
+	}{
+		"stops answering": {false, "the wait for receipts ended before every receipt was final"},
+		"goes away":       {true, "the verification ended at a VERIFY that failed: "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var f *fixture
+			var once sync.Once
+			f = newFixture(t, fakeagent.WithFaults(fakeagent.Faults{Reply: fakeagent.ForKind(func(r *fakeagent.Reply) {
+				fakeagent.DropReply(r)
+				if tc.closeAgent {
+					once.Do(func() { go f.agent.Close() })
+				}
+			}, fakeagent.KindVerify)}))
+			f.builder = New(Config{VerifyWait: 2 * time.Second, Grace: 500 * time.Millisecond, Env: f.builder.cfg.Env})
+			res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1", "app.B=v2"))
+			requireOKNotApplied(t, res, tc.reason)
 		})
 	}
 }
