@@ -23,10 +23,13 @@ const (
 	// verifyPoll is the pause between two VERIFY rounds over the classes
 	// whose receipt is not final yet.
 	verifyPoll = 20 * time.Millisecond
-	// settleRounds is how many rounds in a row must find the agent settled
-	// (no hold, nothing pending, no receipt of the build running) before a
-	// receipt that is not_observed or mismatch is taken as final.
+	// settleRounds is how many rounds in a row, over at least settleTime,
+	// must find the agent settled (no hold, nothing pending, no receipt of
+	// the build running) before a receipt that is not_observed or mismatch
+	// is taken as final: an agent looks settled for a moment between
+	// releasing the hold and starting the batch.
 	settleRounds = 2
+	settleTime   = 50 * time.Millisecond
 	// reloadStatusWait bounds one RELOAD status asked during the
 	// verification; an agent that does not answer it is not asked again.
 	reloadStatusWait = time.Second
@@ -97,11 +100,13 @@ type verification struct {
 // verifyClasses asks the agent on conn for the receipt of each changed
 // file's hash, taken right after the build (searchAfter), in rounds on the
 // one connection, all within ctx: each round asks every class whose receipt
-// is not final yet (applied, failed and unverified are), then pauses
+// is not final yet (applied, failed and unverified are), then pauses: 5 ms
+// after the first round, twice as long after each next, at most
 // verifyPoll. running is always asked again; not_observed and mismatch are
-// final once settleRounds rounds in a row found the agent settled: asked
-// before the round, it held nothing and had nothing pending, and no receipt
-// of the round was running, so the build's batch ended without these bytes.
+// final once settleRounds rounds in a row, over settleTime at least, found
+// the agent settled: asked before the round, it held nothing and had
+// nothing pending, and no receipt of the round was running, so the build's
+// batch ended without these bytes.
 // A changed session id (the JVM restarted) or a failed VERIFY ends the
 // verification.
 func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) verification {
@@ -117,8 +122,13 @@ func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) ve
 	}
 	v := &rounds{conn: conn, changed: changed, out: out, askStatus: true}
 	deadline := verification{receipts: out, ended: "the wait for receipts ended before every receipt was final"}
+	pause, running := verifyPoll/4, false
+	var quietSince time.Time
 	for quiet := 0; len(pending) > 0; {
-		settled := v.agentSettled(ctx)
+		// While a receipt was running the agent cannot be settled: its
+		// RELOAD status, which may wait for the reload, is not asked.
+		asked := time.Now()
+		settled := !running && v.agentSettled(ctx)
 		next, running, err := v.round(ctx, pending)
 		switch {
 		case err != nil && timedOut(ctx, err):
@@ -132,10 +142,14 @@ func verifyClasses(ctx context.Context, conn verifier, changed []changedFile) ve
 		if quiet++; !settled || running {
 			quiet = 0
 		}
-		if quiet >= settleRounds {
+		if quiet == 1 {
+			quietSince = asked
+		}
+		if quiet >= settleRounds && time.Since(quietSince) >= settleTime {
 			return verification{receipts: out, settled: len(pending)}
 		}
-		t := time.NewTimer(verifyPoll)
+		t := time.NewTimer(pause)
+		pause = min(2*pause, verifyPoll)
 		select {
 		case <-t.C:
 		case <-ctx.Done():

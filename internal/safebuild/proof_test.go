@@ -472,8 +472,8 @@ func BenchmarkProof(b *testing.B) {
 	}
 }
 
-// scriptedAgent answers RELOAD status and VERIFY by round: a round is one
-// RELOAD status and the VERIFYs after it.
+// scriptedAgent answers RELOAD status and VERIFY by round: a round is the
+// VERIFYs of one VerifyAll, and the RELOAD status asked before it.
 type scriptedAgent struct {
 	round    int
 	settled  func(round int) bool
@@ -481,14 +481,14 @@ type scriptedAgent struct {
 }
 
 func (s *scriptedAgent) Reload(context.Context, string) (*agentproto.ReloadState, error) {
-	s.round++
-	if s.settled(s.round) {
+	if s.settled(s.round + 1) {
 		return &agentproto.ReloadState{Action: agentproto.ReloadStatus, BuildHold: "none"}, nil
 	}
 	return &agentproto.ReloadState{Action: agentproto.ReloadStatus, BuildHold: "named", PendingClasses: 2}, nil
 }
 
 func (s *scriptedAgent) VerifyAll(_ context.Context, queries []agentproto.VerifyQuery, got func(int, *agentproto.Receipt) error) (int, error) {
+	s.round++
 	for i, q := range queries {
 		if err := got(i, &agentproto.Receipt{SessionID: "s", ClassName: q.Class, ExpectedSHA256: q.SHA256, Status: s.statuses(s.round, q.Class)}); err != nil {
 			return i, err
@@ -524,6 +524,14 @@ func TestVerifyClassesTakesNotObservedAsFinalOnlyOnceTheAgentSettled(t *testing.
 					return agentproto.ReceiptNotObserved
 				}
 				return agentproto.ReceiptApplied
+			},
+		}, "applied applied", 0},
+		// Between releasing the hold and starting the batch, the agent
+		// looks settled for a moment: one round is not enough.
+		"released, batch not started yet": {&scriptedAgent{
+			settled: func(int) bool { return true },
+			statuses: func(r int, _ string) string {
+				return map[bool]string{true: agentproto.ReceiptNotObserved, false: agentproto.ReceiptApplied}[r == 1]
 			},
 		}, "applied applied", 0},
 		"released, never observed": {&scriptedAgent{
