@@ -104,10 +104,24 @@ func newFakeBuildguard(t *testing.T, dir, name string) fakeBuildguard {
 	}
 	exe := filepath.Join(dir, name)
 	script := strings.Replace(fakeBuildguardScript, "RECDIR", shellQuote(recDir), 1)
-	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, exe, []byte(script))
 	return fakeBuildguard{exe: exe, recDir: recDir}
+}
+
+// writeExecutable writes an executable file through a process of its own,
+// so that no descriptor of this process ever has it open for writing: a
+// child forked meanwhile by a parallel test would hold such a descriptor
+// until its exec, and running the file then fails with ETXTBSY ("Text file
+// busy"; golang.org/issue/22315).
+func writeExecutable(t *testing.T, path string, content []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", `cat > "$1" && chmod 755 "$1"`, "sh", path)
+	cmd.Stdin = bytes.NewReader(content)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("writing %s: %v\n%s", path, err, out)
+	}
 }
 
 // calls returns every recorded invocation, in file-name order (not run order).
@@ -161,9 +175,7 @@ func writeScript(t *testing.T, path, body string) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, path, []byte("#!/bin/sh\n"+body))
 }
 
 // shellQuote quotes s for sh as one word.

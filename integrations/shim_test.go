@@ -303,9 +303,7 @@ func TestShimFindsBuildguard(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, b, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		writeExecutable(t, p, b)
 		return p
 	}
 	t.Run("next to the shim", func(t *testing.T) {
