@@ -480,7 +480,8 @@ while :; do sleep 1; done
 `
 
 // TestQueueOutlivedSupervisorEnded: the supervisor of a running build —
-// `build run`, a stdio or an HTTP `buildguard mcp` — is SIGKILLed; the
+// `build run`, a stdio or an HTTP `buildguard mcp` — is SIGKILLed with its
+// watchdog (the whole tree killed, or the watchdog killed first); the
 // kernel ends its command, not the grandchild that keeps writing. The next
 // build of the project (a safe build of an MCP server, or `build run`)
 // does not start while the grandchild runs: it ends it after the grace
@@ -531,6 +532,11 @@ func outlivedSupervisor(t *testing.T, killed string) {
 	written := func() []string {
 		data, _ := os.ReadFile(filepath.Join(p.dir, "written.log"))
 		return strings.Fields(string(data))
+	}
+	var dogs []int
+	wait.For(t, 10*time.Second, "the supervisor's watchdog", func() bool { dogs = watchdogsOf(holder.Process.Pid); return len(dogs) == 1 })
+	if err := syscall.Kill(dogs[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
 	}
 	if err := holder.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -75,7 +75,10 @@ var bootID = sync.OnceValue(osproc.BootID)
 // no later build of the project starts while a process of that group or
 // session runs, even when this process dies without a Release. Where the
 // system cannot name a process's start (no /proc) nothing is recorded. It
-// does nothing for a joined turn, and records one command a turn.
+// does nothing for a joined turn, and records one command a turn. With
+// this process's watchdog started (EnableWatchdog), the watchdog is told of
+// the group too, and ends it, after the request's grace, when this process
+// dies before Release.
 func (t *Turn) Started(pid int, session bool) {
 	if t == nil || t.dir == "" || t.record != nil || pid <= 1 || (t.project == nil && t.nested == "") {
 		return
@@ -106,6 +109,14 @@ func (t *Turn) Started(pid int, session bool) {
 		return
 	}
 	t.record = f // kept open until Release, which blanks or removes it
+	if d := current(); d != nil {
+		grace := t.grace
+		if grace == 0 {
+			grace = DefaultGrace
+		}
+		d.watch(g, max(grace, 0))
+		t.watched, t.pgid = d, g.PGID
+	}
 }
 
 // padded is a record recordWidth bytes long, or longer when data is.
@@ -124,6 +135,10 @@ func (t *Turn) forget() {
 		return
 	}
 	t.record = nil
+	if d := t.watched; d != nil {
+		t.watched = nil
+		d.unwatch(t.pgid)
+	}
 	if t.project != nil {
 		_, _ = f.WriteAt(padded(nil), 0)
 	} else if filelock.IsAt(f, f.Name()) {

@@ -159,8 +159,10 @@ type Request struct {
 	Heartbeat time.Duration
 	// Grace is how long the build, at its turn, waits for processes of an
 	// earlier build of the project that outlived its supervisor before it
-	// ends them (Turn.Outlived); 0 means DefaultGrace, a negative value
-	// ends them at once.
+	// ends them (Turn.Outlived), and how long the watchdog waits for this
+	// build's processes after SIGTERM when this process dies during the
+	// build (EnableWatchdog); 0 means DefaultGrace, a negative value ends
+	// them at once.
 	Grace time.Duration
 }
 
@@ -173,9 +175,12 @@ type Turn struct {
 	slot    *ticket
 	joined  []byte
 	nested  string
-	secret  string   // the turn's secret (TurnEnv), only in memory
-	dir     string   // the queue's directory
-	record  *os.File // the record of the build's processes (Started)
+	secret  string        // the turn's secret (TurnEnv), only in memory
+	dir     string        // the queue's directory
+	record  *os.File      // the record of the build's processes (Started)
+	grace   time.Duration // Request.Grace, for the watchdog
+	watched *Watchdog     // the watchdog told of the record's group
+	pgid    int           // that group
 	waited  time.Duration
 	ahead   int
 	found   int // processes of an earlier build waited for (Outlived)
@@ -280,6 +285,9 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Started while the build waits and asks for its hold, never on its
+	// path (EnableWatchdog).
+	current().start()
 	if !filepath.IsAbs(req.Project) {
 		return nil, fmt.Errorf("%w: the project directory %q is not absolute", ErrUnusable, req.Project)
 	}
@@ -290,7 +298,7 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 	}
 	if t, ticket := nestedTurn(dir); t != "" {
 		q.log.Debug("admitted inside the build that holds the turn", "ticket", ticket)
-		return &Turn{q: q, nested: t, dir: dir}, nil
+		return &Turn{q: q, nested: t, dir: dir, grace: req.Grace}, nil
 	}
 	secret, proof := newSecret()
 	start := time.Now()
@@ -309,7 +317,7 @@ func (q *Queue) Wait(ctx context.Context, req Request) (*Turn, error) {
 		}
 		return nil, w.fail(ctx, err)
 	}
-	turn := &Turn{q: q, run: w.run, project: p, secret: secret, dir: dir, waited: time.Since(start), ahead: w.firstAhead}
+	turn := &Turn{q: q, run: w.run, project: p, secret: secret, dir: dir, grace: req.Grace, waited: time.Since(start), ahead: w.firstAhead}
 	if p.m.State == stateJoined {
 		turn.joined = w.result
 		turn.project = nil

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/buildguard/buildguard/internal/buildqueue"
 )
 
 const usage = `Usage:
@@ -34,6 +36,10 @@ func run(args []string, stdout, stderr io.Writer) ExitCode {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return ExitUsage
+	}
+	if len(args) == 2 && args[0] == buildqueue.WatchdogArg {
+		// The watchdog a supervisor started (buildqueue.EnableWatchdog).
+		return ExitCode(buildqueue.WatchdogMain(os.Stdin))
 	}
 	if isWrapForm(args) {
 		return runWrap(args, stdout, stderr)

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/internal/buildqueue"
 	"github.com/buildguard/buildguard/mcp"
 	"github.com/buildguard/buildguard/mcp/tools"
 )
@@ -80,6 +81,10 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 		defer func() { os.Stdout = f }()
 	}
 	log := wrapLogger(stderr).Named("mcp")
+	// One watchdog for all the builds of this server, started with the
+	// first: their processes end with the server, however it ends
+	// (docs/safe-build.md#4).
+	defer buildqueue.EnableWatchdog(log.Named("watchdog")).Stop()
 	cfg.Logger = log.Named("safebuild")
 	svc := tools.NewService(cfg)
 	srv := mcp.NewServer(mcp.Config{Caller: svc, Version: version(), Logger: log})

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/buildguard/buildguard/internal/buildqueue"
 	"github.com/buildguard/buildguard/mcp/tools"
 )
 
@@ -147,6 +148,9 @@ func runTool(t *tools.Tool, args []string, stdout, stderr io.Writer) ExitCode {
 		var stop context.CancelFunc
 		ctx, quit, stop = cancelOnSignal(ctx)
 		defer stop()
+		// The build's processes end with this process, however it ends
+		// (docs/safe-build.md#4).
+		defer buildqueue.EnableWatchdog(wrapLogger(stderr).Named("watchdog")).Stop()
 		build := ""
 		if len(pos) > 0 {
 			build = pos[0]
