@@ -1,7 +1,7 @@
 // Package model is the scripted model server of the host lanes: a real HTTP
 // server on 127.0.0.1 that speaks the three model APIs the MCP hosts call,
 // so that a host's own CLI can run one-shot against it with no login and no
-// internet.
+// internet (docs/host-matrix.md#1).
 //
 // It speaks, each with streaming server-sent events:
 //

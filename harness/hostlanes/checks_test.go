@@ -1,0 +1,89 @@
+//go:build unix
+
+package hostlanes
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/buildguard/buildguard/harness/hostlanes/model"
+)
+
+func TestLeadsWithFirstError(t *testing.T) {
+	first := Diagnostic{File: "Broken.java", Line: 3}
+	for _, c := range []struct {
+		name string
+		text string
+		ok   bool
+	}{
+		{"claude", "build \"broken\": failed (exit 1): 2 errors\nsrc/Broken.java:3:16: error: cannot find symbol\nsrc/Broken.java:6:16: error: incompatible types\n", true},
+		{"absolute path", "\n\n/p/src/Broken.java:3: error: x\n", true},
+		{"inside JSON", `Wall time: 1 s Output: {"diagnostics":[{"file":"src/Broken.java:3:16"}]}`, true},
+		{"second error first", "build failed\nsrc/Broken.java:6:16: error: incompatible types\nsrc/Broken.java:3:16: error: cannot find symbol\n", false},
+		{"other file first", "build failed\nsrc/Other.java:3: error\nsrc/Broken.java:3: error\n", false},
+		{"same line, other file", "Unbroken.java:3: error\n", false},
+		{"too late", "a\nb\nc\nsrc/Broken.java:3: error\n", false},
+		{"a longer line number", "src/Broken.java:31: error\n", false},
+		{"nothing", "", false},
+	} {
+		if got := leadsWith(c.text, first); got.OK != c.ok || got.Detail == "" {
+			t.Errorf("%s: leadsWith = %+v, want ok %v", c.name, got, c.ok)
+		}
+	}
+}
+
+func TestFailingBuildChecksNeedTheResult(t *testing.T) {
+	rec := &Record{FirstError: Diagnostic{File: "Broken.java", Line: 3},
+		Received: []model.ToolResult{{Name: "ToolSearch", Text: "src/Broken.java:3: not the build's result"}}}
+	checks := failingBuildChecks(rec, 2)
+	if len(checks) != 2 || checks[0].OK || checks[1].OK {
+		t.Fatalf("with the ToolSearch result only: %+v, want both checks failed", checks)
+	}
+	rec.Received = append(rec.Received, model.ToolResult{Name: "mcp__buildguard__reclazz_safe_build", Text: "failed\nsrc/Broken.java:3:16: error"})
+	checks = failingBuildChecks(rec, 2)
+	if len(checks) != 2 || !checks[0].OK || !checks[1].OK {
+		t.Fatalf("with the safe build's result: %+v, want both checks held", checks)
+	}
+	rec.Checks = checks
+	if !rec.Passed() {
+		t.Error("a record whose checks held did not pass")
+	}
+	rec.Error = "claude did not end"
+	if rec.Passed() {
+		t.Error("a record with an error passed")
+	}
+	if (&Record{}).Passed() {
+		t.Error("a record without checks passed")
+	}
+}
+
+func TestMatrixDocClaimsOnlyWhatRan(t *testing.T) {
+	dir := t.TempDir()
+	lane := filepath.Join(dir, "claude")
+	pass := &Record{Host: "claude", Version: Claude.Version, Scenario: ScenarioFailingBuild, Requests: 3,
+		Checks:   []Check{{Name: "leads-with-first-error", OK: true}},
+		Received: []model.ToolResult{{Name: "mcp__buildguard__reclazz_safe_build", IsError: true, Text: "log " + lane + "/x.log and file://" + strings.ReplaceAll(lane, " ", "%20") + "/x.log"}}}
+	fail := &Record{Host: "codex", Version: "0.171.0", Scenario: ScenarioFailingBuild, Error: "codex did not end | killed"}
+	path := filepath.Join(dir, "host-matrix.md")
+	if err := WriteMatrixDoc(path, dir, []*Record{pass, fail}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, want := range []string{
+		"| claude | 2.1.332 | failing-build | **PASS** | 3 |",
+		"| codex | 0.171.0 | failing-build | **FAIL**: codex did not end \\| killed |",
+		"Tool `mcp__buildguard__reclazz_safe_build`, marked as an error:\n\n````text\nlog <lane>/x.log and file://<lane>/x.log\n````",
+		"### codex, failing-build\n\nNothing: no tool result reached the model.",
+		"## 1. How a host lane runs", "## 2. What the model must see",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("the matrix lacks %q:\n%s", want, doc)
+		}
+	}
+}

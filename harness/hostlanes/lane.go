@@ -1,0 +1,243 @@
+//go:build unix
+
+package hostlanes
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/harness/hostlanes/model"
+)
+
+// Bounds of a lane.
+const (
+	// hostTimeout bounds the host's one-shot run, build included.
+	hostTimeout = 4 * time.Minute
+	// initTimeout bounds `buildguard init`.
+	initTimeout = 30 * time.Second
+)
+
+// ErrLaneFailed means a lane ran and its model missed what it must see; the
+// record says which check failed.
+var ErrLaneFailed = errors.New("host lane failed")
+
+// Scenario names, as the matrix shows them.
+const (
+	ScenarioFailingBuild = "failing-build"
+)
+
+// prompt is what the user asks each host.
+const prompt = "Run the project's build with the buildguard safe build tool and tell me the first compiler error."
+
+// Lane is one host running one scenario: its directories and the model's URL.
+type Lane struct {
+	// Dir is the lane's work directory; Home and Project lie below it.
+	Dir, Home, Project string
+	// ModelURL is the scripted model's base URL.
+	ModelURL string
+}
+
+// LaneConfig configures RunLane.
+type LaneConfig struct {
+	// WorkDir is a fresh directory for the lane; required.
+	WorkDir string
+	// Buildguard is the buildguard binary init writes into the host's entry; required.
+	Buildguard string
+	// HostBin is the host's installed command (Install); required.
+	HostBin string
+	// Host is the host.
+	Host Host
+}
+
+// Record is what one lane did and what its model received; record.json.
+type Record struct {
+	Host     string `json:"host"`
+	Package  string `json:"package"`
+	Version  string `json:"version"`
+	Scenario string `json:"scenario"`
+	// Command is the host's one-shot command line, the prompt included.
+	Command []string `json:"command"`
+	// FirstError is javac's first error for the project, as javac printed it.
+	FirstError Diagnostic `json:"firstError"`
+	// Requests counts the requests the host sent the model; Answers lists
+	// what the model answered to each, in order.
+	Requests int      `json:"requests"`
+	Answers  []string `json:"answers"`
+	// Received is what the host handed the model back, one per tool call.
+	Received []model.ToolResult `json:"received"`
+	Checks   []Check            `json:"checks"`
+	// ExitCode is the host's exit code; -1 when it was killed.
+	ExitCode  int    `json:"exitCode"`
+	ElapsedMs int64  `json:"elapsedMs"`
+	Started   string `json:"started"`
+	Error     string `json:"error,omitempty"`
+}
+
+// Check is one thing the model must have seen.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// Passed says whether the lane ran and every check held.
+func (r *Record) Passed() bool {
+	if r.Error != "" || len(r.Checks) == 0 {
+		return false
+	}
+	for _, c := range r.Checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// RunLane runs cfg.Host on the failing-build scenario in cfg.WorkDir and
+// writes record.json, requests.json, host.stdout and host.stderr there. The
+// error wraps ErrLaneFailed when a check failed; other errors mean the lane
+// could not run (the record says where it stopped).
+func RunLane(ctx context.Context, cfg LaneConfig) (*Record, error) {
+	h := cfg.Host
+	rec := &Record{Host: h.Name, Package: h.Package, Version: h.Version, Scenario: ScenarioFailingBuild,
+		ExitCode: -1, Started: time.Now().UTC().Format(time.RFC3339)}
+	start := time.Now()
+	err := runLane(ctx, cfg, rec)
+	rec.ElapsedMs = time.Since(start).Milliseconds()
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	if werr := writeJSON(filepath.Join(cfg.WorkDir, "record.json"), rec); werr != nil {
+		return rec, errors.Join(err, werr)
+	}
+	if err == nil && !rec.Passed() {
+		err = fmt.Errorf("%w: %s on %s: %s", ErrLaneFailed, h.Name, rec.Scenario, failedChecks(rec))
+	}
+	return rec, err
+}
+
+// failedChecks names the checks that failed, with their details.
+func failedChecks(rec *Record) string {
+	var s []string
+	for _, c := range rec.Checks {
+		if !c.OK {
+			s = append(s, c.Name+": "+c.Detail)
+		}
+	}
+	return strings.Join(s, "; ")
+}
+
+// runLane does RunLane's work, filling rec.
+func runLane(ctx context.Context, cfg LaneConfig, rec *Record) error {
+	l := &Lane{Dir: cfg.WorkDir, Home: filepath.Join(cfg.WorkDir, "home"), Project: filepath.Join(cfg.WorkDir, "project with spaces")}
+	for _, d := range []string{l.Home, l.Project} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("creating the lane's directories: %w", err)
+		}
+	}
+	first, err := writeProject(ctx, l.Project)
+	if err != nil {
+		return err
+	}
+	rec.FirstError = first
+	agent, err := fakeagent.Start(fakeagent.Config{PortFile: filepath.Join(l.Project, ".reclazz", "agent.port"),
+		Doctor: fakeagent.Evidence{WorkingDirectory: l.Project}})
+	if err != nil {
+		return fmt.Errorf("starting the fake agent: %w", err)
+	}
+	defer agent.Close()
+	if out, err := run(ctx, initTimeout, l.Project, hostEnv(l, nil), cfg.Buildguard, "init", "--host", cfg.Host.Name); err != nil {
+		return fmt.Errorf("buildguard init --host %s: %w: %s", cfg.Host.Name, err, out)
+	}
+	if err := cfg.Host.Setup(l); err != nil {
+		return fmt.Errorf("setting up %s: %w", cfg.Host.Name, err)
+	}
+	srv, err := model.Start(model.Config{Script: model.Script{Calls: cfg.Host.Calls(BuildFailing), Final: "The build failed."}})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	l.ModelURL = srv.URL()
+	args := cfg.Host.Args(l, prompt)
+	rec.Command = append([]string{cfg.Host.Command}, args...)
+	rec.ExitCode, err = runHost(ctx, l, cfg.HostBin, args, cfg.Host.Env(l))
+	reqs := srv.Requests()
+	if werr := writeJSON(filepath.Join(l.Dir, "requests.json"), reqs); werr != nil {
+		return errors.Join(err, werr)
+	}
+	rec.Requests = len(reqs)
+	for _, r := range reqs {
+		rec.Answers = append(rec.Answers, r.Answer)
+	}
+	rec.Received, _ = model.LastResults(reqs)
+	rec.Checks = failingBuildChecks(rec, len(cfg.Host.Calls(BuildFailing)))
+	rec.Checks = append(rec.Checks, nothingLeft(l.Dir))
+	return err
+}
+
+// runHost runs the host's one-shot command in the project with a private
+// home, its output in host.stdout and host.stderr, and kills its process
+// group when it ends or hostTimeout passes. It returns the exit code.
+func runHost(ctx context.Context, l *Lane, bin string, args, env []string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, hostTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = l.Project
+	cmd.Env = hostEnv(l, env)
+	cmd.Stdin = nil
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	group(cmd)
+	err := cmd.Run()
+	killGroup(cmd)
+	werr := errors.Join(os.WriteFile(filepath.Join(l.Dir, "host.stdout"), stdout.Bytes(), 0o644),
+		os.WriteFile(filepath.Join(l.Dir, "host.stderr"), stderr.Bytes(), 0o644))
+	code := -1
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	if ctx.Err() != nil {
+		return code, errors.Join(fmt.Errorf("%s did not end within %v (killed)", filepath.Base(bin), hostTimeout), werr)
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return code, errors.Join(fmt.Errorf("running %s: %w", filepath.Base(bin), err), werr)
+	}
+	return code, werr
+}
+
+// hostEnv is this process's environment without anything that would reach
+// a real account or the user's own settings, with HOME set to the lane's
+// home and extra added.
+func hostEnv(l *Lane, extra []string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "HOME", k == "CODEX_HOME", k == "GEMINI_CLI_HOME",
+			strings.HasPrefix(k, "ANTHROPIC_"), strings.HasPrefix(k, "CLAUDE_"), strings.HasPrefix(k, "OPENAI_"),
+			strings.HasPrefix(k, "GEMINI_"), strings.HasPrefix(k, "GOOGLE_"), strings.HasPrefix(k, "XDG_"):
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(append(env, "HOME="+l.Home), extra...)
+}
+
+// writeJSON writes v indented to path.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

@@ -1,0 +1,126 @@
+//go:build mage
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/buildguard/buildguard/harness/hostlanes"
+)
+
+// Hosts runs the host lanes: each MCP host's own CLI (pinned npm versions) against buildguard and a scripted model on loopback, and regenerates docs/host-matrix.md.
+//
+// Environment:
+//
+//	HOST_LANES  comma-separated host names to run (default: all; names: claude);
+//	            docs/host-matrix.md is regenerated only by a full run
+//	HOSTS_NPM   the npm cache folder of the lanes (default work/hosts-npm)
+//	WORK_DIR    a fresh directory for the run (default work/hosts-<UTC time>)
+//
+// It fails when npm or its registry is not reachable (saying so), when a
+// pinned version is not in the registry, and when a host's model missed
+// what it must see (docs/host-matrix.md#2).
+func Hosts(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	bin, err := buildBuildguard(ctx)
+	if err != nil {
+		return err
+	}
+	work := os.Getenv("WORK_DIR")
+	if work == "" {
+		work = filepath.Join("work", "hosts-"+time.Now().UTC().Format("20060102T150405Z"))
+	}
+	cache := os.Getenv("HOSTS_NPM")
+	if cache == "" {
+		cache = filepath.Join("work", "hosts-npm")
+	}
+	var only map[string]bool
+	if s := os.Getenv("HOST_LANES"); s != "" {
+		only = map[string]bool{}
+		for _, n := range strings.Split(s, ",") {
+			only[strings.TrimSpace(n)] = true
+		}
+	}
+	var recs []*hostlanes.Record
+	var errs error
+	for _, h := range hostlanes.Hosts {
+		if only != nil && !only[h.Name] {
+			continue
+		}
+		rec, err := hostLane(ctx, h, bin, cache, filepath.Join(work, h.Name))
+		if errors.Is(err, hostlanes.ErrNoNPM) {
+			return err
+		}
+		if rec != nil {
+			recs = append(recs, rec)
+		}
+		errs = errors.Join(errs, err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted; docs/host-matrix.md left as is: %w", errors.Join(errs, ctx.Err()))
+		}
+	}
+	if only != nil {
+		fmt.Printf("hosts: records in %s; docs/host-matrix.md left as is (partial run)\n", work)
+		return errs
+	}
+	if err := hostlanes.WriteMatrixDoc(filepath.Join("docs", "host-matrix.md"), work, recs); err != nil {
+		return errors.Join(errs, err)
+	}
+	fmt.Printf("hosts: records in %s; docs/host-matrix.md regenerated\n", work)
+	return errs
+}
+
+// hostLane installs h and runs its lane in dir, printing the outcome.
+func hostLane(ctx context.Context, h hostlanes.Host, bin, cache, dir string) (*hostlanes.Record, error) {
+	if _, err := hostlanes.CheckRegistry(ctx, h.Package, h.Version); err != nil {
+		return nil, err
+	}
+	fmt.Printf("hosts: installing %s@%s into %s\n", h.Package, h.Version, cache)
+	hostBin, err := hostlanes.Install(ctx, cache, h)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	rec, err := hostlanes.RunLane(ctx, hostlanes.LaneConfig{WorkDir: abs, Buildguard: bin, HostBin: hostBin, Host: h})
+	result := "PASS"
+	if err != nil {
+		result = "FAIL: " + err.Error()
+	}
+	fmt.Printf("hosts: %s %s: %s (%.1f s)\n", h.Name, rec.Scenario, result, time.Since(start).Seconds())
+	return rec, err
+}
+
+// HostsDoc regenerates docs/host-matrix.md from the record.json files of a finished run (WORK_DIR, default: the newest work/hosts-2*).
+func HostsDoc() error {
+	work := os.Getenv("WORK_DIR")
+	if work == "" {
+		runs, _ := filepath.Glob(filepath.Join("work", "hosts-2*"))
+		if len(runs) == 0 {
+			return errors.New("no work/hosts-* run found: run go tool mage hosts, or set WORK_DIR")
+		}
+		sort.Strings(runs)
+		work = runs[len(runs)-1]
+	}
+	recs, err := hostlanes.LoadRecords(work)
+	if err != nil {
+		return err
+	}
+	return hostlanes.WriteMatrixDoc(filepath.Join("docs", "host-matrix.md"), work, recs)
+}
