@@ -21,7 +21,7 @@ import (
 //
 // Environment:
 //
-//	HOST_LANES  comma-separated host names to run (default: all; names: claude);
+//	HOST_LANES  comma-separated host names to run (default: all; names: claude, codex, gemini);
 //	            docs/host-matrix.md is regenerated only by a full run
 //	HOSTS_NPM   the npm cache folder of the lanes (default work/hosts-npm)
 //	WORK_DIR    a fresh directory for the run (default work/hosts-<UTC time>)

@@ -12,51 +12,63 @@ import (
 	"syscall"
 )
 
-// leadLines is how many of the result's first non-empty lines may come
-// before the first error's location.
-const leadLines = 3
-
-// location is a "FILE.java:LINE" in a text.
-var location = regexp.MustCompile(`[^\s/\\"]+\.java:\d+`)
-
 // failingBuildChecks are the failing build's checks (docs/host-matrix.md#2):
 // the host called the safe build and handed the model its result, and that
-// result leads with the first error's file and line.
+// result names the first error's file and line first, near its start.
 func failingBuildChecks(rec *Record, calls int) []Check {
 	called := Check{Name: "result-reached-model", OK: len(rec.Received) >= calls}
-	if called.OK {
-		called.Detail = fmt.Sprintf("%d tool results in the model's last request", len(rec.Received))
-	} else {
+	if !called.OK {
 		called.Detail = fmt.Sprintf("%d tool results reached the model, want %d", len(rec.Received), calls)
-		return []Check{called, {Name: "leads-with-first-error", Detail: "no safe build result reached the model"}}
+		return append([]Check{called}, firstErrorChecks("", rec.FirstError)...)
 	}
-	return []Check{called, leadsWith(rec.Received[calls-1].Text, rec.FirstError)}
+	called.Detail = fmt.Sprintf("%d tool results in the model's last request", len(rec.Received))
+	return append([]Check{called}, firstErrorChecks(rec.Received[calls-1].Text, rec.FirstError)...)
 }
 
-// leadsWith checks that text names first's FILE:LINE within its first
-// leadLines non-empty lines, before any other location.
-func leadsWith(text string, first Diagnostic) Check {
-	c := Check{Name: "leads-with-first-error"}
-	want := first.Location()
-	n := 0
-	for _, line := range strings.Split(text, "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		if n++; n > leadLines {
-			break
-		}
-		if loc := location.FindString(line); loc != "" {
-			c.OK = loc == want
-			c.Detail = fmt.Sprintf("line %d names %s, want %s: %q", n, loc, want, line)
-			if c.OK {
-				c.Detail = fmt.Sprintf("line %d: %q", n, line)
-			}
-			return c
+// leadBytes is how far into what the model reads the first error's file
+// and line must stand: the start a model reads before anything else.
+const leadBytes = 512
+
+// locations are the ways a result names a compiler error's place: javac's
+// FILE.java:LINE (also inside a JSON string), and a structured diagnostic's
+// "file":"….java","line":LINE.
+var locations = []*regexp.Regexp{
+	regexp.MustCompile(`([^\s/\\"]+\.java):(\d+)`),
+	regexp.MustCompile(`"file":\s*"(?:[^"]*/)?([^"/]+\.java)",\s*"line":\s*(\d+)`),
+}
+
+// firstLocation is the first place text names, as FILE:LINE, and its byte
+// offset; ok is false when it names none.
+func firstLocation(text string) (loc string, offset int, ok bool) {
+	offset = len(text)
+	for _, re := range locations {
+		if m := re.FindStringSubmatchIndex(text); m != nil && m[0] < offset {
+			loc, offset, ok = text[m[2]:m[3]]+":"+text[m[4]:m[5]], m[0], true
 		}
 	}
-	c.Detail = fmt.Sprintf("%s is not in the first %d lines of %q", want, leadLines, cut(text, 300))
-	return c
+	return loc, offset, ok
+}
+
+// firstErrorChecks check that the first place text names is first's, and
+// that it stands in the first leadBytes bytes.
+func firstErrorChecks(text string, first Diagnostic) []Check {
+	named := Check{Name: "names-first-error"}
+	leads := Check{Name: "leads-with-first-error"}
+	want := first.Location()
+	loc, off, ok := firstLocation(text)
+	switch {
+	case !ok:
+		named.Detail = fmt.Sprintf("no FILE.java:LINE in %d bytes: %q", len(text), cut(text, 300))
+		leads.Detail = named.Detail
+	case loc != want:
+		named.Detail = fmt.Sprintf("the first place named is %s at byte %d, want %s", loc, off, want)
+		leads.Detail = named.Detail
+	default:
+		named.OK, named.Detail = true, fmt.Sprintf("%s at byte %d", loc, off)
+		leads.OK = off < leadBytes
+		leads.Detail = fmt.Sprintf("%s at byte %d of %d, want before byte %d; the result starts %q", loc, off, len(text), leadBytes, cut(text, 120))
+	}
+	return []Check{named, leads}
 }
 
 // cut shortens s to n bytes for a message.

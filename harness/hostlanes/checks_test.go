@@ -11,25 +11,31 @@ import (
 	"github.com/buildguard/buildguard/harness/hostlanes/model"
 )
 
-func TestLeadsWithFirstError(t *testing.T) {
+func TestFirstErrorChecks(t *testing.T) {
 	first := Diagnostic{File: "Broken.java", Line: 3}
+	long := strings.Repeat("x", leadBytes)
 	for _, c := range []struct {
-		name string
-		text string
-		ok   bool
+		name         string
+		text         string
+		named, leads bool
 	}{
-		{"claude", "build \"broken\": failed (exit 1): 2 errors\nsrc/Broken.java:3:16: error: cannot find symbol\nsrc/Broken.java:6:16: error: incompatible types\n", true},
-		{"absolute path", "\n\n/p/src/Broken.java:3: error: x\n", true},
-		{"inside JSON", `Wall time: 1 s Output: {"diagnostics":[{"file":"src/Broken.java:3:16"}]}`, true},
-		{"second error first", "build failed\nsrc/Broken.java:6:16: error: incompatible types\nsrc/Broken.java:3:16: error: cannot find symbol\n", false},
-		{"other file first", "build failed\nsrc/Other.java:3: error\nsrc/Broken.java:3: error\n", false},
-		{"same line, other file", "Unbroken.java:3: error\n", false},
-		{"too late", "a\nb\nc\nsrc/Broken.java:3: error\n", false},
-		{"a longer line number", "src/Broken.java:31: error\n", false},
-		{"nothing", "", false},
+		{"claude", "build \"broken\": failed (exit 1): 2 errors\nsrc/Broken.java:3:16: error: cannot find symbol\nsrc/Broken.java:6:16: error: incompatible types\n", true, true},
+		{"absolute path", "\n\n/p/src/Broken.java:3: error: x\n", true, true},
+		{"inside a JSON string", `MCP tool reported: [{"text":"failed\nsrc/Broken.java:3:16: error"}]`, true, true},
+		{"structured diagnostic", `Output: {"diagnostics":[{"severity":"error","file":"src/Broken.java","line":3,"column":16}]}`, true, true},
+		{"structured diagnostic late", `Output: {"command":"` + long + `","diagnostics":[{"file":"src/Broken.java","line":3}]}`, true, false},
+		{"file:line late", long + "\nsrc/Broken.java:3: error", true, false},
+		{"second error first", "build failed\nsrc/Broken.java:6:16: error: incompatible types\nsrc/Broken.java:3:16: error: cannot find symbol\n", false, false},
+		{"second structured first", `{"diagnostics":[{"file":"src/Broken.java","line":6}],"tail":"Broken.java:3: error"}`, false, false},
+		{"other file first", "build failed\nsrc/Other.java:3: error\nsrc/Broken.java:3: error\n", false, false},
+		{"same line, other file", "Unbroken.java:3: error\n", false, false},
+		{"a longer line number", "src/Broken.java:31: error\n", false, false},
+		{"a path without a line", `{"command":["javac","src/Broken.java"]}`, false, false},
+		{"nothing", "", false, false},
 	} {
-		if got := leadsWith(c.text, first); got.OK != c.ok || got.Detail == "" {
-			t.Errorf("%s: leadsWith = %+v, want ok %v", c.name, got, c.ok)
+		got := firstErrorChecks(c.text, first)
+		if len(got) != 2 || got[0].OK != c.named || got[1].OK != c.leads || got[0].Detail == "" || got[1].Detail == "" {
+			t.Errorf("%s: firstErrorChecks = %+v, want named %v, leads %v", c.name, got, c.named, c.leads)
 		}
 	}
 }
@@ -38,13 +44,13 @@ func TestFailingBuildChecksNeedTheResult(t *testing.T) {
 	rec := &Record{FirstError: Diagnostic{File: "Broken.java", Line: 3},
 		Received: []model.ToolResult{{Name: "ToolSearch", Text: "src/Broken.java:3: not the build's result"}}}
 	checks := failingBuildChecks(rec, 2)
-	if len(checks) != 2 || checks[0].OK || checks[1].OK {
-		t.Fatalf("with the ToolSearch result only: %+v, want both checks failed", checks)
+	if len(checks) != 3 || checks[0].OK || checks[1].OK || checks[2].OK {
+		t.Fatalf("with the ToolSearch result only: %+v, want every check failed", checks)
 	}
 	rec.Received = append(rec.Received, model.ToolResult{Name: "mcp__buildguard__reclazz_safe_build", Text: "failed\nsrc/Broken.java:3:16: error"})
 	checks = failingBuildChecks(rec, 2)
-	if len(checks) != 2 || !checks[0].OK || !checks[1].OK {
-		t.Fatalf("with the safe build's result: %+v, want both checks held", checks)
+	if len(checks) != 3 || !checks[0].OK || !checks[1].OK || !checks[2].OK {
+		t.Fatalf("with the safe build's result: %+v, want every check held", checks)
 	}
 	rec.Checks = checks
 	if !rec.Passed() {

@@ -3,7 +3,11 @@
 package hostlanes
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
+
+	"github.com/pelletier/go-toml/v2"
 
 	"github.com/buildguard/buildguard/harness/hostlanes/model"
 )
@@ -69,5 +73,94 @@ var Claude = Host{
 	},
 }
 
+// Codex is the Codex CLI: `codex exec` runs one prompt; the model provider
+// "scripted" of config.toml points at the model's Responses API, and the
+// entry init wrote gets default_tools_approval_mode = "approve", without
+// which exec refuses every MCP call ("approval policy is never").
+var Codex = Host{
+	Name:    "codex",
+	Package: "@openai/codex",
+	Version: "0.171.0",
+	Command: "codex",
+	Driven: "`codex exec --skip-git-repo-check PROMPT`; `~/.codex/config.toml`: `model_provider = \"scripted\"`, " +
+		"`[model_providers.scripted]` with `base_url` at the model's `/v1`, `wire_api = \"responses\"`, `env_key`; " +
+		"`default_tools_approval_mode = \"approve\"` in the entry init wrote; Responses API",
+	ToolName: "`reclazz_safe_build` in the namespace `mcp__buildguard`",
+	Calls: func(build string) []model.Call {
+		return []model.Call{{Name: "reclazz_safe_build", Namespace: "mcp__buildguard", Input: map[string]any{"build": build}}}
+	},
+	Setup: func(l *Lane) error {
+		return editTOML(filepath.Join(l.Home, ".codex", "config.toml"), func(cfg map[string]any) error {
+			servers, _ := cfg["mcp_servers"].(map[string]any)
+			entry, _ := servers["buildguard"].(map[string]any)
+			if entry == nil {
+				return fmt.Errorf("config.toml has no [mcp_servers.buildguard]")
+			}
+			entry["default_tools_approval_mode"] = "approve"
+			cfg["model"] = "gpt-5"
+			cfg["model_provider"] = "scripted"
+			cfg["model_providers"] = map[string]any{"scripted": map[string]any{"name": "scripted", "base_url": l.ModelURL + "/v1",
+				"wire_api": "responses", "env_key": "SCRIPTED_API_KEY"}}
+			return nil
+		})
+	},
+	Args: func(_ *Lane, prompt string) []string { return []string{"exec", "--skip-git-repo-check", prompt} },
+	Env:  func(*Lane) []string { return []string{"SCRIPTED_API_KEY=dummy"} },
+}
+
+// Gemini is the Gemini CLI: `gemini -p` runs one prompt against
+// GOOGLE_GEMINI_BASE_URL with an API key; it needs the key chosen as its
+// auth in ~/.gemini/settings.json and the project trusted, else it
+// disables the project's MCP servers.
+var Gemini = Host{
+	Name:    "gemini",
+	Package: "@google/gemini-cli",
+	Version: "0.61.0",
+	Command: "gemini",
+	Driven: "`gemini -p PROMPT --approval-mode yolo -o json`; `GOOGLE_GEMINI_BASE_URL` at the model, `GEMINI_API_KEY=dummy`; " +
+		"`security.auth.selectedType = \"gemini-api-key\"` in `~/.gemini/settings.json`, the project in " +
+		"`~/.gemini/trustedFolders.json`; `streamGenerateContent` SSE, and `generateContent` for its router",
+	ToolName: "`mcp_buildguard_reclazz_safe_build`",
+	Calls: func(build string) []model.Call {
+		return []model.Call{{Name: "mcp_buildguard_reclazz_safe_build", Input: map[string]any{"build": build}}}
+	},
+	Setup: func(l *Lane) error {
+		dir := filepath.Join(l.Home, ".gemini")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := writeJSON(filepath.Join(dir, "settings.json"), map[string]any{
+			"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}}}); err != nil {
+			return err
+		}
+		return writeJSON(filepath.Join(dir, "trustedFolders.json"), map[string]any{l.Project: "TRUST_FOLDER"})
+	},
+	Args: func(_ *Lane, prompt string) []string {
+		return []string{"-p", prompt, "--approval-mode", "yolo", "-o", "json"}
+	},
+	Env: func(l *Lane) []string {
+		return []string{"GOOGLE_GEMINI_BASE_URL=" + l.ModelURL, "GEMINI_API_KEY=dummy"}
+	},
+}
+
 // Hosts are the hosts the lanes run, in order.
-var Hosts = []Host{Claude}
+var Hosts = []Host{Claude, Codex, Gemini}
+
+// editTOML rewrites the TOML file at path through edit.
+func editTOML(path string, edit func(map[string]any) error) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var cfg map[string]any
+	if err := toml.Unmarshal(b, &cfg); err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := edit(cfg); err != nil {
+		return err
+	}
+	if b, err = toml.Marshal(cfg); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
+}

@@ -158,15 +158,15 @@ func runLane(ctx context.Context, cfg LaneConfig, rec *Record) error {
 	if out, err := run(ctx, initTimeout, l.Project, hostEnv(l, nil), cfg.Buildguard, "init", "--host", cfg.Host.Name); err != nil {
 		return fmt.Errorf("buildguard init --host %s: %w: %s", cfg.Host.Name, err, out)
 	}
-	if err := cfg.Host.Setup(l); err != nil {
-		return fmt.Errorf("setting up %s: %w", cfg.Host.Name, err)
-	}
 	srv, err := model.Start(model.Config{Script: model.Script{Calls: cfg.Host.Calls(BuildFailing), Final: "The build failed."}})
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
 	l.ModelURL = srv.URL()
+	if err := cfg.Host.Setup(l); err != nil {
+		return fmt.Errorf("setting up %s: %w", cfg.Host.Name, err)
+	}
 	args := cfg.Host.Args(l, prompt)
 	rec.Command = append([]string{cfg.Host.Command}, args...)
 	rec.ExitCode, err = runHost(ctx, l, cfg.HostBin, args, cfg.Host.Env(l))

@@ -129,9 +129,12 @@ A lane fails, and ` + "`go tool mage hosts`" + ` with it, when a check fails:
 
 - **result-reached-model**: the host called the safe build the model asked for, and its next
   request to the model holds the result.
-- **leads-with-first-error** (failing build): the first location (` + "`FILE.java:LINE`" + `) in the
-  first three non-empty lines of that result is javac's first error, so a model that reads
-  only the start of the result reads where to fix the build first.
+- **names-first-error** (failing build): the first place the result names, as javac's
+  ` + "`FILE.java:LINE`" + ` (also inside a JSON string) or as a structured diagnostic's
+  ` + "`\"file\": \"….java\", \"line\": LINE`" + `, is javac's first error.
+- **leads-with-first-error** (failing build): that place stands in the first 512 bytes of what
+  the model reads, so a model that reads the start of the result reads where to fix the build
+  first, whatever the host wraps around it.
 - **nothing-left-running**: no process that names the lane's folder (a ` + "`buildguard mcp`" + `, a
   build) outlives the host.
 
