@@ -57,13 +57,11 @@ func Hosts(ctx context.Context) error {
 		if only != nil && !only[h.Name] {
 			continue
 		}
-		rec, err := hostLane(ctx, h, bin, cache, filepath.Join(work, h.Name))
+		hrecs, err := hostLanes(ctx, h, bin, cache, filepath.Join(work, h.Name))
 		if errors.Is(err, hostlanes.ErrNoNPM) {
 			return err
 		}
-		if rec != nil {
-			recs = append(recs, rec)
-		}
+		recs = append(recs, hrecs...)
 		errs = errors.Join(errs, err)
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted; docs/host-matrix.md left as is: %w", errors.Join(errs, ctx.Err()))
@@ -80,8 +78,9 @@ func Hosts(ctx context.Context) error {
 	return errs
 }
 
-// hostLane installs h and runs its lane in dir, printing the outcome.
-func hostLane(ctx context.Context, h hostlanes.Host, bin, cache, dir string) (*hostlanes.Record, error) {
+// hostLanes installs h and runs its lanes, one per scenario, in
+// dir/SCENARIO, printing each outcome.
+func hostLanes(ctx context.Context, h hostlanes.Host, bin, cache, dir string) ([]*hostlanes.Record, error) {
 	if _, err := hostlanes.CheckRegistry(ctx, h.Package, h.Version); err != nil {
 		return nil, err
 	}
@@ -90,21 +89,29 @@ func hostLane(ctx context.Context, h hostlanes.Host, bin, cache, dir string) (*h
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+	var recs []*hostlanes.Record
+	var errs error
+	for _, sc := range hostlanes.Scenarios {
+		lane, err := filepath.Abs(filepath.Join(dir, sc.Name))
+		if err == nil {
+			err = os.MkdirAll(lane, 0o755)
+		}
+		if err != nil {
+			return recs, errors.Join(errs, err)
+		}
+		start := time.Now()
+		rec, err := hostlanes.RunLane(ctx, hostlanes.LaneConfig{WorkDir: lane, Buildguard: bin, HostBin: hostBin, Host: h, Scenario: sc})
+		result := "PASS"
+		if err != nil {
+			result = "FAIL: " + err.Error()
+		}
+		fmt.Printf("hosts: %s %s: %s (%.1f s)\n", h.Name, sc.Name, result, time.Since(start).Seconds())
+		recs, errs = append(recs, rec), errors.Join(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	rec, err := hostlanes.RunLane(ctx, hostlanes.LaneConfig{WorkDir: abs, Buildguard: bin, HostBin: hostBin, Host: h})
-	result := "PASS"
-	if err != nil {
-		result = "FAIL: " + err.Error()
-	}
-	fmt.Printf("hosts: %s %s: %s (%.1f s)\n", h.Name, rec.Scenario, result, time.Since(start).Seconds())
-	return rec, err
+	return recs, errs
 }
 
 // HostsDoc regenerates docs/host-matrix.md from the record.json files of a finished run (WORK_DIR, default: the newest work/hosts-2*).

@@ -12,17 +12,19 @@ import (
 	"syscall"
 )
 
-// failingBuildChecks are the failing build's checks (docs/host-matrix.md#2):
-// the host called the safe build and handed the model its result, and that
-// result names the first error's file and line first, near its start.
-func failingBuildChecks(rec *Record, calls int) []Check {
+// scenarioChecks are the checks of a lane (docs/host-matrix.md#2): the
+// host called the safe build and handed the model its result, then the
+// scenario's own checks of that result.
+func scenarioChecks(rec *Record, sc Scenario, calls int) []Check {
 	called := Check{Name: "result-reached-model", OK: len(rec.Received) >= calls}
-	if !called.OK {
+	text := ""
+	if called.OK {
+		called.Detail = fmt.Sprintf("%d tool results in the model's last request", len(rec.Received))
+		text = rec.Received[calls-1].Text
+	} else {
 		called.Detail = fmt.Sprintf("%d tool results reached the model, want %d", len(rec.Received), calls)
-		return append([]Check{called}, firstErrorChecks("", rec.FirstError)...)
 	}
-	called.Detail = fmt.Sprintf("%d tool results in the model's last request", len(rec.Received))
-	return append([]Check{called}, firstErrorChecks(rec.Received[calls-1].Text, rec.FirstError)...)
+	return append([]Check{called}, sc.Checks(rec, text)...)
 }
 
 // leadBytes is how far into what the model reads the first error's file
@@ -31,10 +33,10 @@ const leadBytes = 512
 
 // locations are the ways a result names a compiler error's place: javac's
 // FILE.java:LINE (also inside a JSON string), and a structured diagnostic's
-// "file":"….java","line":LINE.
+// "file":"….java","line":LINE (also quoted inside a JSON string).
 var locations = []*regexp.Regexp{
 	regexp.MustCompile(`([^\s/\\"]+\.java):(\d+)`),
-	regexp.MustCompile(`"file":\s*"(?:[^"]*/)?([^"/]+\.java)",\s*"line":\s*(\d+)`),
+	regexp.MustCompile(`\\?"file\\?":\s*\\?"(?:[^"]*/)?([^"/\\]+\.java)\\?",\s*\\?"line\\?":\s*(\d+)`),
 }
 
 // firstLocation is the first place text names, as FILE:LINE, and its byte

@@ -23,6 +23,7 @@ func TestFirstErrorChecks(t *testing.T) {
 		{"absolute path", "\n\n/p/src/Broken.java:3: error: x\n", true, true},
 		{"inside a JSON string", `MCP tool reported: [{"text":"failed\nsrc/Broken.java:3:16: error"}]`, true, true},
 		{"structured diagnostic", `Output: {"diagnostics":[{"severity":"error","file":"src/Broken.java","line":3,"column":16}]}`, true, true},
+		{"quoted structured diagnostic", `response: "{\"diagnostics\":[{\"file\":\"src/Broken.java\",\"line\":3}]}"`, true, true},
 		{"structured diagnostic late", `Output: {"command":"` + long + `","diagnostics":[{"file":"src/Broken.java","line":3}]}`, true, false},
 		{"file:line late", long + "\nsrc/Broken.java:3: error", true, false},
 		{"second error first", "build failed\nsrc/Broken.java:6:16: error: incompatible types\nsrc/Broken.java:3:16: error: cannot find symbol\n", false, false},
@@ -43,12 +44,12 @@ func TestFirstErrorChecks(t *testing.T) {
 func TestFailingBuildChecksNeedTheResult(t *testing.T) {
 	rec := &Record{FirstError: Diagnostic{File: "Broken.java", Line: 3},
 		Received: []model.ToolResult{{Name: "ToolSearch", Text: "src/Broken.java:3: not the build's result"}}}
-	checks := failingBuildChecks(rec, 2)
+	checks := scenarioChecks(rec, FailingBuild, 2)
 	if len(checks) != 3 || checks[0].OK || checks[1].OK || checks[2].OK {
 		t.Fatalf("with the ToolSearch result only: %+v, want every check failed", checks)
 	}
 	rec.Received = append(rec.Received, model.ToolResult{Name: "mcp__buildguard__reclazz_safe_build", Text: "failed\nsrc/Broken.java:3:16: error"})
-	checks = failingBuildChecks(rec, 2)
+	checks = scenarioChecks(rec, FailingBuild, 2)
 	if len(checks) != 3 || !checks[0].OK || !checks[1].OK || !checks[2].OK {
 		t.Fatalf("with the safe build's result: %+v, want every check held", checks)
 	}
@@ -67,11 +68,11 @@ func TestFailingBuildChecksNeedTheResult(t *testing.T) {
 
 func TestMatrixDocClaimsOnlyWhatRan(t *testing.T) {
 	dir := t.TempDir()
-	lane := filepath.Join(dir, "claude")
-	pass := &Record{Host: "claude", Version: Claude.Version, Scenario: ScenarioFailingBuild, Requests: 3,
+	lane := filepath.Join(dir, "claude", FailingBuild.Name)
+	pass := &Record{Host: "claude", Version: Claude.Version, Scenario: FailingBuild.Name, Requests: 3,
 		Checks:   []Check{{Name: "leads-with-first-error", OK: true}},
 		Received: []model.ToolResult{{Name: "mcp__buildguard__reclazz_safe_build", IsError: true, Text: "log " + lane + "/x.log and file://" + strings.ReplaceAll(lane, " ", "%20") + "/x.log"}}}
-	fail := &Record{Host: "codex", Version: "0.171.0", Scenario: ScenarioFailingBuild, Error: "codex did not end | killed"}
+	fail := &Record{Host: "codex", Version: "0.171.0", Scenario: FailingBuild.Name, Error: "codex did not end | killed"}
 	path := filepath.Join(dir, "host-matrix.md")
 	if err := WriteMatrixDoc(path, dir, []*Record{pass, fail}); err != nil {
 		t.Fatal(err)
@@ -90,6 +91,33 @@ func TestMatrixDocClaimsOnlyWhatRan(t *testing.T) {
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("the matrix lacks %q:\n%s", want, doc)
+		}
+	}
+}
+
+func TestPassingChecks(t *testing.T) {
+	sha := strings.Repeat("ab", 32)
+	other := strings.Repeat("cd", 32)
+	class := func(name, sum, status string) string {
+		return `"classes":[{"className":"` + name + `","sha256":"` + sum + `","status":"` + status + `"}]`
+	}
+	for _, c := range []struct {
+		name    string
+		text    string
+		ok, app bool
+	}{
+		{"structured", `{"outcome":"ok",` + class("Service", sha, "applied") + `}`, true, true},
+		{"in a JSON string", `response: {"text":"{\"outcome\":\"ok\"}"}, ` + class("Service", sha, "applied"), true, true},
+		{"words", "build \"compile\": ok\n" + class("Service", sha, "applied"), true, true},
+		{"other bytes", `{"outcome":"ok",` + class("Service", other, "applied") + `}`, true, false},
+		{"not applied", `{"outcome":"ok",` + class("Service", sha, "running") + `}`, true, false},
+		{"other class", `{"outcome":"ok",` + class("App", sha, "applied") + `}`, true, false},
+		{"failed", `{"outcome":"failed","changedClasses":{"classes":[]}}`, false, false},
+		{"nothing", "", false, false},
+	} {
+		got := passingChecks(c.text, sha)
+		if len(got) != 2 || got[0].OK != c.ok || got[1].OK != c.app {
+			t.Errorf("%s: passingChecks = %+v, want ok %v, applied %v", c.name, got, c.ok, c.app)
 		}
 	}
 }

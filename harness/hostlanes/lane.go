@@ -5,6 +5,7 @@ package hostlanes
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,14 +31,6 @@ const (
 // record says which check failed.
 var ErrLaneFailed = errors.New("host lane failed")
 
-// Scenario names, as the matrix shows them.
-const (
-	ScenarioFailingBuild = "failing-build"
-)
-
-// prompt is what the user asks each host.
-const prompt = "Run the project's build with the buildguard safe build tool and tell me the first compiler error."
-
 // Lane is one host running one scenario: its directories and the model's URL.
 type Lane struct {
 	// Dir is the lane's work directory; Home and Project lie below it.
@@ -56,6 +49,8 @@ type LaneConfig struct {
 	HostBin string
 	// Host is the host.
 	Host Host
+	// Scenario is what the lane asks the host to do.
+	Scenario Scenario
 }
 
 // Record is what one lane did and what its model received; record.json.
@@ -68,6 +63,9 @@ type Record struct {
 	Command []string `json:"command"`
 	// FirstError is javac's first error for the project, as javac printed it.
 	FirstError Diagnostic `json:"firstError"`
+	// ServiceSHA256 is the SHA-256 of classes/Service.class after the run:
+	// the bytes the passing build wrote.
+	ServiceSHA256 string `json:"serviceSha256"`
 	// Requests counts the requests the host sent the model; Answers lists
 	// what the model answered to each, in order.
 	Requests int      `json:"requests"`
@@ -102,13 +100,13 @@ func (r *Record) Passed() bool {
 	return true
 }
 
-// RunLane runs cfg.Host on the failing-build scenario in cfg.WorkDir and
+// RunLane runs cfg.Host on cfg.Scenario in cfg.WorkDir and
 // writes record.json, requests.json, host.stdout and host.stderr there. The
 // error wraps ErrLaneFailed when a check failed; other errors mean the lane
 // could not run (the record says where it stopped).
 func RunLane(ctx context.Context, cfg LaneConfig) (*Record, error) {
 	h := cfg.Host
-	rec := &Record{Host: h.Name, Package: h.Package, Version: h.Version, Scenario: ScenarioFailingBuild,
+	rec := &Record{Host: h.Name, Package: h.Package, Version: h.Version, Scenario: cfg.Scenario.Name,
 		ExitCode: -1, Started: time.Now().UTC().Format(time.RFC3339)}
 	start := time.Now()
 	err := runLane(ctx, cfg, rec)
@@ -149,16 +147,15 @@ func runLane(ctx context.Context, cfg LaneConfig, rec *Record) error {
 		return err
 	}
 	rec.FirstError = first
-	agent, err := fakeagent.Start(fakeagent.Config{PortFile: filepath.Join(l.Project, ".reclazz", "agent.port"),
-		Doctor: fakeagent.Evidence{WorkingDirectory: l.Project}})
+	agent, err := startAgent(l.Project)
 	if err != nil {
-		return fmt.Errorf("starting the fake agent: %w", err)
+		return err
 	}
 	defer agent.Close()
 	if out, err := run(ctx, initTimeout, l.Project, hostEnv(l, nil), cfg.Buildguard, "init", "--host", cfg.Host.Name); err != nil {
 		return fmt.Errorf("buildguard init --host %s: %w: %s", cfg.Host.Name, err, out)
 	}
-	srv, err := model.Start(model.Config{Script: model.Script{Calls: cfg.Host.Calls(BuildFailing), Final: "The build failed."}})
+	srv, err := model.Start(model.Config{Script: model.Script{Calls: cfg.Host.Calls(cfg.Scenario.Build), Final: "Done."}})
 	if err != nil {
 		return err
 	}
@@ -167,7 +164,7 @@ func runLane(ctx context.Context, cfg LaneConfig, rec *Record) error {
 	if err := cfg.Host.Setup(l); err != nil {
 		return fmt.Errorf("setting up %s: %w", cfg.Host.Name, err)
 	}
-	args := cfg.Host.Args(l, prompt)
+	args := cfg.Host.Args(l, cfg.Scenario.Prompt)
 	rec.Command = append([]string{cfg.Host.Command}, args...)
 	rec.ExitCode, err = runHost(ctx, l, cfg.HostBin, args, cfg.Host.Env(l))
 	reqs := srv.Requests()
@@ -179,9 +176,35 @@ func runLane(ctx context.Context, cfg LaneConfig, rec *Record) error {
 		rec.Answers = append(rec.Answers, r.Answer)
 	}
 	rec.Received, _ = model.LastResults(reqs)
-	rec.Checks = failingBuildChecks(rec, len(cfg.Host.Calls(BuildFailing)))
+	if b, err := os.ReadFile(filepath.Join(l.Project, "classes", "Service.class")); err == nil {
+		rec.ServiceSHA256 = fmt.Sprintf("%x", sha256.Sum256(b))
+	}
+	rec.Checks = scenarioChecks(rec, cfg.Scenario, len(cfg.Host.Calls(cfg.Scenario.Build)))
 	rec.Checks = append(rec.Checks, nothingLeft(l.Dir))
 	return err
+}
+
+// startAgent starts the fake agent for the project: its working
+// directory, watching classes/, and on an acknowledged BUILD ok it takes
+// up classes/Service.class as its watcher would and reloads it, so the
+// receipt of the bytes the build wrote is applied.
+func startAgent(project string) (*fakeagent.Server, error) {
+	classes := filepath.Join(project, "classes")
+	var agent *fakeagent.Server
+	accept := func(context.Context, string) fakeagent.Outcome {
+		path := filepath.Join(classes, "Service.class")
+		if data, err := os.ReadFile(path); err == nil {
+			agent.AddPendingClass("Service", path, data)
+		}
+		return fakeagent.AcceptSuccess
+	}
+	agent, err := fakeagent.Start(fakeagent.Config{PortFile: filepath.Join(project, ".reclazz", "agent.port"),
+		Doctor:     fakeagent.Evidence{WorkingDirectory: project, WatchedDirectories: []string{classes}},
+		Acceptance: accept})
+	if err != nil {
+		return nil, fmt.Errorf("starting the fake agent: %w", err)
+	}
+	return agent, nil
 }
 
 // runHost runs the host's one-shot command in the project with a private

@@ -61,7 +61,7 @@ func WriteMatrixDoc(path, work string, recs []*Record) error {
 			continue
 		}
 		last := r.Received[len(r.Received)-1]
-		lane := filepath.Join(work, r.Host)
+		lane := filepath.Join(work, r.Host, r.Scenario)
 		text := strings.NewReplacer(lane, "<lane>", strings.ReplaceAll(lane, " ", "%20"), "<lane>").Replace(last.Text)
 		fmt.Fprintf(&b, "Tool `%s`", last.Name)
 		if last.IsError {
@@ -105,11 +105,14 @@ scripted model, and records what the host's model received back from ` + "`recla
   with its install scripts off except the one the host names (Claude Code's native binary).
 - Each lane has a private home, so no setting or login of the user's reaches the host, and an
   environment without the hosts' own variables (API keys, base URLs, config folders).
-- The project, in a folder whose name has spaces, has a ` + "`.buildguard.json`" + ` whose build ` + "`broken`" + `
-  runs javac on a source with two real compiler errors; the lane runs the same javac once
-  itself to learn the first error's file and line.
-- The fake agent (harness/fakeagent) serves the project on loopback, and
-  ` + "`buildguard init --host NAME`" + ` writes the host's entry as it does for a user (docs/hosts.md).
+- The project, in a folder whose name has spaces, has a ` + "`.buildguard.json`" + ` with two builds:
+  ` + "`broken`" + ` runs javac on a source with two real compiler errors (the lane runs the same javac
+  once itself to learn the first error's file and line), and ` + "`compile`" + ` compiles a
+  ` + "`Service.java`" + ` changed since ` + "`classes/`" + ` was compiled. Each scenario asks for one.
+- The fake agent (harness/fakeagent) serves the project on loopback, watching ` + "`classes/`" + `;
+  on an acknowledged ` + "`BUILD ok`" + ` it takes up ` + "`Service.class`" + ` as its watcher would and
+  reloads it. ` + "`buildguard init --host NAME`" + ` writes the host's entry as it does for a user
+  (docs/hosts.md).
 - The scripted model (harness/hostlanes/model) listens on 127.0.0.1 and speaks the host's model
   API with streaming server-sent events: the Anthropic Messages API, the OpenAI Responses API or
   the Gemini API. On each turn it makes the next tool call of its script (the turn is the number
@@ -135,28 +138,35 @@ A lane fails, and ` + "`go tool mage hosts`" + ` with it, when a check fails:
 - **leads-with-first-error** (failing build): that place stands in the first 512 bytes of what
   the model reads, so a model that reads the start of the result reads where to fix the build
   first, whatever the host wraps around it.
+- **says-ok** (passing build): the result says the build is ` + "`ok`" + `, in words (` + "`build \"compile\": ok`" + `)
+  or as the structured result's ` + "`\"outcome\": \"ok\"`" + `.
+- **names-applied-class** (passing build): the result names ` + "`Service`" + ` as a changed class whose
+  receipt is ` + "`applied`" + ` with the SHA-256 of the bytes the build left in ` + "`classes/`" + `.
 - **nothing-left-running**: no process that names the lane's folder (a ` + "`buildguard mcp`" + `, a
   build) outlives the host.
 
 `
 
-// LoadRecords reads the record.json of each host's lane of the run in work,
-// in the order of Hosts; a host without one is left out.
+// LoadRecords reads the record.json of each lane of the run in work
+// (work/HOST/SCENARIO), in the order of Hosts and Scenarios; a lane without
+// one is left out.
 func LoadRecords(work string) ([]*Record, error) {
 	var recs []*Record
 	for _, h := range Hosts {
-		b, err := os.ReadFile(filepath.Join(work, h.Name, "record.json"))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
+		for _, sc := range Scenarios {
+			b, err := os.ReadFile(filepath.Join(work, h.Name, sc.Name, "record.json"))
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			var r Record
+			if err := json.Unmarshal(b, &r); err != nil {
+				return nil, fmt.Errorf("reading the record of %s, %s: %w", h.Name, sc.Name, err)
+			}
+			recs = append(recs, &r)
 		}
-		if err != nil {
-			return nil, err
-		}
-		var r Record
-		if err := json.Unmarshal(b, &r); err != nil {
-			return nil, fmt.Errorf("reading %s's record: %w", h.Name, err)
-		}
-		recs = append(recs, &r)
 	}
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("no record.json below %s", work)

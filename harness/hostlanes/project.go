@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -17,8 +18,19 @@ import (
 // compileTimeout bounds the lane's own javac run.
 const compileTimeout = 2 * time.Minute
 
-// BuildFailing is the project's build that fails with real javac errors.
-const BuildFailing = "broken"
+// The project's builds in its .buildguard.json.
+const (
+	// BuildFailing fails with real javac errors.
+	BuildFailing = "broken"
+	// BuildPassing compiles Service.java, changed since classes/ was
+	// compiled, so Service.class changes.
+	BuildPassing = "compile"
+)
+
+// serviceSource is Service.java returning value.
+func serviceSource(value int) string {
+	return "public class Service {\n    public int value() {\n        return " + strconv.Itoa(value) + ";\n    }\n}\n"
+}
 
 // brokenSource does not compile: an undefined symbol on line 3, then an
 // int returned as a String on line 6.
@@ -45,9 +57,10 @@ type Diagnostic struct {
 // Location is File:Line.
 func (d Diagnostic) Location() string { return d.File + ":" + strconv.Itoa(d.Line) }
 
-// writeProject writes dir's Broken.java and a .buildguard.json whose build
-// BuildFailing compiles it into classes/, compiles it once with the same
-// command, and returns javac's first error.
+// writeProject writes dir's Broken.java, Service.java (compiled into
+// classes/ returning 1, then changed to return 2) and a .buildguard.json
+// whose builds compile them into classes/, compiles Broken.java once with
+// the same command, and returns javac's first error.
 func writeProject(ctx context.Context, dir string) (Diagnostic, error) {
 	javac, err := exec.LookPath("javac")
 	if err != nil {
@@ -63,9 +76,25 @@ func writeProject(ctx context.Context, dir string) (Diagnostic, error) {
 	if err := os.WriteFile(broken, []byte(brokenSource), 0o644); err != nil {
 		return Diagnostic{}, err
 	}
-	command := []string{javac, "--release", "17", "-encoding", "UTF-8", "-implicit:none", "-cp", classes, "-d", classes, broken}
-	cfg, err := json.MarshalIndent(map[string]any{"builds": map[string]any{BuildFailing: map[string]any{"command": command}},
-		"defaultBuild": BuildFailing}, "", "  ")
+	javacArgs := []string{javac, "--release", "17", "-encoding", "UTF-8", "-implicit:none", "-cp", classes, "-d", classes}
+	command := append(slices.Clone(javacArgs), broken)
+	service := filepath.Join(src, "Service.java")
+	compile := append(slices.Clone(javacArgs), service)
+	for _, v := range []int{1, 2} {
+		if err := os.WriteFile(service, []byte(serviceSource(v)), 0o644); err != nil {
+			return Diagnostic{}, err
+		}
+		if v == 2 {
+			break
+		}
+		if out, err := run(ctx, compileTimeout, dir, nil, compile[0], compile[1:]...); err != nil {
+			return Diagnostic{}, fmt.Errorf("compiling Service.java: %w: %s", err, out)
+		}
+	}
+	cfg, err := json.MarshalIndent(map[string]any{"builds": map[string]any{
+		BuildFailing: map[string]any{"command": command},
+		BuildPassing: map[string]any{"command": compile},
+	}, "defaultBuild": BuildFailing}, "", "  ")
 	if err != nil {
 		return Diagnostic{}, err
 	}
