@@ -23,6 +23,9 @@ import (
 //
 //	HOST_LANES  comma-separated host names to run (default: all; names: claude, codex, gemini);
 //	            docs/host-matrix.md is regenerated only by a full run
+//	HOST_SCENARIOS  comma-separated scenarios to run (default: all; names:
+//	            failing-build, passing-build, long-build); only a full run
+//	            regenerates docs/host-matrix.md
 //	HOSTS_NPM   the npm cache folder of the lanes (default work/hosts-npm)
 //	WORK_DIR    a fresh directory for the run (default work/hosts-<UTC time>)
 //
@@ -44,20 +47,14 @@ func Hosts(ctx context.Context) error {
 	if cache == "" {
 		cache = filepath.Join("work", "hosts-npm")
 	}
-	var only map[string]bool
-	if s := os.Getenv("HOST_LANES"); s != "" {
-		only = map[string]bool{}
-		for _, n := range strings.Split(s, ",") {
-			only[strings.TrimSpace(n)] = true
-		}
-	}
+	only, scenarios := names(os.Getenv("HOST_LANES")), names(os.Getenv("HOST_SCENARIOS"))
 	var recs []*hostlanes.Record
 	var errs error
 	for _, h := range hostlanes.Hosts {
 		if only != nil && !only[h.Name] {
 			continue
 		}
-		hrecs, err := hostLanes(ctx, h, bin, cache, filepath.Join(work, h.Name))
+		hrecs, err := hostLanes(ctx, h, bin, cache, filepath.Join(work, h.Name), scenarios)
 		if errors.Is(err, hostlanes.ErrNoNPM) {
 			return err
 		}
@@ -67,7 +64,7 @@ func Hosts(ctx context.Context) error {
 			return fmt.Errorf("interrupted; docs/host-matrix.md left as is: %w", errors.Join(errs, ctx.Err()))
 		}
 	}
-	if only != nil {
+	if only != nil || scenarios != nil {
 		fmt.Printf("hosts: records in %s; docs/host-matrix.md left as is (partial run)\n", work)
 		return errs
 	}
@@ -80,7 +77,7 @@ func Hosts(ctx context.Context) error {
 
 // hostLanes installs h and runs its lanes, one per scenario, in
 // dir/SCENARIO, printing each outcome.
-func hostLanes(ctx context.Context, h hostlanes.Host, bin, cache, dir string) ([]*hostlanes.Record, error) {
+func hostLanes(ctx context.Context, h hostlanes.Host, bin, cache, dir string, scenarios map[string]bool) ([]*hostlanes.Record, error) {
 	if _, err := hostlanes.CheckRegistry(ctx, h.Package, h.Version); err != nil {
 		return nil, err
 	}
@@ -92,6 +89,9 @@ func hostLanes(ctx context.Context, h hostlanes.Host, bin, cache, dir string) ([
 	var recs []*hostlanes.Record
 	var errs error
 	for _, sc := range hostlanes.Scenarios {
+		if scenarios != nil && !scenarios[sc.Name] {
+			continue
+		}
 		lane, err := filepath.Abs(filepath.Join(dir, sc.Name))
 		if err == nil {
 			err = os.MkdirAll(lane, 0o755)
@@ -130,4 +130,16 @@ func HostsDoc() error {
 		return err
 	}
 	return hostlanes.WriteMatrixDoc(filepath.Join("docs", "host-matrix.md"), work, recs)
+}
+
+// names is the set of a comma-separated list; nil for "".
+func names(list string) map[string]bool {
+	if list == "" {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, n := range strings.Split(list, ",") {
+		set[strings.TrimSpace(n)] = true
+	}
+	return set
 }

@@ -121,3 +121,26 @@ func TestPassingChecks(t *testing.T) {
 		}
 	}
 }
+
+func TestEarnedOK(t *testing.T) {
+	started, ok, failed := "BUILD started request=r owner=o", "BUILD ok request=r owner=o", "BUILD failed request=r owner=o"
+	for _, c := range []struct {
+		name   string
+		text   string
+		builds []string
+		done   bool
+		want   bool
+	}{
+		{"earned", `{"outcome":"ok"}`, []string{started, ok}, true, true},
+		{"words, earned", "build \"slow\": ok", []string{started, ok}, true, true},
+		{"no BUILD ok", `{"outcome":"ok"}`, []string{started, failed}, true, false},
+		{"not compiled to its end", `{"outcome":"ok"}`, []string{started, ok}, false, false},
+		{"the host gave up", `MCP server "buildguard" tool "reclazz_safe_build" timed out after 3s`, []string{started, failed}, false, true},
+		{"timeout outcome", `{"outcome":"timeout"}`, []string{started, failed}, false, true},
+	} {
+		got := earnedOK(&Record{AgentBuilds: c.builds, SlowDone: c.done}, c.text)
+		if got.OK != c.want || got.Detail == "" {
+			t.Errorf("%s: earnedOK = %+v, want ok %v", c.name, got, c.want)
+		}
+	}
+}

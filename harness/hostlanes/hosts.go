@@ -3,9 +3,12 @@
 package hostlanes
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -41,6 +44,11 @@ type Host struct {
 	// it needs besides HOME and PATH.
 	Args func(l *Lane, prompt string) []string
 	Env  func(l *Lane) []string
+	// SetToolTimeout sets how long the host waits for one MCP tool call,
+	// through the host's own setting, and returns the environment that
+	// takes; ToolTimeoutSetting names that setting in the matrix.
+	SetToolTimeout     func(l *Lane, d time.Duration) ([]string, error)
+	ToolTimeoutSetting string
 }
 
 // Claude is Claude Code: its Messages API calls go to ANTHROPIC_BASE_URL;
@@ -71,6 +79,10 @@ var Claude = Host{
 	Env: func(l *Lane) []string {
 		return []string{"ANTHROPIC_BASE_URL=" + l.ModelURL, "ANTHROPIC_API_KEY=dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
 	},
+	SetToolTimeout: func(_ *Lane, d time.Duration) ([]string, error) {
+		return []string{"MCP_TOOL_TIMEOUT=" + strconv.FormatInt(d.Milliseconds(), 10)}, nil
+	},
+	ToolTimeoutSetting: "`MCP_TOOL_TIMEOUT` (ms)",
 }
 
 // Codex is the Codex CLI: `codex exec` runs one prompt; the model provider
@@ -106,6 +118,18 @@ var Codex = Host{
 	},
 	Args: func(_ *Lane, prompt string) []string { return []string{"exec", "--skip-git-repo-check", prompt} },
 	Env:  func(*Lane) []string { return []string{"SCRIPTED_API_KEY=dummy"} },
+	SetToolTimeout: func(l *Lane, d time.Duration) ([]string, error) {
+		return nil, editTOML(filepath.Join(l.Home, ".codex", "config.toml"), func(cfg map[string]any) error {
+			servers, _ := cfg["mcp_servers"].(map[string]any)
+			entry, _ := servers["buildguard"].(map[string]any)
+			if entry == nil {
+				return fmt.Errorf("config.toml has no [mcp_servers.buildguard]")
+			}
+			entry["tool_timeout_sec"] = d.Seconds()
+			return nil
+		})
+	},
+	ToolTimeoutSetting: "`tool_timeout_sec` in `[mcp_servers.buildguard]`",
 }
 
 // Gemini is the Gemini CLI: `gemini -p` runs one prompt against
@@ -141,6 +165,25 @@ var Gemini = Host{
 	Env: func(l *Lane) []string {
 		return []string{"GOOGLE_GEMINI_BASE_URL=" + l.ModelURL, "GEMINI_API_KEY=dummy"}
 	},
+	SetToolTimeout: func(l *Lane, d time.Duration) ([]string, error) {
+		path := filepath.Join(l.Project, ".gemini", "settings.json")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		var cfg map[string]any
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		servers, _ := cfg["mcpServers"].(map[string]any)
+		entry, _ := servers["buildguard"].(map[string]any)
+		if entry == nil {
+			return nil, fmt.Errorf("%s has no mcpServers.buildguard", path)
+		}
+		entry["timeout"] = d.Milliseconds()
+		return nil, writeJSON(path, cfg)
+	},
+	ToolTimeoutSetting: "`timeout` (ms) in the entry `mcpServers.buildguard` of the project's `.gemini/settings.json`",
 }
 
 // Hosts are the hosts the lanes run, in order.

@@ -25,6 +25,10 @@ const (
 	hostTimeout = 4 * time.Minute
 	// initTimeout bounds `buildguard init`.
 	initTimeout = 30 * time.Second
+	// settleTimeout bounds the wait for the host's process group to end by
+	// itself after the host exited: buildguard mcp waits up to 30 s for its
+	// running builds at stdin EOF (docs/safe-build.md#6).
+	settleTimeout = 35 * time.Second
 )
 
 // ErrLaneFailed means a lane ran and its model missed what it must see; the
@@ -66,6 +70,10 @@ type Record struct {
 	// ServiceSHA256 is the SHA-256 of classes/Service.class after the run:
 	// the bytes the passing build wrote.
 	ServiceSHA256 string `json:"serviceSha256"`
+	// AgentBuilds are the BUILD command lines the agent received, owner
+	// tokens and all; SlowDone says the long build compiled to its end.
+	AgentBuilds []string `json:"agentBuilds"`
+	SlowDone    bool     `json:"slowDone"`
 	// Requests counts the requests the host sent the model; Answers lists
 	// what the model answered to each, in order.
 	Requests int      `json:"requests"`
@@ -166,7 +174,16 @@ func runLane(ctx context.Context, cfg LaneConfig, rec *Record) error {
 	}
 	args := cfg.Host.Args(l, cfg.Scenario.Prompt)
 	rec.Command = append([]string{cfg.Host.Command}, args...)
-	rec.ExitCode, err = runHost(ctx, l, cfg.HostBin, args, cfg.Host.Env(l))
+	env := cfg.Host.Env(l)
+	if cfg.Scenario.ToolTimeout > 0 {
+		more, err := cfg.Host.SetToolTimeout(l, cfg.Scenario.ToolTimeout)
+		if err != nil {
+			return fmt.Errorf("setting %s's tool timeout: %w", cfg.Host.Name, err)
+		}
+		env = append(env, more...)
+	}
+	var left bool
+	rec.ExitCode, left, err = runHost(ctx, l, cfg.HostBin, args, env)
 	reqs := srv.Requests()
 	if werr := writeJSON(filepath.Join(l.Dir, "requests.json"), reqs); werr != nil {
 		return errors.Join(err, werr)
@@ -176,11 +193,22 @@ func runLane(ctx context.Context, cfg LaneConfig, rec *Record) error {
 		rec.Answers = append(rec.Answers, r.Answer)
 	}
 	rec.Received, _ = model.LastResults(reqs)
+	for _, c := range agent.Commands() {
+		if strings.HasPrefix(c, "BUILD ") {
+			rec.AgentBuilds = append(rec.AgentBuilds, c)
+		}
+	}
+	_, serr := os.Stat(filepath.Join(l.Project, SlowDone))
+	rec.SlowDone = serr == nil
 	if b, err := os.ReadFile(filepath.Join(l.Project, "classes", "Service.class")); err == nil {
 		rec.ServiceSHA256 = fmt.Sprintf("%x", sha256.Sum256(b))
 	}
 	rec.Checks = scenarioChecks(rec, cfg.Scenario, len(cfg.Host.Calls(cfg.Scenario.Build)))
-	rec.Checks = append(rec.Checks, nothingLeft(l.Dir))
+	settled := Check{Name: "host-children-ended", OK: !left, Detail: "the host's process group emptied by itself"}
+	if left {
+		settled.Detail = fmt.Sprintf("the host's process group still ran %v after the host and was killed", settleTimeout)
+	}
+	rec.Checks = append(rec.Checks, settled, nothingLeft(l.Dir))
 	return err
 }
 
@@ -208,34 +236,35 @@ func startAgent(project string) (*fakeagent.Server, error) {
 }
 
 // runHost runs the host's one-shot command in the project with a private
-// home, its output in host.stdout and host.stderr, and kills its process
-// group when it ends or hostTimeout passes. It returns the exit code.
-func runHost(ctx context.Context, l *Lane, bin string, args, env []string) (int, error) {
+// home, its output in host.stdout and host.stderr. When it has ended, or
+// hostTimeout passed and it was killed, its process group gets
+// settleTimeout to end by itself before it is killed; left says it had to
+// be. It returns the exit code.
+func runHost(ctx context.Context, l *Lane, bin string, args, env []string) (code int, left bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, hostTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = l.Project
 	cmd.Env = hostEnv(l, env)
-	cmd.Stdin = nil
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	group(cmd)
-	err := cmd.Run()
-	killGroup(cmd)
+	err = cmd.Run()
+	left = settleGroup(cmd, settleTimeout)
 	werr := errors.Join(os.WriteFile(filepath.Join(l.Dir, "host.stdout"), stdout.Bytes(), 0o644),
 		os.WriteFile(filepath.Join(l.Dir, "host.stderr"), stderr.Bytes(), 0o644))
-	code := -1
+	code = -1
 	if cmd.ProcessState != nil {
 		code = cmd.ProcessState.ExitCode()
 	}
 	if ctx.Err() != nil {
-		return code, errors.Join(fmt.Errorf("%s did not end within %v (killed)", filepath.Base(bin), hostTimeout), werr)
+		return code, left, errors.Join(fmt.Errorf("%s did not end within %v (killed)", filepath.Base(bin), hostTimeout), werr)
 	}
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
-		return code, errors.Join(fmt.Errorf("running %s: %w", filepath.Base(bin), err), werr)
+		return code, left, errors.Join(fmt.Errorf("running %s: %w", filepath.Base(bin), err), werr)
 	}
-	return code, werr
+	return code, left, werr
 }
 
 // hostEnv is this process's environment without anything that would reach

@@ -25,7 +25,7 @@ func WriteMatrixDoc(path, work string, recs []*Record) error {
 	var b bytes.Buffer
 	b.WriteString(matrixIntro)
 	for _, h := range Hosts {
-		fmt.Fprintf(&b, "| %s | `%s` %s | %s | %s |\n", h.Name, h.Package, h.Version, h.Driven, h.ToolName)
+		fmt.Fprintf(&b, "| %s | `%s` %s | %s | %s | %s |\n", h.Name, h.Package, h.Version, h.Driven, h.ToolName, h.ToolTimeoutSetting)
 	}
 	b.WriteString(matrixChecks)
 	fmt.Fprintf(&b, "## 3. The last run\n\n")
@@ -121,8 +121,8 @@ scripted model, and records what the host's model received back from ` + "`recla
   minutes; the group is killed when it ends, and the lane kills and reports any process left
   that names its folder.
 
-| host | package | how the lane runs it | the safe build's name to the model |
-| --- | --- | --- | --- |
+| host | package | how the lane runs it | the safe build's name to the model | its tool timeout |
+| --- | --- | --- | --- | --- |
 `
 
 const matrixChecks = `
@@ -142,8 +142,15 @@ A lane fails, and ` + "`go tool mage hosts`" + ` with it, when a check fails:
   or as the structured result's ` + "`\"outcome\": \"ok\"`" + `.
 - **names-applied-class** (passing build): the result names ` + "`Service`" + ` as a changed class whose
   receipt is ` + "`applied`" + ` with the SHA-256 of the bytes the build left in ` + "`classes/`" + `.
-- **nothing-left-running**: no process that names the lane's folder (a ` + "`buildguard mcp`" + `, a
-  build) outlives the host.
+- **no-unearned-ok** (long build: ` + "`slow`" + ` prints a line a second for 8 s, then compiles; the
+  host's tool timeout is set to 3 s through its own setting): a result that says the build is
+  ` + "`ok`" + ` is one the build earned (it compiled to its end and the agent got ` + "`BUILD ok`" + `). A
+  host may wait for the build (buildguard sends progress with every line, docs/safe-build.md#5)
+  or give up; the record says which, what the model read, and the ` + "`BUILD`" + ` lines the agent got.
+- **host-children-ended**: the host's process group (its ` + "`buildguard mcp`" + `, a build) ends by
+  itself within 35 s of the host (buildguard waits up to 30 s for running builds at stdin EOF,
+  docs/safe-build.md#6); else it is killed and the lane fails.
+- **nothing-left-running**: no process that names the lane's folder outlives the host.
 
 `
 

@@ -25,6 +25,14 @@ const (
 	// BuildPassing compiles Service.java, changed since classes/ was
 	// compiled, so Service.class changes.
 	BuildPassing = "compile"
+	// BuildLong prints a line a second for SlowSteps seconds, then compiles
+	// like BuildPassing and writes SlowDone.
+	BuildLong = "slow"
+	// SlowSteps is how many seconds BuildLong takes before it compiles.
+	SlowSteps = 8
+	// SlowDone is the file BuildLong writes in the project when it has
+	// compiled.
+	SlowDone = "slow.done"
 )
 
 // serviceSource is Service.java returning value.
@@ -94,6 +102,8 @@ func writeProject(ctx context.Context, dir string) (Diagnostic, error) {
 	cfg, err := json.MarshalIndent(map[string]any{"builds": map[string]any{
 		BuildFailing: map[string]any{"command": command},
 		BuildPassing: map[string]any{"command": compile},
+		BuildLong: map[string]any{"command": append([]string{"sh", "-c", "i=1; while [ $i -le " + strconv.Itoa(SlowSteps) +
+			` ]; do echo "step $i of ` + strconv.Itoa(SlowSteps) + `"; sleep 1; i=$((i+1)); done; "$0" "$@" && echo done > ` + SlowDone}, compile...)},
 	}, "defaultBuild": BuildFailing}, "", "  ")
 	if err != nil {
 		return Diagnostic{}, err

@@ -5,6 +5,8 @@ package hostlanes
 import (
 	"fmt"
 	"regexp"
+	"strings"
+	"time"
 )
 
 // Scenario is what a lane asks a host to do, and what the host's model
@@ -16,6 +18,9 @@ type Scenario struct {
 	Build string
 	// Prompt is what the user asks the host.
 	Prompt string
+	// ToolTimeout, when set, is the host's tool timeout for the lane, set
+	// through the host's own setting.
+	ToolTimeout time.Duration
 	// Checks judge text, the safe build's result as the model received it
 	// ("" when none reached it).
 	Checks func(rec *Record, text string) []Check
@@ -40,8 +45,43 @@ var PassingBuild = Scenario{
 	Checks: func(rec *Record, text string) []Check { return passingChecks(text, rec.ServiceSHA256) },
 }
 
+// LongBuild asks for a build that runs longer than the host's tool
+// timeout, set to 3 s through the host's own setting; the build prints a
+// line a second, so buildguard sends progress all along. A host may wait
+// (it resets its timeout on progress) or give up; either way the model
+// must not read an ok the build did not earn.
+var LongBuild = Scenario{
+	Name:        "long-build",
+	Build:       BuildLong,
+	Prompt:      "Run the project's slow build with the buildguard safe build tool (build \"slow\") and tell me how it ended.",
+	ToolTimeout: 3 * time.Second,
+	Checks:      func(rec *Record, text string) []Check { return []Check{earnedOK(rec, text)} },
+}
+
 // Scenarios are the scenarios every host runs, in order.
-var Scenarios = []Scenario{FailingBuild, PassingBuild}
+var Scenarios = []Scenario{FailingBuild, PassingBuild, LongBuild}
+
+// earnedOK checks that a result that says the long build is ok was earned:
+// the build compiled to its end and the agent got BUILD ok. A result
+// that does not say ok passes, and the detail says what the model read.
+func earnedOK(rec *Record, text string) Check {
+	c := Check{Name: "no-unearned-ok"}
+	says := regexp.MustCompile(`build \\?"` + BuildLong + `\\?": ok|\\?"outcome\\?":\s*\\?"ok\\?"`).MatchString(text)
+	gotOK := false
+	for _, b := range rec.AgentBuilds {
+		gotOK = gotOK || strings.HasPrefix(b, "BUILD ok")
+	}
+	switch {
+	case says:
+		c.OK = rec.SlowDone && gotOK
+		c.Detail = fmt.Sprintf("the model read ok; the build compiled to its end: %v; the agent got BUILD ok: %v", rec.SlowDone, gotOK)
+	default:
+		c.OK = true
+		c.Detail = fmt.Sprintf("the model did not read ok (the build compiled to its end: %v; the agent got BUILD ok: %v); it read %q",
+			rec.SlowDone, gotOK, cut(text, 200))
+	}
+	return c
+}
 
 // The ways a result says a build is ok and a class's new bytes are applied:
 // the text's words, or the structured result's fields (also as JSON inside
