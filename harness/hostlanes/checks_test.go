@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/buildguard/buildguard/harness/hostlanes/model"
 )
@@ -141,6 +142,31 @@ func TestEarnedOK(t *testing.T) {
 		got := earnedOK(&Record{AgentBuilds: c.builds, SlowDone: c.done}, c.text)
 		if got.OK != c.want || got.Detail == "" {
 			t.Errorf("%s: earnedOK = %+v, want ok %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestTookTurns(t *testing.T) {
+	asked := time.Date(2026, 12, 3, 11, 0, 0, 0, time.UTC)
+	s := func(state, owner string) string { return "BUILD " + state + " request=r owner=" + owner }
+	for _, c := range []struct {
+		name   string
+		builds []string
+		exit   int
+		okAt   time.Time
+		want   bool
+	}{
+		{"one after the other", []string{s("started", "a"), s("ok", "a"), s("started", "b"), s("ok", "b")}, 0, asked.Add(time.Second), true},
+		{"same owner, one after the other", []string{s("started", "a"), s("ok", "a"), s("started", "a"), s("ok", "a")}, 0, asked.Add(time.Second), true},
+		{"overlap", []string{s("started", "a"), s("started", "b"), s("ok", "a"), s("ok", "b")}, 0, asked.Add(time.Second), false},
+		{"the second failed", []string{s("started", "a"), s("ok", "a"), s("started", "b"), s("failed", "b")}, 0, asked.Add(time.Second), false},
+		{"one build", []string{s("started", "a"), s("ok", "a")}, 0, asked.Add(time.Second), false},
+		{"the build ahead failed", []string{s("started", "a"), s("ok", "a"), s("started", "b"), s("ok", "b")}, 1, asked.Add(time.Second), false},
+		{"asked after the build ahead", []string{s("started", "a"), s("ok", "a"), s("started", "b"), s("ok", "b")}, 0, asked.Add(-time.Second), false},
+	} {
+		got := tookTurns(&Record{AgentBuilds: c.builds, AheadExit: c.exit, CallAsked: asked, FirstBuildOK: c.okAt})
+		if got.OK != c.want || got.Detail == "" {
+			t.Errorf("%s: tookTurns = %+v, want ok %v", c.name, got, c.want)
 		}
 	}
 }

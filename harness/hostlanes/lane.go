@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
@@ -73,7 +74,14 @@ type Record struct {
 	// AgentBuilds are the BUILD command lines the agent received, owner
 	// tokens and all; SlowDone says the long build compiled to its end.
 	AgentBuilds []string `json:"agentBuilds"`
-	SlowDone    bool     `json:"slowDone"`
+	// FirstBuildOK is when the agent got its first BUILD ok; CallAsked is
+	// when the model asked for the safe build.
+	FirstBuildOK time.Time `json:"firstBuildOk"`
+	CallAsked    time.Time `json:"callAsked"`
+	SlowDone     bool      `json:"slowDone"`
+	// AheadExit is the exit code of the build run ahead of the host's
+	// (queued-build); 0 when none ran.
+	AheadExit int `json:"aheadExit"`
 	// Requests counts the requests the host sent the model; Answers lists
 	// what the model answered to each, in order.
 	Requests int      `json:"requests"`
@@ -182,8 +190,25 @@ func runLane(ctx context.Context, cfg LaneConfig, rec *Record) error {
 		}
 		env = append(env, more...)
 	}
+	var before *ahead
+	if cfg.Scenario.Ahead != "" {
+		if before, err = startAhead(ctx, l, cfg.Buildguard, cfg.Scenario.Ahead, agent); err != nil {
+			return err
+		}
+		defer func() {
+			if before != nil {
+				_, _ = before.finish(l.Dir, 0)
+			}
+		}()
+	}
 	var left bool
 	rec.ExitCode, left, err = runHost(ctx, l, cfg.HostBin, args, env)
+	if before != nil {
+		var aerr error
+		rec.AheadExit, aerr = before.finish(l.Dir, aheadTimeout)
+		before = nil
+		err = errors.Join(err, aerr)
+	}
 	reqs := srv.Requests()
 	if werr := writeJSON(filepath.Join(l.Dir, "requests.json"), reqs); werr != nil {
 		return errors.Join(err, werr)
@@ -193,6 +218,12 @@ func runLane(ctx context.Context, cfg LaneConfig, rec *Record) error {
 		rec.Answers = append(rec.Answers, r.Answer)
 	}
 	rec.Received, _ = model.LastResults(reqs)
+	rec.FirstBuildOK = agent.firstOK()
+	for _, r := range reqs {
+		if calls := cfg.Host.Calls(cfg.Scenario.Build); r.Answer == "call "+calls[len(calls)-1].Name && rec.CallAsked.IsZero() {
+			rec.CallAsked = r.Time
+		}
+	}
 	for _, c := range agent.Commands() {
 		if strings.HasPrefix(c, "BUILD ") {
 			rec.AgentBuilds = append(rec.AgentBuilds, c)
@@ -212,27 +243,50 @@ func runLane(ctx context.Context, cfg LaneConfig, rec *Record) error {
 	return err
 }
 
+// laneAgent is the fake agent of a lane and the time it got its first
+// BUILD ok.
+type laneAgent struct {
+	*fakeagent.Server
+	mu     sync.Mutex
+	okTime time.Time
+}
+
+// firstOK is when the agent got its first BUILD ok; zero when it got none.
+func (a *laneAgent) firstOK() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.okTime
+}
+
 // startAgent starts the fake agent for the project: its working
 // directory, watching classes/, and on an acknowledged BUILD ok it takes
 // up classes/Service.class as its watcher would and reloads it, so the
 // receipt of the bytes the build wrote is applied.
-func startAgent(project string) (*fakeagent.Server, error) {
+func startAgent(project string) (*laneAgent, error) {
 	classes := filepath.Join(project, "classes")
-	var agent *fakeagent.Server
+	a := &laneAgent{}
 	accept := func(context.Context, string) fakeagent.Outcome {
 		path := filepath.Join(classes, "Service.class")
 		if data, err := os.ReadFile(path); err == nil {
-			agent.AddPendingClass("Service", path, data)
+			a.AddPendingClass("Service", path, data)
 		}
 		return fakeagent.AcceptSuccess
 	}
-	agent, err := fakeagent.Start(fakeagent.Config{PortFile: filepath.Join(project, ".reclazz", "agent.port"),
+	onCommand := func(_ int, line string) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if strings.HasPrefix(line, "BUILD ok") && a.okTime.IsZero() {
+			a.okTime = time.Now().UTC()
+		}
+	}
+	srv, err := fakeagent.Start(fakeagent.Config{PortFile: filepath.Join(project, ".reclazz", "agent.port"),
 		Doctor:     fakeagent.Evidence{WorkingDirectory: project, WatchedDirectories: []string{classes}},
-		Acceptance: accept})
+		Acceptance: accept, OnCommand: onCommand})
 	if err != nil {
 		return nil, fmt.Errorf("starting the fake agent: %w", err)
 	}
-	return agent, nil
+	a.Server = srv
+	return a, nil
 }
 
 // runHost runs the host's one-shot command in the project with a private

@@ -147,6 +147,11 @@ A lane fails, and ` + "`go tool mage hosts`" + ` with it, when a check fails:
   ` + "`ok`" + ` is one the build earned (it compiled to its end and the agent got ` + "`BUILD ok`" + `). A
   host may wait for the build (buildguard sends progress with every line, docs/safe-build.md#5)
   or give up; the record says which, what the model read, and the ` + "`BUILD`" + ` lines the agent got.
+- **took-its-turn** (queued build: ` + "`buildguard build run slow`" + ` holds the agent when the host
+  starts, and the model asks for ` + "`compile`" + `): the model asked before the build ahead got its
+  ` + "`BUILD ok`" + `, the agent saw the two builds one after the other (each ` + "`BUILD started`" + `
+  answered by its ` + "`BUILD ok`" + ` before the next), and the build ahead exited 0; ` + "`says-ok`" + `
+  and ` + "`names-applied-class`" + ` hold for the host's own build.
 - **host-children-ended**: the host's process group (its ` + "`buildguard mcp`" + `, a build) ends by
   itself within 35 s of the host (buildguard waits up to 30 s for running builds at stdin EOF,
   docs/safe-build.md#6); else it is killed and the lane fails.

@@ -21,6 +21,10 @@ type Scenario struct {
 	// ToolTimeout, when set, is the host's tool timeout for the lane, set
 	// through the host's own setting.
 	ToolTimeout time.Duration
+	// Ahead, when set, is a build of .buildguard.json that
+	// `buildguard build run` starts before the host, so that the host's call
+	// waits behind it in the project's build queue.
+	Ahead string
 	// Checks judge text, the safe build's result as the model received it
 	// ("" when none reached it).
 	Checks func(rec *Record, text string) []Check
@@ -58,8 +62,57 @@ var LongBuild = Scenario{
 	Checks:      func(rec *Record, text string) []Check { return []Check{earnedOK(rec, text)} },
 }
 
+// QueuedBuild asks for the passing build while `buildguard build run slow`
+// holds the agent: the host's call waits its turn in the project's queue,
+// then runs; the model must read its own build's ok and applied class.
+var QueuedBuild = Scenario{
+	Name:   "queued-build",
+	Build:  BuildPassing,
+	Ahead:  BuildLong,
+	Prompt: PassingBuild.Prompt,
+	Checks: func(rec *Record, text string) []Check {
+		return append(passingChecks(text, rec.ServiceSHA256), tookTurns(rec))
+	},
+}
+
 // Scenarios are the scenarios every host runs, in order.
-var Scenarios = []Scenario{FailingBuild, PassingBuild, LongBuild}
+var Scenarios = []Scenario{FailingBuild, PassingBuild, LongBuild, QueuedBuild}
+
+// tookTurns checks that the model asked for its build while the build
+// ahead still ran (before the agent's first BUILD ok), that the agent saw
+// two guarded builds one after the other, each BUILD started answered by
+// its own BUILD ok before the next began, and that the build ahead exited 0.
+func tookTurns(rec *Record) Check {
+	builds, aheadExit := rec.AgentBuilds, rec.AheadExit
+	c := Check{Name: "took-its-turn", OK: true}
+	active, oks := "", 0
+	for _, line := range builds {
+		f := strings.Fields(line)
+		owner := ""
+		if len(f) > 0 {
+			owner = f[len(f)-1]
+		}
+		switch {
+		case strings.HasPrefix(line, "BUILD started"):
+			if active != "" {
+				c.OK, c.Detail = false, fmt.Sprintf("%s while %s was running", line, active)
+			}
+			active = owner
+		case strings.HasPrefix(line, "BUILD ok") && owner == active:
+			active, oks = "", oks+1
+		default:
+			c.OK, c.Detail = false, fmt.Sprintf("unexpected %s (running: %q)", line, active)
+		}
+		if !c.OK {
+			return c
+		}
+	}
+	waited := !rec.CallAsked.IsZero() && rec.CallAsked.Before(rec.FirstBuildOK)
+	c.OK = oks == 2 && aheadExit == 0 && waited
+	c.Detail = fmt.Sprintf("%d builds, one after the other; the build ahead exited %d; the model asked %v before the first BUILD ok",
+		oks, aheadExit, rec.FirstBuildOK.Sub(rec.CallAsked).Round(time.Millisecond))
+	return c
+}
 
 // earnedOK checks that a result that says the long build is ok was earned:
 // the build compiled to its end and the agent got BUILD ok. A result

@@ -73,6 +73,8 @@ type Config struct {
 type Request struct {
 	// Seq counts requests from 1 in the order they arrived.
 	Seq int `json:"seq"`
+	// Time is when the request arrived.
+	Time time.Time `json:"time"`
 	// Wire is the API the path named; empty for a path the server does not
 	// serve.
 	Wire Wire `json:"wire,omitempty"`
@@ -185,7 +187,7 @@ func route(path string) (Wire, string) {
 
 // serve records the request and answers it in its wire's shape.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	rec := Request{Method: r.Method, Path: r.URL.RequestURI()}
+	rec := Request{Method: r.Method, Path: r.URL.RequestURI(), Time: time.Now().UTC()}
 	defer func() { s.record(rec) }()
 	wire, kind := route(r.URL.Path)
 	rec.Wire = wire
