@@ -3,6 +3,7 @@
 package hostlanes
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/harness/hostlanes/model"
+	"github.com/buildguard/buildguard/mcp"
 )
 
 func TestFirstErrorChecks(t *testing.T) {
@@ -167,6 +169,53 @@ func TestTookTurns(t *testing.T) {
 		got := tookTurns(&Record{AgentBuilds: c.builds, AheadExit: c.exit, CallAsked: asked, FirstBuildOK: c.okAt})
 		if got.OK != c.want || got.Detail == "" {
 			t.Errorf("%s: tookTurns = %+v, want ok %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestPresentedChecks(t *testing.T) {
+	desc := safeBuildDescription()
+	if desc == "" {
+		t.Fatal("no description of reclazz_safe_build in tools.Definitions")
+	}
+	body := func(v any) json.RawMessage {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	system := "You are a host.\n## buildguard\n" + mcp.Instructions
+	tool := map[string]any{"name": "mcp__buildguard__reclazz_safe_build", "description": desc}
+	for _, c := range []struct {
+		name               string
+		reqs               []model.Request
+		instr, description bool
+	}{
+		{"both before the call", []model.Request{
+			{Seq: 1, Body: body(map[string]any{"system": system, "tools": []any{map[string]any{"name": "ToolSearch"}}}), Answer: "call ToolSearch"},
+			{Seq: 2, Body: body(map[string]any{"system": system, "tools": []any{tool}}), Answer: "call X"},
+		}, true, true},
+		{"instructions changed", []model.Request{
+			{Seq: 1, Body: body(map[string]any{"system": strings.Replace(system, ". ", ".\n", 1), "tools": []any{tool}}), Answer: "call X"},
+		}, false, true},
+		{"description cut", []model.Request{
+			{Seq: 1, Body: body(map[string]any{"system": system, "tools": []any{map[string]any{"description": desc[:len(desc)/2]}}}), Answer: "call X"},
+		}, true, false},
+		{"description only after the call", []model.Request{
+			{Seq: 1, Body: body(map[string]any{"system": system}), Answer: "call X"},
+			{Seq: 2, Body: body(map[string]any{"system": system, "tools": []any{tool}}), Answer: "text"},
+		}, true, false},
+		{"never called", []model.Request{
+			{Seq: 1, Body: body(map[string]any{"system": system, "tools": []any{tool}}), Answer: "text"},
+		}, true, false},
+	} {
+		got, p := presentedChecks(c.reqs, "X")
+		if len(got) != 2 || got[0].OK != c.instr || got[1].OK != c.description {
+			t.Errorf("%s: presentedChecks = %+v, want instructions %v, description %v", c.name, got, c.instr, c.description)
+		}
+		if c.instr && !strings.HasSuffix(p.InstructionsIntro, "## buildguard\n") {
+			t.Errorf("%s: the intro %q does not end with what stood before the instructions", c.name, p.InstructionsIntro)
 		}
 	}
 }

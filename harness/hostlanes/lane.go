@@ -82,6 +82,8 @@ type Record struct {
 	// AheadExit is the exit code of the build run ahead of the host's
 	// (queued-build); 0 when none ran.
 	AheadExit int `json:"aheadExit"`
+	// Presented is how the host presented buildguard to the model.
+	Presented Presented `json:"presented"`
 	// Requests counts the requests the host sent the model; Answers lists
 	// what the model answered to each, in order.
 	Requests int      `json:"requests"`
@@ -235,6 +237,9 @@ func runLane(ctx context.Context, cfg LaneConfig, rec *Record) error {
 		rec.ServiceSHA256 = fmt.Sprintf("%x", sha256.Sum256(b))
 	}
 	rec.Checks = scenarioChecks(rec, cfg.Scenario, len(cfg.Host.Calls(cfg.Scenario.Build)))
+	calls := cfg.Host.Calls(cfg.Scenario.Build)
+	presented, p := presentedChecks(reqs, calls[len(calls)-1].Name)
+	rec.Checks, rec.Presented = append(rec.Checks, presented...), p
 	settled := Check{Name: "host-children-ended", OK: !left, Detail: "the host's process group emptied by itself"}
 	if left {
 		settled.Detail = fmt.Sprintf("the host's process group still ran %v after the host and was killed", settleTimeout)

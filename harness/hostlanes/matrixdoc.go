@@ -52,7 +52,25 @@ func WriteMatrixDoc(path, work string, recs []*Record) error {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %s | %.1f s |\n", r.Host, r.Version, r.Scenario, result, r.Requests,
 			cell(strings.Join(r.Answers, ", ")), strings.Join(checks, ", "), float64(r.ElapsedMs)/1000)
 	}
-	fmt.Fprintf(&b, "\n## 4. What each model received\n\n")
+	fmt.Fprintf(&b, "\n## 4. How each host presents buildguard's instructions\n\n")
+	fmt.Fprintf(&b, "What stands before buildguard's `initialize` instructions in the text that holds them, from each host's first lane.\n")
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if seen[r.Host] {
+			continue
+		}
+		seen[r.Host] = true
+		fmt.Fprintf(&b, "\n### %s\n\n", r.Host)
+		switch {
+		case r.Presented.InstructionsRequest == 0:
+			b.WriteString("The instructions did not reach the model unchanged.\n")
+		case strings.TrimSpace(r.Presented.InstructionsIntro) == "":
+			fmt.Fprintf(&b, "A text of their own (request %d), nothing before them.\n", r.Presented.InstructionsRequest)
+		default:
+			fmt.Fprintf(&b, "Request %d:\n\n````text\n…%s\n````\n", r.Presented.InstructionsRequest, strings.TrimRight(r.Presented.InstructionsIntro, "\n"))
+		}
+	}
+	fmt.Fprintf(&b, "\n## 5. What each model received\n\n")
 	fmt.Fprintf(&b, "The result of `reclazz_safe_build` as the host handed it to its model, exactly (the lane's directory shown as `<lane>`).\n")
 	for _, r := range recs {
 		fmt.Fprintf(&b, "\n### %s, %s\n\n", r.Host, r.Scenario)
@@ -152,6 +170,11 @@ A lane fails, and ` + "`go tool mage hosts`" + ` with it, when a check fails:
   ` + "`BUILD ok`" + `, the agent saw the two builds one after the other (each ` + "`BUILD started`" + `
   answered by its ` + "`BUILD ok`" + ` before the next), and the build ahead exited 0; ` + "`says-ok`" + `
   and ` + "`names-applied-class`" + ` hold for the host's own build.
+- **instructions-reached-model** (every lane): buildguard's ` + "`initialize`" + ` instructions reach the
+  model unchanged, in some request of the run.
+- **description-reached-model** (every lane): the safe build's description, as buildguard's
+  ` + "`tools/list`" + ` gives it, reaches the model unchanged no later than the request the model
+  answers with the safe build's call.
 - **host-children-ended**: the host's process group (its ` + "`buildguard mcp`" + `, a build) ends by
   itself within 35 s of the host (buildguard waits up to 30 s for running builds at stdin EOF,
   docs/safe-build.md#6); else it is killed and the lane fails.
