@@ -299,8 +299,8 @@ func startAgent(project string) (*laneAgent, error) {
 // hostTimeout passed and it was killed, its process group gets
 // settleTimeout to end by itself before it is killed; left says it had to
 // be. It returns the exit code.
-func runHost(ctx context.Context, l *Lane, bin string, args, env []string) (code int, left bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, hostTimeout)
+func runHost(parent context.Context, l *Lane, bin string, args, env []string) (code int, left bool, err error) {
+	ctx, cancel := context.WithTimeout(parent, hostTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = l.Project
@@ -316,7 +316,10 @@ func runHost(ctx context.Context, l *Lane, bin string, args, env []string) (code
 	if cmd.ProcessState != nil {
 		code = cmd.ProcessState.ExitCode()
 	}
-	if ctx.Err() != nil {
+	switch {
+	case parent.Err() != nil:
+		return code, left, errors.Join(fmt.Errorf("%s stopped (killed): %w", filepath.Base(bin), parent.Err()), werr)
+	case ctx.Err() != nil:
 		return code, left, errors.Join(fmt.Errorf("%s did not end within %v (killed)", filepath.Base(bin), hostTimeout), werr)
 	}
 	var exit *exec.ExitError
