@@ -45,3 +45,17 @@ func TestSettleGroupKillsWhatOutlivesTheLeader(t *testing.T) {
 		t.Error("settleGroup reports a leftover of a shell that left nothing")
 	}
 }
+
+func TestRunHostSaysItWasStopped(t *testing.T) {
+	l := &Lane{Dir: t.TempDir(), Home: t.TempDir(), Project: t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := time.AfterFunc(100*time.Millisecond, cancel)
+	defer stop.Stop()
+	code, left, err := runHost(ctx, l, "/bin/sh", []string{"-c", "sleep 60"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "stopped") || strings.Contains(err.Error(), "did not end within") {
+		t.Fatalf("runHost of a stopped run: %v, want it to say the host was stopped", err)
+	}
+	if code != -1 || left {
+		t.Errorf("runHost: exit code %d, left %v; want -1 (killed), nothing left", code, left)
+	}
+}
