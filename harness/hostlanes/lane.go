@@ -42,6 +42,10 @@ type Lane struct {
 	Dir, Home, Project string
 	// ModelURL is the scripted model's base URL.
 	ModelURL string
+	// BinDir holds the buildguard binary; it leads the PATH of init and of
+	// the host, so the host finds the portable entry's `buildguard` as a
+	// user's host finds the installed one (docs/hosts.md).
+	BinDir string
 }
 
 // LaneConfig configures RunLane.
@@ -154,7 +158,7 @@ func failedChecks(rec *Record) string {
 
 // runLane does RunLane's work, filling rec.
 func runLane(ctx context.Context, cfg LaneConfig, rec *Record) error {
-	l := &Lane{Dir: cfg.WorkDir, Home: filepath.Join(cfg.WorkDir, "home"), Project: filepath.Join(cfg.WorkDir, "project with spaces")}
+	l := &Lane{Dir: cfg.WorkDir, Home: filepath.Join(cfg.WorkDir, "home"), Project: filepath.Join(cfg.WorkDir, "project with spaces"), BinDir: filepath.Dir(cfg.Buildguard)}
 	for _, d := range []string{l.Home, l.Project} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("creating the lane's directories: %w", err)
@@ -337,6 +341,8 @@ func hostEnv(l *Lane, extra []string) []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
+		case k == "PATH" && l.BinDir != "":
+			kv = "PATH=" + l.BinDir + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
 		case k == "HOME", k == "CODEX_HOME", k == "GEMINI_CLI_HOME",
 			strings.HasPrefix(k, "ANTHROPIC_"), strings.HasPrefix(k, "CLAUDE_"), strings.HasPrefix(k, "OPENAI_"),
 			strings.HasPrefix(k, "GEMINI_"), strings.HasPrefix(k, "GOOGLE_"), strings.HasPrefix(k, "XDG_"):
