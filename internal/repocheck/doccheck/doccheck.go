@@ -17,9 +17,22 @@
 // file or package the cell names before it (after a ";", anywhere in that
 // package).
 //
+// The map is checked the other way too: every product Go file must be named
+// in the code cell (the column headed "code") of some row, by its own path
+// or a glob matching it, or by its package directory in a code cell that
+// names no file of that package (`internal/proc` alone covers every file of
+// internal/proc, but not of a directory below it). Product code is every
+// .go file that is not a test (_test.go), outside testdata and hidden
+// directories and outside what stands beside the product's tiers, as
+// internal/repocheck/importcheck places them: the proof (harness/), the
+// build (magefiles/), the test-only helpers (internal/testsupport/, and
+// toolstest/ next to a service) and the repository's checks
+// (internal/repocheck/). A test cell names no code.
+//
 // The package owns the rules and the scan; its test applies them to the
-// repository, so `go test ./...` fails on a dangling or outside citation and
-// on a stale path or test name in the map.
+// repository, so `go test ./...` fails on a dangling or outside citation,
+// on a stale path or test name in the map, and on a product file no row of
+// the map names.
 package doccheck
 
 import (
@@ -153,7 +166,7 @@ func Check(fsys fs.FS, skip ...string) ([]Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	mapped, err := checkMap(fsys)
+	mapped, err := checkMap(fsys, skipped)
 	if err != nil {
 		return nil, err
 	}

@@ -167,3 +167,65 @@ func TestCheckMap(t *testing.T) {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 }
+
+// TestCheckMapNamesEveryProductFile: a product Go file that no code cell
+// names, by itself, by a glob or by its package in a cell naming none of
+// the package's files, is found; tests, test-only helpers, the proof, the
+// build and the checks need no row, and a test cell names no code.
+func TestCheckMapNamesEveryProductFile(t *testing.T) {
+	t.Parallel()
+	row := func(code, tests string) string { return "| cap | [x](x.md) | " + code + " | " + tests + " |\n" }
+	page := "# Contract\n## The map: contract → code → test\n### One\n" +
+		"| capability | contract | code | tests |\n| --- | --- | --- | --- |\n" +
+		row("`pkg/run.go`, `pkg/tool_<name>.go`", "`pkg/run_test.go` TestRun") +
+		row("`leaf` (all of it)", "`pkg/run_test.go` TestRun") +
+		row("`mixed` (`a.go`)", "`tested/t.go`") +
+		"### Two\n| capability | code | contract | tests |\n| --- | --- | --- | --- |\n" +
+		"| cap | `wide` | `pkg/other.go` | `cmd/tool/main.go` |\n"
+	pkgFile := []byte("package x\n")
+	fsys := fstest.MapFS{
+		"docs/README.md":                 {Data: []byte(page)},
+		"docs/x.md":                      {Data: []byte("# X\n")},
+		"pkg/run.go":                     {Data: pkgFile},
+		"pkg/run_test.go":                {Data: []byte("package pkg\nfunc TestRun(t *testing.T) {}\n")},
+		"pkg/tool_a.go":                  {Data: pkgFile},
+		"pkg/tool_b.go":                  {Data: pkgFile},
+		"pkg/other.go":                   {Data: pkgFile},
+		"pkg/testdata/fixture.go":        {Data: pkgFile},
+		"pkg/toolstest/check.go":         {Data: pkgFile},
+		"leaf/a.go":                      {Data: pkgFile},
+		"leaf/b_linux.go":                {Data: pkgFile},
+		"mixed/a.go":                     {Data: pkgFile},
+		"mixed/b.go":                     {Data: pkgFile},
+		"wide/w.go":                      {Data: pkgFile},
+		"wide/sub/s.go":                  {Data: pkgFile},
+		"tested/t.go":                    {Data: pkgFile},
+		"cmd/tool/main.go":               {Data: pkgFile},
+		"harness/fake/fake.go":           {Data: pkgFile},
+		"magefiles/magefile.go":          {Data: pkgFile},
+		"internal/testsupport/w/w.go":    {Data: pkgFile},
+		"internal/repocheck/c/c.go":      {Data: pkgFile},
+		"work/run/out.go":                {Data: pkgFile},
+		".git/hooks/h.go":                {Data: pkgFile},
+		"integrations/node_modules/m.go": {Data: pkgFile},
+	}
+	problems, err := Check(fsys, "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.File+":"+strconv.Itoa(p.Line)+": "+strings.SplitN(p.Msg, ";", 2)[0])
+	}
+	const msg = ":1: no row of the map in docs/README.md names this product file"
+	want := []string{
+		"cmd/tool/main.go" + msg,
+		"mixed/b.go" + msg,
+		"pkg/other.go" + msg,
+		"tested/t.go" + msg,
+		"wide/sub/s.go" + msg,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}

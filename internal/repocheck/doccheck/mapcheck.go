@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -25,6 +26,8 @@ var (
 	goFunc = regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Benchmark|Example)[A-Za-z0-9_]*)\(`)
 	// fileExt is the ending of a file named by itself in the map.
 	fileExt = regexp.MustCompile(`\.(?:go|txtar|md|json|gradle|java|cmd|ts)$`)
+	// separator is the row under a table's header.
+	separator = regexp.MustCompile(`^\|[ \t:|-]+\|$`)
 	// transcriptName is a transcript named without its directory and
 	// ending (`usage` after `.../wrap/*.txtar`).
 	transcriptName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
@@ -37,16 +40,20 @@ var (
 type mapScope struct {
 	code        string // a Go file or a package directory; "" when none yet
 	codeIsFile  bool
-	dir         string // where relative names resolve; "" when none yet
-	transcripts string // the directory of a `.../*.txtar` path, else ""
-	widened     bool   // after a ";": names are looked up in the whole package
+	dir         string   // where relative names resolve; "" when none yet
+	transcripts string   // the directory of a `.../*.txtar` path, else ""
+	widened     bool     // after a ";": names are looked up in the whole package
+	files       []string // every file a path in the cell matched
+	dirs        []string // every directory a path in the cell matched
 }
 
 // checkMap checks every backticked path, transcript name and test name in
 // the map of MapPage: paths (and globs, with <name> standing for any part)
 // must match a file or directory, a test name must be declared in the Go
-// file or package named before it in its cell.
-func checkMap(fsys fs.FS) ([]Problem, error) {
+// file or package named before it in its cell. Then it checks the other
+// way: every product Go file (see isProduct) must be named by a code cell
+// (see unnamed).
+func checkMap(fsys fs.FS, skipped map[string]bool) ([]Problem, error) {
 	page, err := fs.ReadFile(fsys, MapPage)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -56,7 +63,10 @@ func checkMap(fsys fs.FS) ([]Problem, error) {
 	}
 	var problems []Problem
 	funcs := map[string][]string{} // Go file → its test functions
+	named := map[string]bool{}     // files a code cell names, and packages it names alone
 	inMap := false
+	codeCol := -1     // the column headed "code" in the current table
+	var prev []string // the row before, the header when a separator follows
 	sc := bufio.NewScanner(bytes.NewReader(page))
 	sc.Buffer(nil, 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -71,11 +81,91 @@ func checkMap(fsys fs.FS) ([]Problem, error) {
 		add := func(format string, args ...any) {
 			problems = append(problems, Problem{File: MapPage, Line: n, Msg: fmt.Sprintf(format, args...)})
 		}
-		for _, cell := range cells(line) {
-			checkCell(fsys, cell, funcs, add)
+		row := cells(line)
+		if separator.MatchString(line) {
+			codeCol = slices.IndexFunc(prev, func(c string) bool { return strings.TrimSpace(c) == "code" })
+			continue
+		}
+		prev = row
+		for i, cell := range row {
+			scope := checkCell(fsys, cell, funcs, add)
+			if i == codeCol {
+				nameCovered(scope, named)
+			}
 		}
 	}
-	return problems, nil
+	more, err := unnamed(fsys, skipped, named)
+	if err != nil {
+		return nil, err
+	}
+	return append(problems, more...), nil
+}
+
+// nameCovered adds to named what one code cell covers: every file a path
+// (or glob) in it matched, and every package directory it names without
+// naming any file of that directory, which then covers all its files.
+func nameCovered(sc mapScope, named map[string]bool) {
+	hasFile := map[string]bool{}
+	for _, f := range sc.files {
+		named[f] = true
+		hasFile[path.Dir(f)] = true
+	}
+	for _, d := range sc.dirs {
+		if !hasFile[d] {
+			named[d+"/"] = true
+		}
+	}
+}
+
+// notProduct are the trees whose Go files are not product code: the proof
+// (harness), the build (magefiles), the test-only helpers and the
+// repository's checks, as internal/repocheck/importcheck places them.
+var notProduct = []string{"harness", "magefiles", "internal/testsupport", "internal/repocheck"}
+
+// isProduct reports whether the Go file name is product code: a .go file
+// that is not a test, outside testdata, a toolstest helper and the trees of
+// notProduct.
+func isProduct(name string) bool {
+	if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+		return false
+	}
+	for _, part := range strings.Split(path.Dir(name), "/") {
+		if part == "testdata" || part == "toolstest" {
+			return false
+		}
+	}
+	for _, d := range notProduct {
+		if strings.HasPrefix(name, d+"/") {
+			return false
+		}
+	}
+	return true
+}
+
+// unnamed returns a problem for every product Go file of fsys that no code
+// cell of the map names, by its own path (or a glob matching it) or by its
+// package directory in a cell that names no file of that package. Hidden
+// directories, node_modules and the skipped paths are left out.
+func unnamed(fsys fs.FS, skipped, named map[string]bool) ([]Problem, error) {
+	var problems []Problem
+	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name != "." && (strings.HasPrefix(d.Name(), ".") || skipped[d.Name()] || skipped[name]) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if skipped[name] || !isProduct(name) || named[name] || named[path.Dir(name)+"/"] {
+			return nil
+		}
+		problems = append(problems, Problem{File: name, Line: 1, Msg: "no row of the map in " + MapPage +
+			" names this product file; add it to the code cell of its capability, or name its package there without naming any of its files"})
+		return nil
+	})
+	return problems, err
 }
 
 // cells splits a table row into its cells; a | inside a code span does not
@@ -102,8 +192,9 @@ func cells(row string) []string {
 	return out
 }
 
-// checkCell checks one cell, reading its tokens in order.
-func checkCell(fsys fs.FS, cell string, funcs map[string][]string, add func(string, ...any)) {
+// checkCell checks one cell, reading its tokens in order, and returns its
+// scope at the end, with every file and directory its paths matched.
+func checkCell(fsys fs.FS, cell string, funcs map[string][]string, add func(string, ...any)) mapScope {
 	var sc mapScope
 	depth := 0 // parentheses: a path inside them does not change where test names are looked up
 	rest := cell
@@ -135,6 +226,7 @@ func checkCell(fsys fs.FS, cell string, funcs map[string][]string, add func(stri
 		checkSpan(fsys, &sc, depth, rest[loc[0]+1:loc[1]-1], add)
 		rest = rest[loc[1]:]
 	}
+	return sc
 }
 
 // splitKeep splits prose at parentheses and semicolons, keeping them.
@@ -186,6 +278,13 @@ func checkSpan(fsys fs.FS, sc *mapScope, depth int, span string, add func(string
 	isDir := false
 	if fi, err := fs.Stat(fsys, matches[0]); err == nil && fi.IsDir() {
 		isDir = true
+	}
+	for _, m := range matches {
+		if fi, err := fs.Stat(fsys, m); err == nil && fi.IsDir() {
+			sc.dirs = append(sc.dirs, m)
+		} else {
+			sc.files = append(sc.files, m)
+		}
 	}
 	sc.transcripts = ""
 	if strings.HasSuffix(glob, "*.txtar") {
