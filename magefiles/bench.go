@@ -79,6 +79,7 @@ func Bench() error {
 		{"^BenchmarkFloorHTTPList$", "2000x", "./cmd/buildguard/"},
 		{"^BenchmarkFloorHTTPConcurrent$", "20x", "./cmd/buildguard/"},
 		{"^BenchmarkContinuousCycle$", "300x", "./buildguard/"},
+		{"^BenchmarkProof$", "10x", "./internal/safebuild/"},
 	} {
 		out, err := sh.Output("go", "test", "-run", "^$", "-bench", run.pattern, "-benchtime", run.benchtime, run.pkg)
 		fmt.Println(out)
@@ -151,6 +152,9 @@ func Bench() error {
 		return err
 	}
 	fmt.Printf("continuous build: the guard's share of one cycle (channel start, BUILD started ack, finish, BUILD ok ack) %.0f µs (target ≤ 50 ms; docs/decisions.md#D20)\n", m[0])
+	if err := proofBench(r); err != nil {
+		return err
+	}
 	return diagnosticsBench(r)
 }
 
@@ -231,6 +235,20 @@ func floorBench(r benchResults) error {
 		return err
 	}
 	fmt.Printf("floor: the wrap floor linking go-sdk as the one binary does starts %.2f ms later; the wrapper's overhead against that floor: %.2f× (no target; docs/performance.md#4)\n", v[0], v[1])
+	return nil
+}
+
+// proofBench prints the time from BUILD ok to the safe build's answer
+// with every changed class verified, for 1 and for 512 classes against the
+// fake agent (docs/safe-build.md#8).
+func proofBench(r benchResults) error {
+	for _, n := range []string{"1", "512"} {
+		m, err := r.units("Proof/classes="+n, "ms-after-build-ok")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("proof of %s changed classes (fake agent): %.1f ms from BUILD ok to the answer, every class verified\n", n, m[0])
+	}
 	return nil
 }
 
