@@ -24,8 +24,8 @@ import (
 //	HOST_LANES  comma-separated host names to run (default: all; names: claude, codex, gemini);
 //	            docs/host-matrix.md is regenerated only by a full run
 //	HOST_SCENARIOS  comma-separated scenarios to run (default: all; names:
-//	            failing-build, passing-build, long-build); only a full run
-//	            regenerates docs/host-matrix.md
+//	            failing-build, passing-build, long-build, queued-build); only a
+//	            full run regenerates docs/host-matrix.md
 //	HOSTS_NPM   the npm cache folder of the lanes (default work/hosts-npm)
 //	WORK_DIR    a fresh directory for the run (default work/hosts-<UTC time>)
 //
