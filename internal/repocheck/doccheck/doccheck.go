@@ -143,17 +143,8 @@ func Check(fsys fs.FS, skip ...string) ([]Problem, error) {
 		skipped[s] = true
 	}
 	var problems []Problem
-	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name != "." && (strings.HasPrefix(d.Name(), ".") || skipped[d.Name()] || skipped[name]) {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !Scanned(name) || skipped[name] {
+	err := walkFiles(fsys, skipped, func(name string) error {
+		if !Scanned(name) {
 			return nil
 		}
 		b, err := fs.ReadFile(fsys, name)
@@ -178,6 +169,27 @@ func Check(fsys fs.FS, skip ...string) ([]Problem, error) {
 		return problems[i].Line < problems[j].Line
 	})
 	return problems, nil
+}
+
+// walkFiles calls f with every file of fsys, leaving out the skipped
+// paths and directory names, every directory whose name starts with a dot,
+// and what lies below them.
+func walkFiles(fsys fs.FS, skipped map[string]bool, f func(name string) error) error {
+	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name != "." && (strings.HasPrefix(d.Name(), ".") || skipped[d.Name()] || skipped[name]) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if skipped[name] {
+			return nil
+		}
+		return f(name)
+	})
 }
 
 // decisionsPage is the page of the decisions.

@@ -148,17 +148,8 @@ func isProduct(name string) bool {
 // directories, node_modules and the skipped paths are left out.
 func unnamed(fsys fs.FS, skipped, named map[string]bool) ([]Problem, error) {
 	var problems []Problem
-	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name != "." && (strings.HasPrefix(d.Name(), ".") || skipped[d.Name()] || skipped[name]) {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if skipped[name] || !isProduct(name) || named[name] || named[path.Dir(name)+"/"] {
+	err := walkFiles(fsys, skipped, func(name string) error {
+		if !isProduct(name) || named[name] || named[path.Dir(name)+"/"] {
 			return nil
 		}
 		problems = append(problems, Problem{File: name, Line: 1, Msg: "no row of the map in " + MapPage +
