@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // logProject makes dir/.buildguard/logs/ holding one build log of data and
@@ -187,5 +190,32 @@ func TestReadLogParts(t *testing.T) {
 	}
 	if _, err := ReadLog(path, int64(b.Len())+1); !errors.Is(err, ErrLogOffset) {
 		t.Errorf("ReadLog past the end: %v, want %v", err, ErrLogOffset)
+	}
+}
+
+// TestReadLogOfAFIFOProjectIsRefusedAtOnce: a log path whose project part is
+// a named pipe (a URI any client can send) is refused, not waited on until
+// something writes to the pipe.
+func TestReadLogOfAFIFOProjectIsRefusedAtOnce(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "project")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := ReadLog(filepath.Join(LogDir(fifo), "20260101T000000000Z-ok.log"), 0)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("ReadLog of a log beneath a named pipe succeeded")
+		}
+	case <-time.After(10 * time.Second):
+		// Open the pipe for writing so that the blocked read ends.
+		if f, err := os.OpenFile(fifo, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+		t.Fatal("ReadLog waited on a named pipe where the project should be")
 	}
 }

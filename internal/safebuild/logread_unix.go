@@ -24,11 +24,14 @@ func openLogBeneath(project, name string) (*os.File, error) {
 
 // openLogWith is openLogBeneath opening each name with open.
 func openLogWith(project, name string, open func(dir *os.File, name string, flags int, path string) (*os.File, error)) (*os.File, error) {
-	dir, err := os.Open(project)
+	// O_DIRECTORY|O_NONBLOCK: a named pipe or a device where the project
+	// should be is refused at once, not waited on.
+	fd, err := unix.Open(project, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	dir, err := openedFile(fd, err, project)
 	if err != nil {
 		return nil, err
 	}
-	defer dir.Close()
+	defer func() { _ = dir.Close() }() // the folder opened last
 	path := project
 	for _, sub := range []string{StateDir, "logs"} {
 		path = filepath.Join(path, sub)
