@@ -95,6 +95,14 @@ type verification struct {
 	// ended says why the verification ended before every receipt was
 	// final ("" when it did not): its deadline, or the VERIFY that failed.
 	ended string
+	// unasked says why no VERIFY was sent ("" when they were): every
+	// receipt is then unavailable with that reason.
+	unasked string
+}
+
+// unasked is the verification of classes no VERIFY could be sent for.
+func unasked(classes []changedFile, why string) verification {
+	return verification{receipts: unavailable(classes, why), unasked: why}
 }
 
 // verifyClasses asks the agent on conn for the receipt of each changed

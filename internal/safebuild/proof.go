@@ -86,10 +86,10 @@ func (b *Builder) prove(ctx context.Context, a *attempt, res *Result) {
 	switch {
 	case len(checked) == 0:
 	case a.proof == nil:
-		v.receipts = unavailable(checked, "no verification session: the agent could not be reached after the build")
+		v = unasked(checked, "no verification session: the agent could not be reached after the build")
 	case a.search.noVerifier:
 		// VERIFY is ignored: nothing could be read until the deadline.
-		v.receipts = unavailable(checked, "the agent's verifier is not wired (DOCTOR verifySupported is false), so it answers no VERIFY")
+		v = unasked(checked, "the agent's verifier is not wired (DOCTOR verifySupported is false), so it answers no VERIFY")
 	default:
 		vctx, cancel := context.WithTimeout(ctx, b.cfg.VerifyWait)
 		defer cancel()
@@ -113,7 +113,8 @@ func unavailable(files []changedFile, detail string) []ClassReceipt {
 
 // tally counts the receipts of the classes verified.
 type tally struct {
-	checked  int            // classes verified
+	checked  int            // classes verified, or to be verified when unasked
+	unasked  string         // why no VERIFY was sent ("" when they were)
 	applied  int            // of them applied with the built bytes
 	byStatus map[string]int // the others by status
 	settled  int            // not_observed or mismatch, final as the agent settled
@@ -124,7 +125,7 @@ type tally struct {
 
 func tallyOf(v verification) tally {
 	receipts := v.receipts
-	t := tally{checked: len(receipts), byStatus: map[string]int{}, settled: v.settled, ended: v.ended}
+	t := tally{checked: len(receipts), unasked: v.unasked, byStatus: map[string]int{}, settled: v.settled, ended: v.ended}
 	for _, r := range receipts {
 		if r.Status == agentproto.ReceiptApplied {
 			t.applied++
@@ -166,13 +167,20 @@ func proofDetail(cc ChangedClasses, t tally, problems []string) string {
 	if !cc.Complete {
 		why = append(why, "the search for changed classes was incomplete: "+strings.Join(problems, "; "))
 	}
-	if cc.Count > t.checked {
-		why = append(why, fmt.Sprintf("%d classes changed, more than the %d an agent keeps receipts for, so no agent can prove them all: the first %d by binary name (%s to %s) were verified, the other %d were not",
-			cc.Count, MaxVerifiedClasses, t.checked, t.first, t.last, cc.Count-t.checked))
+	verified := "were verified"
+	if t.unasked != "" {
+		verified = "were to be verified"
 	}
-	if t.applied < t.checked {
-		why = append(why, fmt.Sprintf("%d of the %d classes verified are applied with the built bytes; not applied: %s; changedClasses lists %d classes, those not applied first (reclazz_diagnose explains one)",
-			t.applied, t.checked, statusCounts(t.byStatus), len(cc.Classes)))
+	if cc.Count > t.checked {
+		why = append(why, fmt.Sprintf("%d classes changed, more than the %d an agent keeps receipts for, so no agent can prove them all: the first %d by binary name (%s to %s) %s, the other %d were not",
+			cc.Count, MaxVerifiedClasses, t.checked, t.first, t.last, verified, cc.Count-t.checked))
+	}
+	switch {
+	case t.unasked != "" && t.checked > 0:
+		why = append(why, fmt.Sprintf("none of the %d classes could be verified: %s", t.checked, t.unasked))
+	case t.applied < t.checked:
+		why = append(why, fmt.Sprintf("%d of the %d classes verified are applied with the built bytes; not applied: %s; changedClasses lists them, those not applied first (reclazz_diagnose explains one)",
+			t.applied, t.checked, statusCounts(t.byStatus)))
 	}
 	if t.ended != "" {
 		why = append(why, t.ended)

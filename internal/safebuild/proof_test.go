@@ -426,7 +426,10 @@ func TestRunVerifierNotWiredIsAnsweredAtOnce(t *testing.T) {
 	start := time.Now()
 	res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1"))
 	elapsed := time.Since(start)
-	requireOKNotApplied(t, res, "0 of the 1 classes verified are applied with the built bytes; not applied: 1 unavailable")
+	requireOKNotApplied(t, res, "none of the 1 classes could be verified: the agent's verifier is not wired (DOCTOR verifySupported is false), so it answers no VERIFY")
+	if strings.Contains(res.Detail, "classes verified") {
+		t.Errorf("detail %q says classes were verified, but no VERIFY was sent", res.Detail)
+	}
 	if c := res.ChangedClasses.Classes; len(c) != 1 || c[0].Status != "unavailable" || !strings.Contains(c[0].Detail, "verifier is not wired") {
 		t.Errorf("classes %+v, want app.A unavailable because the verifier is not wired", c)
 	}

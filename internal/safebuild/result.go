@@ -94,8 +94,10 @@ type Output struct {
 func (r *Result) IsError() bool { return r.Outcome != OutcomeOK }
 
 // JSON encodes the result as one compact JSON object of at most
-// MaxResultJSON bytes: what does not fit is cut from the end of each part,
-// with a count of what was left out (fit). r itself keeps everything.
+// MaxResultJSON bytes: what does not fit is cut as fit says (the tail from
+// its start, the lists from their end, the left-out diagnostics counted in
+// diagnosticsOmitted, changed classes still counted in count). r itself
+// keeps everything.
 func (r *Result) JSON() ([]byte, error) {
 	if r.Command == nil {
 		r.Command = []string{}
