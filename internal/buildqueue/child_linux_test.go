@@ -199,13 +199,17 @@ func TestForeignRecordsEndNothing(t *testing.T) {
 		what string
 		make func()
 	}{
-		{"another boot's", func() { write(name, group{PGID: pid, Start: p.Start, Boot: "another boot"}) }},
-		{"a leader id now another process's", func() { write(name, group{PGID: pid, Start: p.Start - 1, Boot: bootID()}) }},
-		{"another boot's, as the turn's record", func() { write(procsName, group{PGID: pid, Start: p.Start, Boot: "another boot"}) }},
-		{"a record under another group's name", func() { write(groupPrefix+"1", group{PGID: pid, Start: p.Start, Boot: bootID()}) }},
+		{"another boot's", func() { write(name, group{PGID: pid, Start: p.Start, Boot: "another boot", NS: pidNS()}) }},
+		{"a leader id now another process's", func() { write(name, group{PGID: pid, Start: p.Start - 1, Boot: bootID(), NS: pidNS()}) }},
+		{"another boot's, as the turn's record", func() { write(procsName, group{PGID: pid, Start: p.Start, Boot: "another boot", NS: pidNS()}) }},
+		{"a record under another group's name", func() { write(groupPrefix+"1", group{PGID: pid, Start: p.Start, Boot: bootID(), NS: pidNS()}) }},
+		{"another pid namespace's", func() { write(name, group{PGID: pid, Start: p.Start, Boot: bootID(), NS: "pid:[1]"}) }},
+		{"a group whose members are in another session than its leader was", func() {
+			write(name, group{PGID: pid, In: p.Session + 100000, Start: p.Start, Boot: bootID(), NS: pidNS()})
+		}},
 		{"garbage", func() { _ = os.WriteFile(filepath.Join(qdir, name), []byte("{"), 0o600) }},
 		{"a symlink", func() {
-			write("real", group{PGID: pid, Start: p.Start, Boot: bootID()})
+			write("real", group{PGID: pid, Start: p.Start, Boot: bootID(), NS: pidNS()})
 			_ = os.Symlink("real", filepath.Join(qdir, name))
 		}},
 	} {

@@ -59,13 +59,23 @@ const (
 
 // group is a record of a build's processes: its command's process group
 // and session (0: the command leads none), and what tells them from later
-// holders of the same ids: the leader's start and the boot.
+// holders of the same ids: the leader's start, the session the leader was
+// in, the boot and the pid namespace the ids belong to.
 type group struct {
 	PGID  int    `json:"pgid"`
 	SID   int    `json:"sid,omitempty"`
-	Start uint64 `json:"start"` // the leader's start, clock ticks after boot
+	In    int    `json:"in,omitempty"` // the session the leader was in
+	Start uint64 `json:"start"`        // the leader's start, clock ticks after boot
 	Boot  string `json:"boot"`
+	NS    string `json:"ns,omitempty"` // the recorder's pid namespace
 }
+
+// pidNS names this process's pid namespace: a record's ids mean nothing
+// in another one (a container building the same project, say).
+var pidNS = sync.OnceValue(func() string {
+	ns, _ := os.Readlink("/proc/self/ns/pid")
+	return ns
+})
 
 // bootID is the id of the running boot, read once.
 var bootID = sync.OnceValue(osproc.BootID)
@@ -89,7 +99,7 @@ func (t *Turn) Started(pid int, session bool) {
 		t.q.log.Debug("the build's processes cannot be recorded here; a later build will not wait for those that outlive this one", "pid", pid)
 		return
 	}
-	g := group{PGID: pid, Start: p.Start, Boot: boot}
+	g := group{PGID: pid, In: p.Session, Start: p.Start, Boot: boot, NS: pidNS()}
 	if session && p.Session == pid {
 		g.SID = pid
 	}
@@ -242,7 +252,7 @@ func readGroups(dir string) (groups []group, files []string) {
 		if m != nil {
 			pgid, _ = strconv.Atoi(m[1])
 		}
-		if ok && g.PGID == pgid && g.PGID > 1 && g.Boot == bootID() {
+		if ok && g.PGID == pgid && g.PGID > 1 && g.Boot == bootID() && g.NS == pidNS() {
 			groups = append(groups, g)
 		}
 	}
@@ -270,8 +280,10 @@ func readGroup(path string) (g group, ok, blank bool) {
 }
 
 // liveOf returns the running processes of the recorded groups: members of
-// a group or session started no earlier than its leader, while the
-// leader's id is not another process's; never this process.
+// a group or session started no earlier than its leader and in the session
+// the leader was in, while the leader's id is not another process's; never
+// this process. A process that took the group's id as its own session's
+// (setsid, once the group was gone) is no member.
 func liveOf(groups []group) []osproc.Process {
 	var out []osproc.Process
 	for _, g := range groups {
@@ -283,7 +295,8 @@ func liveOf(groups []group) []osproc.Process {
 			continue
 		}
 		for _, p := range ps {
-			if p.Start >= g.Start && p.PID != os.Getpid() {
+			inSession := g.In == 0 || p.Session == g.In || (g.SID != 0 && p.Session == g.SID)
+			if p.Start >= g.Start && inSession && p.PID != os.Getpid() {
 				out = append(out, p)
 			}
 		}
