@@ -210,12 +210,16 @@ func (w *waiter) endOutlived(ctx context.Context, dir string) (found, ended int,
 		}
 		live = liveOf(groups)
 	}
-	for _, p := range live {
-		if endProcess(p) {
-			ended++
-		}
-	}
+	// Each look kills what it finds: a process forked by one killed a
+	// moment before is found, and killed, by the next look.
+	killed := map[int]bool{}
 	for end := time.Now().Add(killWait); len(live) > 0; live = liveOf(groups) {
+		for _, p := range live {
+			if !killed[p.PID] && endProcess(p) {
+				killed[p.PID] = true
+				ended++
+			}
+		}
 		if !time.Now().Before(end) {
 			return found, ended, fmt.Errorf("%w: %d %s of an earlier build of the project (pid %d, …) outlived its supervisor and still run %s after SIGKILL; the build does not start beside them: end them, then build again", ErrUnusable, len(live), processes(len(live)), live[0].PID, killWait)
 		}
