@@ -125,12 +125,11 @@ func BootID() string {
 // Processes that left the group (setsid, setpgid) are not members. It
 // returns ErrNoProc, wrapped, when /proc cannot be listed.
 func GroupMembers(pgid int) ([]int, error) {
-	var pids []int
-	err := each(func(pid int, s stat) {
-		if s.pgrp == pgid {
-			pids = append(pids, pid)
-		}
-	})
+	ps, err := Members(pgid, 0)
+	pids := make([]int, len(ps))
+	for i, p := range ps {
+		pids[i] = p.PID
+	}
 	return pids, err
 }
 
