@@ -122,7 +122,9 @@ func (d *Watchdog) send(format string, a ...any) {
 		return
 	}
 	_ = d.w.SetWriteDeadline(time.Now().Add(watchdogWriteWait))
-	_, _ = fmt.Fprintf(d.w, format, a...)
+	// Each message starts a line of its own: one cut short by the
+	// deadline spoils only itself, not the next one glued to it.
+	_, _ = fmt.Fprintf(d.w, "\n"+format, a...)
 }
 
 // watch tells the watchdog that g runs, to be ended after grace when the
