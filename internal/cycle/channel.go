@@ -201,6 +201,9 @@ func (c *Channel) Close() error {
 		if c.strangers > maxStrangerLogs {
 			c.log.Warn("closed connections to the cycle channel that did not start a cycle with this run's secret", "count", c.strangers)
 		}
+		if c.failures > maxStrangerLogs {
+			c.log.Warn("accepts on the cycle channel failed", "count", c.failures)
+		}
 	})
 	return nil
 }
@@ -330,6 +333,13 @@ func (c *Channel) hello(nc net.Conn) {
 	}
 	nc.SetReadDeadline(time.Time{})
 	if !c.claim() {
+		select {
+		case <-c.closed:
+			// The run ends: the start is not a second application.
+			c.untrack(nc)
+			return
+		default:
+		}
 		// The script applied twice to one build: the second start would
 		// wait for the end of the first, which waits for the second.
 		// Refused within helloTimeout.
