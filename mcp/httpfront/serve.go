@@ -385,8 +385,15 @@ func (s *sparseLog) Debug(msg string, args ...any) {
 	s.log.Debug(msg, args...)
 }
 
+// Write logs one line of net/http's ErrorLog: a panic that reached
+// net/http (a bug, not a peer) always, at error level; the rest sparsely.
 func (s *sparseLog) Write(b []byte) (int, error) {
-	s.Debug(strings.TrimSpace(string(b)))
+	line := strings.TrimSpace(string(b))
+	if strings.HasPrefix(line, "http: panic serving") {
+		s.log.Error(line)
+		return len(b), nil
+	}
+	s.Debug(line)
 	return len(b), nil
 }
 

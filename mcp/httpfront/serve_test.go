@@ -324,3 +324,21 @@ func TestOversizedBodyRefusedBeforeContinue(t *testing.T) {
 		t.Error("still open 5 s after the 413")
 	}
 }
+
+// TestSparseLogKeepsPanics: the lines of net/http's error log are written
+// at most once a period, but a panic that reached net/http is always
+// written, at error level, whatever a stranger's noise logged just before.
+func TestSparseLogKeepsPanics(t *testing.T) {
+	var out strings.Builder
+	l := &sparseLog{log: hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Debug}), every: time.Hour}
+	fmt.Fprintln(l, "http: TLS handshake error from 127.0.0.1:1: EOF")
+	fmt.Fprintln(l, "http: TLS handshake error from 127.0.0.1:2: EOF")
+	fmt.Fprintln(l, "http: panic serving 127.0.0.1:3: boom")
+	got := out.String()
+	if strings.Count(got, "handshake error") != 1 {
+		t.Errorf("the stranger's lines were not thinned:\n%s", got)
+	}
+	if !strings.Contains(got, "[ERROR] http: panic serving 127.0.0.1:3: boom") {
+		t.Errorf("the panic line is missing or not at error level:\n%s", got)
+	}
+}
