@@ -73,7 +73,10 @@ type verifier interface {
 	Reload(ctx context.Context, action string) (*agentproto.ReloadState, error)
 }
 
-var errStillRunning = errors.New("the reload did not complete before the verification deadline")
+// errNoReceipt is why a class has no receipt when the verification's time
+// ran out: its VERIFY was not answered, or not sent yet (at most
+// agentproto's requests in flight are).
+var errNoReceipt = errors.New("no receipt came before the verification deadline (its VERIFY not answered or not sent yet)")
 
 // final reports whether a receipt status can no longer change for these
 // bytes (docs/agent-protocol.md#8).
@@ -252,7 +255,7 @@ func (v *rounds) expire(pending []int) {
 	for _, i := range pending {
 		if v.answered == nil || !v.answered[i] {
 			v.out[i].Status = "unavailable"
-			v.out[i].Detail = "no valid receipt: " + errStillRunning.Error()
+			v.out[i].Detail = errNoReceipt.Error()
 		}
 	}
 }
