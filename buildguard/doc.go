@@ -36,6 +36,6 @@
 //     a PTYRunner keeps the terminal in raw mode.
 //
 // It does not own the wire (package agentproto does), the command line or
-// exit codes (package internal/cli maps this package's errors to them), and
+// exit codes (package cli maps this package's errors to them), and
 // it never prints to stdout: stdout belongs to the child.
 package buildguard

@@ -69,17 +69,17 @@ func Bench() error {
 		{"^BenchmarkHTTPConcurrent$", "4000x", "./mcp/"},
 		{"^BenchmarkTaskPoll$", "50x", "./mcp/"},
 		{"^BenchmarkTaskHTTP$", "50x", "./cmd/buildguard/"},
-		{"^BenchmarkParse$", "20x", "./internal/diagnostics/"},
-		{"^BenchmarkFailedText$", "5x", "./mcp/tools/"},
-		{"^BenchmarkUncontended$", "200x", "./internal/buildqueue/"},
-		{"^BenchmarkHandover$", "200x", "./internal/buildqueue/"},
+		{"^BenchmarkParse$", "20x", "./service/diagnostics/"},
+		{"^BenchmarkFailedText$", "5x", "./service/tools/"},
+		{"^BenchmarkUncontended$", "200x", "./service/buildqueue/"},
+		{"^BenchmarkHandover$", "200x", "./service/buildqueue/"},
 		{"^BenchmarkFloorSession$", "60x", "./cmd/buildguard/"},
 		{"^BenchmarkFloorStart$", "60x", "./cmd/buildguard/"},
 		{"^BenchmarkFloorWrap$", "60x", "./cmd/buildguard/"},
 		{"^BenchmarkFloorHTTPList$", "2000x", "./cmd/buildguard/"},
 		{"^BenchmarkFloorHTTPConcurrent$", "20x", "./cmd/buildguard/"},
 		{"^BenchmarkContinuousCycle$", "300x", "./buildguard/"},
-		{"^BenchmarkProof$", "10x", "./internal/safebuild/"},
+		{"^BenchmarkProof$", "10x", "./service/safebuild/"},
 	} {
 		out, err := sh.Output("go", "test", "-run", "^$", "-bench", run.pattern, "-benchtime", run.benchtime, run.pkg)
 		fmt.Println(out)

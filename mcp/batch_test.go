@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
-	"github.com/buildguard/buildguard/mcp/tools"
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 const (

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/internal/mcptask"
-	"github.com/buildguard/buildguard/mcp/tools"
+	"github.com/buildguard/buildguard/service/mcptask"
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 // BenchmarkTaskPoll measures the tasks extension over stdio

@@ -18,7 +18,7 @@ import (
 	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/internal/testsupport/testbin"
 	"github.com/buildguard/buildguard/mcp"
-	"github.com/buildguard/buildguard/mcp/tools"
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 // median returns the median of xs (which it sorts).

@@ -17,9 +17,9 @@
 //   - mcp/httpfront: the streamable HTTP front (loopback, token, Origin/Host
 //     and body checks; go-sdk's stateless handler behind them; cancellation
 //     by closing the request). HTTP only.
-//   - mcp/tools: the tool service: the one list of tools, one file per tool
+//   - service/tools: the tool service: the one list of tools, one file per tool
 //     with its definition, handler and command-line form, which both this
-//     server and the CLI (internal/cli) read.
+//     server and the CLI (cli/) read.
 //
 // This package holds what ties them together. The SDK owns sessions, tool
 // registration, middleware dispatch and request cancellation. Where its

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/buildguard/buildguard/mcp"
-	"github.com/buildguard/buildguard/mcp/tools"
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 // staticCaller answers every tool with the same result.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/mcp/tools"
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 // fakeCaller is a deterministic Caller for protocol tests. It mimics the

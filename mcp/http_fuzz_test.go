@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
-	"github.com/buildguard/buildguard/mcp/tools"
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 // FuzzHTTPRequest drives the HTTP front with arbitrary bodies, header values

@@ -18,10 +18,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/buildguard/buildguard/internal/safebuild"
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 	"github.com/buildguard/buildguard/mcp/protocol"
-	"github.com/buildguard/buildguard/mcp/tools"
+	"github.com/buildguard/buildguard/service/safebuild"
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 // writeBuildLog makes a project holding one build log of size NUL bytes

@@ -12,8 +12,8 @@ import (
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/mcp/protocol"
-	"github.com/buildguard/buildguard/mcp/tools"
-	"github.com/buildguard/buildguard/mcp/tools/toolstest"
+	"github.com/buildguard/buildguard/service/tools"
+	"github.com/buildguard/buildguard/service/tools/toolstest"
 )
 
 // sha is the SHA-256 the verification calls ask for.

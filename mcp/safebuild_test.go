@@ -23,11 +23,11 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
-	"github.com/buildguard/buildguard/internal/safebuild"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp/protocol"
-	"github.com/buildguard/buildguard/mcp/tools"
-	"github.com/buildguard/buildguard/mcp/tools/toolstest"
+	"github.com/buildguard/buildguard/service/safebuild"
+	"github.com/buildguard/buildguard/service/tools"
+	"github.com/buildguard/buildguard/service/tools/toolstest"
 )
 
 // buildProject is a project with a .buildguard.json of shell-script builds,

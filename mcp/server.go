@@ -14,12 +14,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/buildguard/buildguard/internal/mcptask"
-	"github.com/buildguard/buildguard/internal/safebuild"
 	"github.com/buildguard/buildguard/mcp/httpfront"
 	"github.com/buildguard/buildguard/mcp/protocol"
 	"github.com/buildguard/buildguard/mcp/stdio"
-	"github.com/buildguard/buildguard/mcp/tools"
+	"github.com/buildguard/buildguard/service/mcptask"
+	"github.com/buildguard/buildguard/service/safebuild"
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 // ServerName is serverInfo.name (docs/decisions.md#D3).

@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/internal/mcptask"
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp/httpfront"
-	"github.com/buildguard/buildguard/mcp/tools"
+	"github.com/buildguard/buildguard/service/mcptask"
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 // The tasks extension on the real server (docs/decisions.md#D17), spoken as

@@ -11,7 +11,7 @@ import (
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/buildguard/buildguard/mcp/tools"
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 // TestSDKAcceptsTheTools runs go-sdk's checks of a tool's definition (name,

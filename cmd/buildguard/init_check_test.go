@@ -16,7 +16,7 @@ import (
 
 	"github.com/buildguard/buildguard/internal/testsupport/testbin"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
-	"github.com/buildguard/buildguard/mcp/tools"
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 // TestInitCheckRealBinary writes every host's entry with the shipped binary

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/buildguard/buildguard/internal/cli"
+	"github.com/buildguard/buildguard/cli"
 )
 
 func main() { os.Exit(int(cli.Main(os.Args[1:]))) }

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
-	"github.com/buildguard/buildguard/internal/safebuild"
 	"github.com/buildguard/buildguard/internal/testsupport/testbin"
+	"github.com/buildguard/buildguard/service/safebuild"
 )
 
 // BenchmarkTaskHTTP measures the tasks extension over loopback

@@ -9,7 +9,7 @@ import (
 
 	"github.com/buildguard/buildguard/harness/hostlanes/model"
 	"github.com/buildguard/buildguard/mcp"
-	"github.com/buildguard/buildguard/mcp/tools"
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 // safeBuildTool is reclazz_safe_build's name in tools/list.

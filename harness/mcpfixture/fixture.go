@@ -7,7 +7,7 @@ import (
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/buildguard/buildguard/internal/mcptask"
+	"github.com/buildguard/buildguard/service/mcptask"
 )
 
 // fixture is the fixture server: a go-sdk server with the suite's tools,

@@ -7,9 +7,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/buildguard/buildguard/internal/mcptask"
 	"github.com/buildguard/buildguard/mcp/httpfront"
 	"github.com/buildguard/buildguard/mcp/protocol"
+	"github.com/buildguard/buildguard/service/mcptask"
 )
 
 // fixtureMethods are the requests the fixture serves: go-sdk's own methods

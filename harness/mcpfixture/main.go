@@ -1,6 +1,6 @@
 // Command mcpfixture is the MCP conformance suite's fixture server built on
 // buildguard's own MCP machinery: its streamable HTTP front (mcp/httpfront),
-// its version handling and its task store (internal/mcptask), with the
+// its version handling and its task store (service/mcptask), with the
 // fixture tools, resources and prompts the suite's scenarios call
 // registered instead of buildguard's tools, and no token. It exists to
 // prove that machinery with the official suite (docs/http.md#6.2); it is

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/buildguard/buildguard/internal/mcptask"
+	"github.com/buildguard/buildguard/service/mcptask"
 )
 
 // The tools the suite's tasks-* scenarios call (SEP-2663 fixtures), and how

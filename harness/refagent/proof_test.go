@@ -19,7 +19,7 @@ import (
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/harness/jvm"
 	"github.com/buildguard/buildguard/harness/refagent"
-	"github.com/buildguard/buildguard/internal/safebuild"
+	"github.com/buildguard/buildguard/service/safebuild"
 )
 
 // loaderApp loads classes C000 … C<n-1> of the default package, prints

@@ -3,7 +3,7 @@
 // only its own file, so `sha256sum -c` works after both are moved anywhere.
 //
 // It owns the artifact names, the build flags (CGO off, trimmed paths,
-// version linked into internal/cli.Version) and the sidecars. It does not
+// version linked into cli.Version) and the sidecars. It does not
 // publish anything. Product code never imports this package; the mage
 // target `release` drives it.
 package release
@@ -23,7 +23,7 @@ import (
 )
 
 // VersionVar is the linker symbol that carries the version.
-const VersionVar = "github.com/buildguard/buildguard/internal/cli.Version"
+const VersionVar = "github.com/buildguard/buildguard/cli.Version"
 
 // Target is one GOOS/GOARCH pair.
 type Target struct {

@@ -3,7 +3,7 @@
 // Windows. A lock belongs to the open file (not to the process), so two
 // opens of one file in one process exclude each other as two processes do,
 // and a file closed or a process killed (SIGKILL included) leaves nothing
-// locked. It is the leaf primitive of the build queue (internal/buildqueue,
+// locked. It is the leaf primitive of the build queue (service/buildqueue,
 // docs/decisions.md#D18); it knows nothing about queues or builds.
 //
 // It also opens the files it locks without following a symlink in the last

@@ -26,8 +26,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/buildguard/buildguard/internal/mcptask"
 	"github.com/buildguard/buildguard/mcp/protocol"
+	"github.com/buildguard/buildguard/service/mcptask"
 )
 
 // Streamable HTTP serving (docs/decisions.md#D14, docs/http.md).

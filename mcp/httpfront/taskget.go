@@ -9,8 +9,8 @@ import (
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/buildguard/buildguard/internal/mcptask"
 	"github.com/buildguard/buildguard/mcp/protocol"
+	"github.com/buildguard/buildguard/service/mcptask"
 )
 
 // directTaskGet is the answer to a 2026-07-28 tasks/get of a task the store

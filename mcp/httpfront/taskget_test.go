@@ -14,9 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/buildguard/buildguard/internal/mcptask"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp/protocol"
+	"github.com/buildguard/buildguard/service/mcptask"
 )
 
 // taskFronts are two fronts of one SDK server serving one task store: one

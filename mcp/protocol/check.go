@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/buildguard/buildguard/internal/mcptask"
+	"github.com/buildguard/buildguard/service/mcptask"
 )
 
 // The checks every message goes through before the SDK sees it, over stdio

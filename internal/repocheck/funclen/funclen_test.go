@@ -29,15 +29,15 @@ func TestCheck(t *testing.T) {
 	body := func(n int) string { return strings.Repeat("\t_ = 0\n", n-2) }
 	long := "func Long() {\n" + body(81) + "}\n"
 	fsys := fstest.MapFS{
-		"p/long.go":                   {Data: []byte("package p\n\n" + long)},
-		"p/method.go":                 {Data: []byte("package p\n\ntype T struct{}\n\nfunc (t *T) Run() {\n" + body(90) + "}\n")},
-		"p/reason.go":                 {Data: []byte("package p\n\n// Why is longer than 80 lines because it is one table.\nfunc Why() {\n" + body(100) + "}\n")},
-		"p/short.go":                  {Data: []byte("package p\n\nfunc Short() {\n" + body(80) + "}\n")},
-		"p/x_test.go":                 {Data: []byte("package p\n\n" + long)},
-		"harness/h.go":                {Data: []byte("package h\n\n" + long)},
-		"internal/testsupport/w/w.go": {Data: []byte("package w\n\n" + long)},
-		"mcp/tools/toolstest/s.go":    {Data: []byte("package s\n\n" + long)},
-		"p/testdata/x.go":             {Data: []byte("package x\n\n" + long)},
+		"p/long.go":                    {Data: []byte("package p\n\n" + long)},
+		"p/method.go":                  {Data: []byte("package p\n\ntype T struct{}\n\nfunc (t *T) Run() {\n" + body(90) + "}\n")},
+		"p/reason.go":                  {Data: []byte("package p\n\n// Why is longer than 80 lines because it is one table.\nfunc Why() {\n" + body(100) + "}\n")},
+		"p/short.go":                   {Data: []byte("package p\n\nfunc Short() {\n" + body(80) + "}\n")},
+		"p/x_test.go":                  {Data: []byte("package p\n\n" + long)},
+		"harness/h.go":                 {Data: []byte("package h\n\n" + long)},
+		"internal/testsupport/w/w.go":  {Data: []byte("package w\n\n" + long)},
+		"service/tools/toolstest/s.go": {Data: []byte("package s\n\n" + long)},
+		"p/testdata/x.go":              {Data: []byte("package x\n\n" + long)},
 	}
 	got, err := Check(fsys)
 	if err != nil {

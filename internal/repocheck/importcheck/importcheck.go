@@ -1,27 +1,29 @@
 // Package importcheck holds the module's import layering and checks a set of
 // packages against it, so no import arrow points upward.
 //
-// Every package of the module has a place in one tier (the table in places),
+// Every folder at the top of the module is one tier (the table in places),
 // and the tiers' allowed arrows are written down once (the table in arrows).
-// The five tiers of the product, top to bottom:
+// The five tiers of the product, top to bottom, and their folders:
 //
-//   - fronts: the command (cmd/), the CLI (internal/cli), the MCP server and
-//     its transports (mcp) — they parse, word messages for their users and
-//     call services;
-//   - services: the safe build, host-config editing, the tool service both
-//     fronts present;
-//   - core: the hold session and supervision (buildguard);
-//   - wire: the agent's status socket (agentproto);
-//   - leaves: bounded file reads, process-group inspection, the integration
-//     scripts — they import nothing of ours.
+//   - fronts: cmd/ (the command), cli/ (the command line) and mcp/ (the MCP
+//     server and its transports) — they parse, word messages for their
+//     users and call services;
+//   - services: service/ — the safe build, the build queue, host-config
+//     editing, the tasks, the build-output diagnostics and the tool service
+//     both fronts present;
+//   - core: buildguard/ — the hold session and supervision;
+//   - wire: agentproto/ — the agent's status socket;
+//   - leaves: internal/ and integrations/ — bounded file reads,
+//     process-group inspection, file locks, the continuous cycle's channel,
+//     the integration scripts — they import nothing of ours.
 //
 // Beside them stand the test-only helpers (internal/testsupport, and a
-// service's own next to it, such as mcp/tools/toolstest), the
-// repository's own checks (internal/repocheck), the proof (harness) and the
-// build (magefiles): product code never imports any of them. A command
-// (cmd/...) is imported by nobody and imports only the CLI, and the CLI is
-// imported only by the command, so no other front reaches it through its
-// tier.
+// service's own next to it, such as service/tools/toolstest), the
+// repository's own checks (internal/repocheck), the proof (harness/) and
+// the build (magefiles/): product code never imports any of them. A
+// command (cmd/...) is imported by nobody and imports only the CLI, and the
+// CLI is imported only by the command, so no other front reaches it
+// through its tier.
 //
 // The rules cover the packages' own imports; their tests may import the
 // harness and the test helpers, which is what those are for. The package
@@ -93,38 +95,28 @@ type place struct {
 // places is where each package of the module stands; the first match wins.
 // A new package goes here, in the tier its imports and its job give it.
 var places = []place{
-	{pattern: "cmd/...", tier: Fronts, sealed: []string{}, only: []string{"internal/cli"}},
-	{pattern: "internal/cli", tier: Fronts, sealed: []string{"cmd/..."}},
-	{pattern: "mcp/tools", tier: Services},
-	// The output-schema check the tool and server tests share: a test
-	// helper of the tool service, next to it.
-	{pattern: "mcp/tools/toolstest", tier: TestHelpers},
-	{pattern: "mcp", tier: Fronts},
+	{pattern: "cmd/...", tier: Fronts, sealed: []string{}, only: []string{"cli"}},
+	{pattern: "cli/...", tier: Fronts, sealed: []string{"cmd/..."}},
 	{pattern: "mcp/...", tier: Fronts},
 
-	{pattern: "internal/safebuild", tier: Services},
-	{pattern: "internal/hostconfig", tier: Services},
-	{pattern: "internal/mcptask", tier: Services},
-	{pattern: "internal/buildqueue", tier: Services},
-	{pattern: "internal/diagnostics", tier: Services},
+	// The output-schema check the tool and server tests share: a test
+	// helper of the tool service, next to it.
+	{pattern: "service/tools/toolstest", tier: TestHelpers},
+	{pattern: "service/...", tier: Services},
 
-	{pattern: "buildguard", tier: Core},
+	{pattern: "buildguard/...", tier: Core},
 
-	{pattern: "agentproto", tier: Wire},
+	{pattern: "agentproto/...", tier: Wire},
 
-	{pattern: "internal/boundedfile", tier: Leaves},
-	{pattern: "internal/proc", tier: Leaves},
-	{pattern: "internal/filelock", tier: Leaves},
-	{pattern: "internal/stateignore", tier: Leaves},
-	{pattern: "internal/cycle", tier: Leaves},
+	{pattern: "internal/testsupport/...", tier: TestHelpers},
+	{pattern: "internal/repocheck/...", tier: RepoChecks},
+	{pattern: "internal/...", tier: Leaves},
 	// The integration scripts, and the package that embeds the cycle init
 	// script the core applies to continuous builds.
 	{pattern: "integrations/...", tier: Leaves},
 
-	{pattern: "internal/testsupport/...", tier: TestHelpers},
-	{pattern: "internal/repocheck/...", tier: RepoChecks},
 	{pattern: "harness/...", tier: Proof},
-	{pattern: "magefiles", tier: Build},
+	{pattern: "magefiles/...", tier: Build},
 }
 
 // match reports whether rel (a module-relative path) matches pattern.

@@ -76,12 +76,12 @@ func TestCheckRefusesTheWrongArrows(t *testing.T) {
 	for _, c := range []struct {
 		from, to, want string
 	}{
-		{"buildguard", "internal/hostconfig", "buildguard (core) imports internal/hostconfig (services): core may import only core, wire, leaves"},
-		{"internal/proc", "internal/safebuild", "internal/proc (leaves) imports internal/safebuild (services): leaves may import no package of the module"},
+		{"buildguard", "service/hostconfig", "buildguard (core) imports service/hostconfig (services): core may import only core, wire, leaves"},
+		{"internal/proc", "service/safebuild", "internal/proc (leaves) imports service/safebuild (services): leaves may import no package of the module"},
 		{"internal/boundedfile", "buildguard", "internal/boundedfile (leaves) imports buildguard (core): leaves may import no package of the module"},
 		{"buildguard", "internal/testsupport/testbin", "buildguard (core) imports internal/testsupport/testbin (test helpers): core may import only core, wire, leaves"},
 		{"mcp", "internal/testsupport/lockedbuf", "mcp (fronts) imports internal/testsupport/lockedbuf (test helpers): fronts may import only fronts, services, core, wire, leaves"},
-		{"mcp/tools", "mcp/tools/toolstest", "mcp/tools (services) imports mcp/tools/toolstest (test helpers): services may import only services, core, wire, leaves"},
+		{"service/tools", "service/tools/toolstest", "service/tools (services) imports service/tools/toolstest (test helpers): services may import only services, core, wire, leaves"},
 	} {
 		pkgs := []Package{{module + "/" + c.from, m(c.to)}}
 		if diff := cmp.Diff([]string{c.want}, Check(module, pkgs)); diff != "" {
@@ -90,8 +90,8 @@ func TestCheckRefusesTheWrongArrows(t *testing.T) {
 	}
 	allowed := []Package{
 		{module + "/buildguard", m("agentproto", "internal/proc")},
-		{module + "/internal/safebuild", m("buildguard", "agentproto", "internal/hostconfig")},
-		{module + "/mcp", m("agentproto", "buildguard", "internal/boundedfile", "internal/safebuild")},
+		{module + "/service/safebuild", m("buildguard", "agentproto", "service/hostconfig")},
+		{module + "/mcp", m("agentproto", "buildguard", "internal/boundedfile", "service/safebuild")},
 		{module + "/harness/clients", m("harness/jvm", "internal/testsupport/lockedbuf", "internal/proc", "mcp")},
 	}
 	if got := Check(module, allowed); len(got) != 0 {
@@ -120,29 +120,29 @@ func TestCheck(t *testing.T) {
 	pkgs := []Package{
 		{module + "/agentproto", append(m("internal/proc"), "fmt")},
 		{module + "/buildguard", m("agentproto", "internal/proc", "mcp")},
-		{module + "/mcp", m("agentproto", "internal/boundedfile", "harness/fakeagent", "internal/cli")},
-		{module + "/internal/safebuild", m("buildguard", "internal/cli")},
-		{module + "/internal/cli", m("mcp", "buildguard", "internal/hostconfig")},
-		{module + "/cmd/buildguard", m("internal/cli", "mcp")},
-		{module + "/harness/conformance", m("harness/jvm", "agentproto", "cmd/buildguard", "internal/cli")},
+		{module + "/mcp", m("agentproto", "internal/boundedfile", "harness/fakeagent", "cli")},
+		{module + "/service/safebuild", m("buildguard", "cli")},
+		{module + "/cli", m("mcp", "buildguard", "service/hostconfig")},
+		{module + "/cmd/buildguard", m("cli", "mcp")},
+		{module + "/harness/conformance", m("harness/jvm", "agentproto", "cmd/buildguard", "cli")},
 		{module + "/internal/repocheck/doccheck", m("internal/boundedfile")},
-		{module + "/internal/newthing", nil},
-		{module + "/internal/safebuild/diag", m("internal/safebuild")},
+		{module + "/newthing", nil},
+		{module + "/service/safebuild/diag", m("service/safebuild", "mcp/protocol")},
 		{"example.com/other", m("harness/fakeagent")},
 	}
 	where := " has no tier: add it to places in internal/repocheck/importcheck/importcheck.go (fronts, services, core, wire or leaves; or beside them: test helpers, repository checks, proof, build)"
 	want := []string{
 		"agentproto (wire) imports internal/proc (leaves): wire may import only wire",
 		"buildguard (core) imports mcp (fronts): core may import only core, wire, leaves",
-		"cmd/buildguard (fronts) imports mcp: cmd/... may import only internal/cli",
+		"cmd/buildguard (fronts) imports mcp: cmd/... may import only cli",
+		"harness/conformance (proof) imports cli: cli may be imported by only cmd/...",
 		"harness/conformance (proof) imports cmd/buildguard: cmd/buildguard may be imported by no package",
-		"harness/conformance (proof) imports internal/cli: internal/cli may be imported by only cmd/...",
-		"internal/newthing" + where,
 		"internal/repocheck/doccheck (repository checks) imports internal/boundedfile (leaves): repository checks may import no package of the module",
-		"internal/safebuild (services) imports internal/cli: internal/cli may be imported by only cmd/...",
-		"internal/safebuild/diag" + where,
+		"mcp (fronts) imports cli: cli may be imported by only cmd/...",
 		"mcp (fronts) imports harness/fakeagent (proof): fronts may import only fronts, services, core, wire, leaves",
-		"mcp (fronts) imports internal/cli: internal/cli may be imported by only cmd/...",
+		"newthing" + where,
+		"service/safebuild (services) imports cli: cli may be imported by only cmd/...",
+		"service/safebuild/diag (services) imports mcp/protocol (fronts): services may import only services, core, wire, leaves",
 	}
 	if diff := cmp.Diff(want, Check(module, pkgs)); diff != "" {
 		t.Errorf("Check (-want +got):\n%s", diff)

@@ -1,0 +1,320 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/buildguard/buildguard/service/hostconfig"
+)
+
+const initUsage = `Usage: buildguard init [--host NAME]... [--all] [--skill] [--check] [--dry-run] [--absolute] [--project-dir DIR]
+       buildguard init --mcp [--project-dir DIR]          (the same as --host claude)
+
+Writes the buildguard MCP server entry into each host's config (docs/hosts.md):
+  claude    DIR/.mcp.json                         mcpServers.buildguard
+  vscode    DIR/.vscode/mcp.json                  servers.buildguard ("type": "stdio")
+  cursor    DIR/.cursor/mcp.json                  mcpServers.buildguard
+  gemini    DIR/.gemini/settings.json             mcpServers.buildguard
+  codex     $CODEX_HOME/config.toml (~/.codex)    [mcp_servers.buildguard]
+  windsurf  ~/.codeium/windsurf/mcp_config.json   mcpServers.buildguard
+Without --host: claude and every host whose project or user folder exists; --all: every host.
+  --skill     also write the buildguard block into DIR/AGENTS.md (and CLAUDE.md, GEMINI.md where present)
+  --check     start each configured entry as its host would and print OK or FAIL per host
+  --dry-run   print the planned changes as a diff and write nothing
+  --absolute  write this machine's paths into the project's files too (not for committing)
+Project files get "command": "buildguard" (found on PATH) and no path of this machine;
+user files (codex, windsurf) get this binary's path and --project-dir DIR.
+DIR defaults to the working directory.`
+
+// initOptions are the parsed flags of `buildguard init`.
+type initOptions struct {
+	hosts         []string
+	all, skill    bool
+	check, dryRun bool
+	absolute      bool
+	dir           string
+}
+
+func parseInit(args []string) (initOptions, error) {
+	var o initOptions
+	seen := map[string]bool{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, value, hasValue := strings.Cut(a, "=")
+		takeValue := func() (string, error) {
+			if hasValue {
+				return value, nil
+			}
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("flag %s needs a value", name)
+			}
+			i++
+			return args[i], nil
+		}
+		switch {
+		case !hasValue && (a == "--mcp" || a == "--all" || a == "--skill" || a == "--check" || a == "--dry-run" || a == "--absolute"):
+			if seen[a] {
+				return o, fmt.Errorf("flag %s given twice", a)
+			}
+			seen[a] = true
+			switch a {
+			case "--mcp":
+				o.hosts = append(o.hosts, "claude")
+			case "--all":
+				o.all = true
+			case "--skill":
+				o.skill = true
+			case "--check":
+				o.check = true
+			case "--dry-run":
+				o.dryRun = true
+			case "--absolute":
+				o.absolute = true
+			}
+		case name == "--host":
+			v, err := takeValue()
+			if err != nil {
+				return o, err
+			}
+			if _, ok := hostconfig.Lookup(v); !ok {
+				return o, fmt.Errorf("unknown host %q (hosts: %s)", v, strings.Join(hostconfig.Names(), ", "))
+			}
+			o.hosts = append(o.hosts, v)
+		case name == "--project-dir":
+			if o.dir != "" {
+				return o, errors.New("flag --project-dir given twice")
+			}
+			v, err := takeValue()
+			if err != nil {
+				return o, err
+			}
+			if v == "" {
+				return o, errors.New("--project-dir needs a directory")
+			}
+			o.dir = v
+		default:
+			return o, fmt.Errorf("unexpected argument %q", a)
+		}
+	}
+	switch {
+	case o.all && len(o.hosts) > 0:
+		return o, errors.New("--all and --host (or --mcp) exclude each other")
+	case o.check && (o.skill || o.dryRun || o.absolute):
+		return o, errors.New("--check only checks; give --skill, --dry-run or --absolute in a run of their own")
+	}
+	return o, nil
+}
+
+// selectHosts returns the hosts a run works on (docs/decisions.md#D15):
+// the named ones, every one with --all, else claude and every detected one.
+func selectHosts(o initOptions, env hostconfig.Env) []hostconfig.Host {
+	var out []hostconfig.Host
+	for _, h := range hostconfig.All() {
+		switch {
+		case len(o.hosts) > 0:
+			if !slices.Contains(o.hosts, h.Name) {
+				continue
+			}
+		case o.all, h.Name == "claude", h.Detected(env):
+		default:
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// runInit handles `buildguard init` (docs/decisions.md#D15). Every file is
+// planned first; a refusal (docs/decisions.md#D13) writes nothing at all.
+func runInit(args []string, stdout, stderr io.Writer) ExitCode {
+	if slices.Contains(args, "--help") || slices.Contains(args, "-h") {
+		fmt.Fprintln(stderr, initUsage)
+		return ExitOK
+	}
+	o, err := parseInit(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "buildguard init: %v\n%s\n", err, initUsage)
+		return ExitUsage
+	}
+	abs, err := initProjectDir(o.dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "buildguard init: %v\n", err)
+		return ExitUsage
+	}
+	env := hostconfig.EnvFromOS(abs)
+	hosts := selectHosts(o, env)
+	for _, h := range hosts {
+		if !filepath.IsAbs(h.File(env)) {
+			fmt.Fprintf(stderr, "buildguard init: the home directory is not known, so %s's file cannot be found; set HOME (for Codex, or CODEX_HOME)\n", h.Title)
+			return ExitUsage
+		}
+	}
+	if o.check {
+		return runInitCheck(hosts, len(o.hosts) > 0 || o.all, env, stdout, stderr)
+	}
+	self, err := entryCommand(os.Args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "buildguard init: finding this binary's path: %v\n", err)
+		return ExitFailure
+	}
+	entries, code := initEntries(o, env, hosts, self, stderr)
+	if code != ExitOK {
+		fmt.Fprintln(stderr, "buildguard init: nothing was written")
+		return code
+	}
+	changes, code := planInit(o, env, hosts, entries, stderr)
+	switch {
+	case code != ExitOK:
+		fmt.Fprintln(stderr, "buildguard init: nothing was written")
+		return code
+	case o.dryRun:
+		return dryRunInit(changes, stdout, stderr)
+	}
+	return writeInit(changes, abs, stderr)
+}
+
+// initProjectDir returns dir (default: the working directory) made
+// absolute, or why it is not an existing directory.
+func initProjectDir(dir string) (string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		var fi fs.FileInfo
+		if fi, err = os.Stat(abs); err == nil && !fi.IsDir() {
+			err = errors.New("not a directory")
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("--project-dir %s must name an existing directory: %w", dir, err)
+	}
+	return abs, nil
+}
+
+// entryCommand returns the command an entry names (docs/hosts.md#1): the
+// path buildguard was invoked by (arg0, found on PATH when it has no
+// slash) when it leads to this very binary, so that a symlink an upgrade
+// repoints (/usr/local/bin/buildguard, a Homebrew or asdf shim) keeps
+// working; else the binary's real path.
+func entryCommand(arg0 string) (string, error) {
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		return "", err
+	}
+	invoked := arg0
+	if !strings.ContainsRune(arg0, filepath.Separator) {
+		if invoked, err = exec.LookPath(arg0); err != nil {
+			return self, nil
+		}
+	}
+	invoked, err = filepath.Abs(invoked)
+	if err != nil {
+		return self, nil
+	}
+	a, errA := os.Stat(invoked)
+	b, errB := os.Stat(self)
+	if errA != nil || errB != nil || !os.SameFile(a, b) {
+		return self, nil
+	}
+	return invoked, nil
+}
+
+// planInit plans every file of the run: each host's entry and, with
+// --skill, the block in the agent instruction files. Each refusal is
+// printed; any refusal makes the run write nothing.
+func planInit(o initOptions, env hostconfig.Env, hosts []hostconfig.Host, entries map[string]hostconfig.Entry, stderr io.Writer) ([]hostconfig.Change, ExitCode) {
+	p := hostconfig.NewPlanner(env)
+	code := ExitOK
+	report := func(err error) {
+		var r *hostconfig.Refusal
+		switch {
+		case errors.As(err, &r):
+			fmt.Fprintf(stderr, "buildguard init: %v\n", r)
+			code = max(code, ExitUsage)
+		case err != nil:
+			fmt.Fprintf(stderr, "buildguard init: %v\n", err)
+			code = max(code, ExitFailure)
+		}
+	}
+	for _, h := range hosts {
+		report(p.Host(h, entries[h.Name]))
+	}
+	if o.skill {
+		for _, f := range hostconfig.SkillFiles(env.ProjectDir) {
+			report(p.Skill(f))
+		}
+	}
+	return p.Changes(), code
+}
+
+// dryRunInit prints each planned change as a diff and writes nothing.
+func dryRunInit(changes []hostconfig.Change, stdout, stderr io.Writer) ExitCode {
+	for _, c := range changes {
+		if !c.Changed() {
+			fmt.Fprintf(stderr, "buildguard init: %s already has %s; left unchanged\n", c.Path, c.Describe())
+			continue
+		}
+		fmt.Fprint(stdout, c.Diff())
+		printNotes(c, stderr)
+		fmt.Fprintf(stderr, "buildguard init: would write %s to %s\n", c.Describe(), c.Path)
+	}
+	fmt.Fprintln(stderr, "buildguard init: dry run; nothing was written")
+	return ExitOK
+}
+
+// writeInit writes the planned changes in order. When a write still fails
+// (a full disk, a file changed under us), it says which files were written
+// and which were not.
+func writeInit(changes []hostconfig.Change, dir string, stderr io.Writer) ExitCode {
+	var written []string
+	for i, c := range changes {
+		if !c.Changed() {
+			fmt.Fprintf(stderr, "buildguard init: %s already has %s; left unchanged\n", c.Path, c.Describe())
+			continue
+		}
+		printNotes(c, stderr)
+		if err := c.Write(); err != nil {
+			fmt.Fprintf(stderr, "buildguard init: %v; %s was left unchanged\n", err, c.Path)
+			var rest []string
+			for _, d := range changes[i+1:] {
+				if d.Changed() {
+					rest = append(rest, d.Path)
+				}
+			}
+			fmt.Fprintf(stderr, "buildguard init: written: %s; not written: %s\n", orNone(written), orNone(append([]string{c.Path}, rest...)))
+			return ExitFailure
+		}
+		written = append(written, c.Path)
+		fmt.Fprintf(stderr, "buildguard init: wrote %s to %s\n", c.Describe(), c.Path)
+	}
+	for _, c := range changes {
+		for _, h := range c.Hosts {
+			fmt.Fprintf(stderr, "buildguard init: next: %s\n", fmt.Sprintf(h.NextStep, dir))
+		}
+	}
+	return ExitOK
+}
+
+func printNotes(c hostconfig.Change, stderr io.Writer) {
+	for _, n := range c.Notes {
+		fmt.Fprintf(stderr, "buildguard init: note: %s: %s\n", c.Path, n)
+	}
+}
+
+func orNone(paths []string) string {
+	if len(paths) == 0 {
+		return "none"
+	}
+	return strings.Join(paths, ", ")
+}
