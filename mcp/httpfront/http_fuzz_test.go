@@ -1,4 +1,4 @@
-package mcp
+package httpfront_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
+	"github.com/buildguard/buildguard/mcp"
 	"github.com/buildguard/buildguard/service/tools"
 )
 
@@ -35,7 +36,7 @@ func FuzzHTTPRequest(f *testing.F) {
 	}
 	closed := make(chan tools.Result)
 	close(closed)
-	srv := NewServer(Config{Caller: &fakeCaller{release: closed}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
+	srv := mcp.NewServer(mcp.Config{Caller: &fakeCaller{release: closed}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
 	h := srv.HTTPHandler(testToken)
 	defer h.Close()
 	local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4711}
