@@ -67,7 +67,7 @@ func Bench() error {
 		{"^BenchmarkSafeBuildProgressLatency$", "3x", "./cmd/buildguard/"},
 		{"^BenchmarkHTTPCall$", "1000x", "./mcp/"},
 		{"^BenchmarkHTTPConcurrent$", "4000x", "./mcp/"},
-		{"^BenchmarkTaskPoll$", "50x", "./mcp/"},
+		{"^BenchmarkTaskPoll$", "50x", "./service/mcptask/"},
 		{"^BenchmarkTaskHTTP$", "50x", "./cmd/buildguard/"},
 		{"^BenchmarkParse$", "20x", "./service/diagnostics/"},
 		{"^BenchmarkFailedText$", "5x", "./service/tools/"},

@@ -4,10 +4,10 @@ package main
 
 import "github.com/magefile/mage/sh"
 
-// MCPRace runs the MCP batch, cancellation and EOF tests 20 times under the
-// race detector.
+// MCPRace runs the MCP batch, cancellation and EOF tests (of the server,
+// its stdio transport and its tasks) 20 times under the race detector.
 func MCPRace() error {
-	return sh.RunV("go", "test", "-race", "-count=20", "-run", "Batch|EOF|SameID|Cancel", "./mcp/")
+	return sh.RunV("go", "test", "-race", "-count=20", "-run", "Batch|EOF|SameID|Cancel", "./mcp/", "./mcp/stdio/", "./service/mcptask/")
 }
 
 // MCPSnapshots rewrites the tools/list snapshots and the stdio transcripts
@@ -16,5 +16,5 @@ func MCPSnapshots() error {
 	if err := sh.RunWithV(map[string]string{"UPDATE_TOOLSNAPS": "true"}, "go", "test", "-run", "TestToolSnaps", "./mcp/"); err != nil {
 		return err
 	}
-	return sh.RunV("go", "test", "-run", "TestTranscripts", "./mcp/", "-update")
+	return sh.RunV("go", "test", "-run", "TestTranscripts", "./mcp/", "./mcp/stdio/", "-update")
 }

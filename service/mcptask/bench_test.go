@@ -1,6 +1,6 @@
 //go:build unix
 
-package mcp
+package mcptask_test
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/mcp"
 	"github.com/buildguard/buildguard/service/mcptask"
 	"github.com/buildguard/buildguard/service/tools"
 )
@@ -26,7 +27,7 @@ import (
 // (untimed) so builds do not queue.
 func BenchmarkTaskPoll(b *testing.B) {
 	p := newBuildProject(b, map[string]string{"ok": `true`})
-	srv := NewServer(Config{Caller: p.svc, Version: "bench"})
+	srv := mcp.NewServer(mcp.Config{Caller: p.svc, Version: "bench"})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)

@@ -1,4 +1,4 @@
-package mcp
+package stdio_test
 
 import (
 	"bytes"
@@ -8,13 +8,15 @@ import (
 
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/mcp/stdio"
+
+	"github.com/buildguard/buildguard/mcp"
 )
 
 // serveAll runs a whole session over in and returns stdout.
 func serveAll(t *testing.T, in string) string {
 	t.Helper()
 	var out, logs bytes.Buffer
-	srv := NewServer(Config{Caller: &fakeCaller{}, Logger: testLogger(&logs)})
+	srv := mcp.NewServer(mcp.Config{Caller: &fakeCaller{}, Logger: testLogger(&logs)})
 	if err := srv.ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}

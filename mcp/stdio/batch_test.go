@@ -1,4 +1,4 @@
-package mcp
+package stdio_test
 
 import (
 	"encoding/json"
@@ -10,12 +10,6 @@ import (
 
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/service/tools"
-)
-
-const (
-	initLine  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`
-	batchCall = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{}}}`
-	pingLine  = `{"jsonrpc":"2.0","id":%s,"method":"ping"}`
 )
 
 var appliedBatch = tools.Result{Data: json.RawMessage(`{"status":"applied","allApplied":true}`), LegacyText: "applied"}

@@ -1,0 +1,46 @@
+//go:build unix
+
+package stdio_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
+)
+
+// TestSafeBuildOnStdio drives the stdio transport line by line: the build
+// call runs beside the reader (a ping is answered while it runs, its own id
+// is refused as active), progress lines are notifications with the
+// request's token, and EOF — the client gone — cancels the build, whose
+// group is gone and whose BUILD failed the agent got before Serve returns.
+func TestSafeBuildOnStdio(t *testing.T) {
+	t.Parallel()
+	p := newBuildProject(t, map[string]string{"ok": hangBuild})
+	s := startSession(t, p.svc, time.Second)
+	s.send(initLine)
+	s.recv()
+	s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{},"_meta":{"progressToken":42}}}`)
+	pids := wait.PIDFile(t, 10*time.Second, filepath.Join(p.dir, "pids"))
+	if got := s.recv(); got != `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":42,"message":"compiling forever","progress":1}}` {
+		t.Errorf("progress line %s", got)
+	}
+	s.send(fmt.Sprintf(pingLine, "8"))
+	if got := s.recv(); got != `{"jsonrpc":"2.0","id":8,"result":{}}` {
+		t.Fatalf("ping during a build: %s", got)
+	}
+	s.send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	if got := s.recv(); !strings.Contains(got, `"id":7,"error":{"code":-32600,"message":"Request ID is already active"}`) {
+		t.Fatalf("the running build's id reused: %s", got)
+	}
+	if rest := s.closeAndRest(); len(rest) != 0 {
+		t.Errorf("answered after EOF: %q", rest)
+	}
+	if !p.agent.Received("BUILD failed request=") {
+		t.Errorf("BUILD failed not sent before the server stopped: %q", p.agent.Commands())
+	}
+	wait.Gone(t, 10*time.Second, pids...)
+}
