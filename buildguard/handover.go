@@ -15,7 +15,8 @@ import (
 // `started`. The build whose turn in the project's queue has just come
 // (docs/decisions.md#D18) asks at exactly that moment, so a rejection is
 // first taken for a hand-over in progress; one that lasts longer than
-// handoverWait is a hold someone keeps, and refuses the build as before.
+// handoverWait is a hold someone keeps: its last rejection refuses the
+// build.
 const handoverWait = 3 * time.Second
 
 // handoverPause is the first pause before `BUILD started` is asked again;

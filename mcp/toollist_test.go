@@ -42,7 +42,7 @@ func TestSDKAcceptsTheTools(t *testing.T) {
 // TestToolsListIgnoresCursor: tools/list lists the ten tools in the
 // contract's order (docs/mcp-server.md#4.1), whole whatever cursor it
 // carries: the transports forward only the fields they check, and a cursor
-// is not one (docs/mcp-server.md#2.2); tools are called as before.
+// is not one (docs/mcp-server.md#2.2); a tools/call after it is answered.
 func TestToolsListIgnoresCursor(t *testing.T) {
 	t.Parallel()
 	lines := []string{

@@ -7,7 +7,8 @@ import (
 )
 
 // msgDiscoverNotFound answers a server/discover that is not a 2026-07-28
-// request (a client of an older version probing), as before docs/decisions.md#D14.
+// request (a client of an older version probing): the versions of
+// docs/decisions.md#D5 have no such method (docs/decisions.md#D14).
 const msgDiscoverNotFound = "Method not found: " + MethodDiscover
 
 // msgPingRemoved answers a 2026-07-28 ping: that version has no ping.
@@ -18,9 +19,9 @@ const msgPingRemoved = "Method not found: " + MethodPing
 // protocol version is a string from 2026-07-28 on and whose client
 // capabilities are an object. Such a _meta is forwarded to the SDK as it is,
 // which serves the request on its own (and refuses a version it does not
-// know with -32022 and the versions it does). Any other _meta is a field the
-// contract ignores, as before docs/decisions.md#D14, so it can neither fail nor switch a
-// request.
+// know with -32022 and the versions it does). Any other _meta is, in every
+// version of docs/decisions.md#D5, a field the contract ignores
+// (docs/decisions.md#D14), so it can neither fail nor switch a request.
 func SessionlessMeta(raw json.RawMessage) bool {
 	if !IsObject(raw) {
 		return false

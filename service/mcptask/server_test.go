@@ -304,7 +304,7 @@ func TestSafeBuildTask(t *testing.T) {
 				t.Errorf("no output line as statusMessage while it ran: %q", messages)
 			}
 
-			// Not declared: today's synchronous answer.
+			// Not declared: the synchronous answer.
 			sync, code := c.call("tools/call", safeBuild(false))
 			if code != 0 || sync["taskId"] != nil || str(sync["resultType"]) != "complete" || sync["structuredContent"] == nil {
 				t.Errorf("undeclared reclazz_safe_build = %v (error %d), want the synchronous result", sync, code)
