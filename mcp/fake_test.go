@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
-	"testing"
-	"time"
 
 	"github.com/buildguard/buildguard/service/tools"
 )
@@ -23,29 +20,9 @@ import (
 type fakeCaller struct {
 	release chan tools.Result // nil: a batch blocks until cancelled
 	deaf    chan struct{}     // non-nil: a batch ignores ctx and waits for this to close
-
-	mu        sync.Mutex
-	started   chan string // optional: receives the tool name when a call starts
-	cancelled int         // batches that saw their ctx cancelled
-}
-
-// awaitStart waits, at most 10 s, until a call started, and returns the
-// tool's name.
-func (f *fakeCaller) awaitStart(t *testing.T) string {
-	t.Helper()
-	select {
-	case name := <-f.started:
-		return name
-	case <-time.After(10 * time.Second):
-		t.Fatal("no tool call started within 10 s")
-		return ""
-	}
 }
 
 func (f *fakeCaller) Call(ctx context.Context, name string, args map[string]json.RawMessage) (tools.Result, error) {
-	if f.started != nil {
-		f.started <- name
-	}
 	if string(args["timeoutMs"]) == `"bad"` {
 		return tools.Result{}, &tools.ArgError{Message: "timeoutMs must be an integer string between 1 and 60000"}
 	}
@@ -65,9 +42,6 @@ func (f *fakeCaller) Call(ctx context.Context, name string, args map[string]json
 	if name == tools.ToolVerifyBatch {
 		select {
 		case <-ctx.Done():
-			f.mu.Lock()
-			f.cancelled++
-			f.mu.Unlock()
 			return tools.Result{Data: json.RawMessage(`{"status":"unavailable"}`), IsError: true, LegacyText: "cancelled"}, nil
 		case r := <-f.releaseChan():
 			return r, nil
@@ -93,12 +67,6 @@ func (f *fakeCaller) releaseChan() <-chan tools.Result {
 		return nil
 	}
 	return f.release
-}
-
-func (f *fakeCaller) cancelledCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.cancelled
 }
 
 func isKnownTool(name string) bool {
