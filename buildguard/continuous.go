@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -232,13 +231,15 @@ func (g *Guard) concludeCycles(ctx context.Context, c Config, st *cycles, sess *
 	}
 	var uerr error
 	if len(unsafe) > 0 {
-		uerr = fmt.Errorf("%w: %w", ErrUnsafe, unsafeEnd(unsafe))
+		// Every reason on one line: the run's end is one stderr line
+		// (docs/decisions.md#D20).
+		uerr = join(": ", ErrUnsafe, join("; ", unsafe...))
 	}
 	switch {
 	case sig != nil:
 		return run, code, &InterruptedError{Signal: sig, Ran: true, Err: uerr}
 	case ctx.Err() != nil:
-		return run, code, &InterruptedError{Ran: true, Err: errors.Join(ctx.Err(), uerr)}
+		return run, code, &InterruptedError{Ran: true, Err: join("\n", ctx.Err(), uerr)}
 	case uerr != nil:
 		return run, 1, uerr
 	case code == 0 && run.Held:
@@ -246,20 +247,6 @@ func (g *Guard) concludeCycles(ctx context.Context, c Config, st *cycles, sess *
 	}
 	return run, code, nil
 }
-
-// unsafeEnd is every reason why a continuous run's end was not confirmed,
-// on one line: the run's end is one stderr line (docs/decisions.md#D20).
-type unsafeEnd []error
-
-func (e unsafeEnd) Error() string {
-	parts := make([]string, len(e))
-	for i, err := range e {
-		parts[i] = err.Error()
-	}
-	return strings.Join(parts, "; ")
-}
-
-func (e unsafeEnd) Unwrap() []error { return e }
 
 // cycles is the state of a run's cycles. serve owns it while it runs; the
 // run reads it after serve returned.

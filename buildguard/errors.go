@@ -84,14 +84,18 @@ type InterruptedError struct {
 }
 
 func (e *InterruptedError) Error() string {
-	what := "the build was cancelled"
-	if e.Signal != nil {
-		what = fmt.Sprintf("the build was interrupted by %v", e.Signal)
-	}
 	if e.Err != nil {
-		return what + ": " + e.Err.Error()
+		return e.what() + ": " + e.Err.Error()
 	}
-	return what
+	return e.what()
+}
+
+// what says what ended the build.
+func (e *InterruptedError) what() string {
+	if e.Signal != nil {
+		return fmt.Sprintf("the build was interrupted by %v", e.Signal)
+	}
+	return "the build was cancelled"
 }
 
 func (e *InterruptedError) Unwrap() error { return e.Err }

@@ -385,13 +385,13 @@ func (g *Guard) conclude(ctx context.Context, agent Agent, code int, in *interru
 	case ferr != nil:
 		unsafe = &UnconfirmedError{State: state, Err: ferr}
 	case werr != nil:
-		unsafe = fmt.Errorf("%w: %w", ErrUnsafe, werr)
+		unsafe = join(": ", ErrUnsafe, werr)
 	}
 	switch {
 	case sig != nil:
 		return code, &InterruptedError{Signal: sig, Ran: true, Err: unsafe}
 	case cancelled:
-		return code, &InterruptedError{Ran: true, Err: errors.Join(ctx.Err(), unsafe)}
+		return code, &InterruptedError{Ran: true, Err: join("\n", ctx.Err(), unsafe)}
 	case unsafe != nil:
 		return 1, unsafe
 	}

@@ -1,7 +1,6 @@
 package buildguard
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -22,8 +21,9 @@ const (
 	SettingTranscript Setting = "transcript"        // the transcript file
 )
 
-// Fix is the kind of step that gets past a refusal; a front turns it into
-// words for its users (Advice).
+// Fix is the kind of step that gets past a refusal, or past another error
+// of this package; a front turns it into words for its users
+// (Advice).
 type Fix int
 
 // The fixes of a refusal.
@@ -64,6 +64,14 @@ const (
 	// FixUpgradeAgent: the agent answered without the owner it was given,
 	// so it predates build ownership; attach a newer agent. No setting.
 	FixUpgradeAgent
+	// FixRerun: the agent did not acknowledge the end of a build and may
+	// still hold the output for its owner (*UnconfirmedError); a complete
+	// build with that owner releases it.
+	FixRerun
+	// FixRelease: a second interrupt ended a wait for the agent, which may
+	// still hold the output for the owner (*AbandonedError); a complete
+	// build with that owner releases it.
+	FixRelease
 )
 
 // settings are the settings each fix changes, the one to try first first.
@@ -77,6 +85,8 @@ var settings = map[Fix][]Setting{
 	FixAckTimeout: {SettingTimeout},
 	FixOwner:      {SettingOwner},
 	FixTranscript: {SettingTranscript},
+	FixRerun:      {SettingOwner},
+	FixRelease:    {SettingOwner},
 }
 
 // Settings returns the settings the fix changes, the one to try first
@@ -106,6 +116,11 @@ type RefusalError struct {
 // between what went wrong and what became of the hold:
 // "build refused: STAGE: PROBLEM; ADVICE; AFTER".
 func (e *RefusalError) Word(advice string) string {
+	return e.word(e.Problem.Error(), advice)
+}
+
+// word is the refusal's text with problem, the text of Problem, and advice.
+func (e *RefusalError) word(problem, advice string) string {
 	var b strings.Builder
 	b.WriteString(ErrRefused.Error())
 	b.WriteString(": ")
@@ -113,7 +128,7 @@ func (e *RefusalError) Word(advice string) string {
 		b.WriteString(e.Stage)
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Problem.Error())
+	b.WriteString(problem)
 	for _, s := range []string{advice, e.After} {
 		if s != "" {
 			b.WriteString("; ")
@@ -161,22 +176,4 @@ func (e *UnconfirmedError) Unwrap() []error {
 		return []error{ErrUnsafe, e.Err, e.Launch}
 	}
 	return []error{ErrUnsafe, e.Err}
-}
-
-// Advice is one front's words for each Fix: what its users do next, in the
-// names they give the settings (flags, tool arguments). A Fix it has no
-// words for gets none.
-type Advice map[Fix]string
-
-// Word returns err's text for a user of the front: a refusal anywhere in
-// err's chain worded with the front's advice, anything else as it is.
-func (a Advice) Word(err error) string {
-	var r *RefusalError
-	if errors.As(err, &r) && r == err {
-		return r.Word(a[r.Fix])
-	}
-	if errors.As(err, &r) {
-		return strings.Replace(err.Error(), r.Error(), r.Word(a[r.Fix]), 1)
-	}
-	return err.Error()
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/buildguard/buildguard/buildguard"
 	"github.com/buildguard/buildguard/internal/cycle"
@@ -23,6 +22,8 @@ var wrapAdvice = buildguard.Advice{
 	buildguard.FixOwner:        "another build holds the output: rerun it with the --owner it printed to finish or recover it, or restart the application if that owner is lost",
 	buildguard.FixTranscript:   "pass --transcript a file in a writable directory",
 	buildguard.FixUpgradeAgent: "the agent is older than build ownership: attach a Reclazz agent that answers BUILD with owner=, then retry",
+	buildguard.FixRerun:        "rerun the build with --owner and the owner printed above",
+	buildguard.FixRelease:      "rerun the build with --owner and the owner printed above to release it",
 }
 
 // buildRunAdvice is what `buildguard build run` tells its user after a
@@ -47,8 +48,8 @@ func ownerLine(owner string) string {
 }
 
 // wrapText is err's text for the wrapper's stderr line: a refusal with the
-// wrapper's advice, an unconfirmed finish with how to rerun, a usage error
-// in the option's flag.
+// wrapper's advice, an unconfirmed or abandoned finish with how to rerun, a
+// usage error in the option's flag.
 func wrapText(err error) string {
 	var oe *buildguard.OptionError
 	if errors.As(err, &oe) {
@@ -63,16 +64,7 @@ func wrapText(err error) string {
 	if errors.As(err, &ce) {
 		return fmt.Sprintf("%v: one guarded build would hold the output of every cycle until Gradle exits; put --continuous before --, as in buildguard --continuous -- ./gradlew %s classes, to guard each cycle as one build", ce, ce.Flag)
 	}
-	text := wrapAdvice.Word(err)
-	var ue *buildguard.UnconfirmedError
-	if errors.As(err, &ue) {
-		text = strings.Replace(text, ue.Error(), ue.Error()+": rerun the build with --owner and the owner printed above", 1)
-	}
-	var ab *buildguard.AbandonedError
-	if errors.As(err, &ab) {
-		text = strings.Replace(text, ab.Error(), ab.Error()+": rerun the build with --owner and the owner printed above to release it", 1)
-	}
-	return text
+	return wrapAdvice.Word(err)
 }
 
 // waitLine is the line the wrapper prints when, after an interrupt, it
