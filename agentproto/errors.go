@@ -8,10 +8,15 @@ import "errors"
 // the reason strings of the contract (docs/mcp-server.md#1.2, docs/mcp-server.md#3), so results that
 // carry them read the same as the Java sidecar's; wrapping errors add context
 // with %w and callers test them with errors.Is. None of them is ever success.
+// They name no setting of any front: where a reason string of the contract
+// goes on to say which setting to change (ErrNoPortFile,
+// ErrProjectNotConfirmed), each front adds that in its own words after the
+// error's text, which ends with the sentinel's (docs/decisions.md#D2).
 var (
 	// ErrNoPortFile means no port file was found where the endpoint says to look.
-	// Start the application with the agent attached, or pass port / portFile.
-	ErrNoPortFile = errors.New("no port file found; run the app with the Reclazz agent, or pass port/portFile")
+	// Start the application with the agent attached, or give its port or its
+	// port file. Resolve returns it as it is, never wrapped.
+	ErrNoPortFile = errors.New("no port file found")
 	// ErrUnreadablePortFile means a port file exists but does not hold a number.
 	ErrUnreadablePortFile = errors.New("unreadable port file")
 	// ErrInvalidPort means a port value is not an integer in 1..65535.
@@ -54,6 +59,7 @@ var (
 	// an owned build awaits. It comes with ErrInvalidResponse.
 	ErrNoOwner = errors.New("the agent answered BUILD without owner=, so it predates build ownership")
 	// ErrProjectNotConfirmed means the explicit-project DOCTOR gate failed; the
-	// requested command was not sent.
-	ErrProjectNotConfirmed = errors.New("Selected project could not be confirmed; no requested command sent. Check DOCTOR workingDirectory and projectDir.")
+	// requested command was not sent. Compare DOCTOR's workingDirectory with
+	// the selected project directory.
+	ErrProjectNotConfirmed = errors.New("Selected project could not be confirmed; no requested command sent.")
 )

@@ -176,7 +176,7 @@ func (c *Conn) ConfirmProject(ctx context.Context, projectDir string) error {
 	}
 	project, err := filepath.EvalSymlinks(projectDir)
 	if err != nil {
-		return fail(fmt.Errorf("resolving projectDir: %w", err))
+		return fail(fmt.Errorf("resolving the project directory: %w", err))
 	}
 	if !within(project, wd) {
 		return fail(fmt.Errorf("workingDirectory %s is outside %s", wd, project))

@@ -1,6 +1,11 @@
 package buildguard
 
-import "strings"
+import (
+	"errors"
+	"strings"
+
+	"github.com/buildguard/buildguard/agentproto"
+)
 
 // Advice is one front's words for each Fix: what its users do next, in the
 // names they give the settings (flags, tool arguments). A Fix it has no
@@ -8,7 +13,8 @@ import "strings"
 type Advice map[Fix]string
 
 // Word returns err's text for a user of the front: each error of this
-// package that err is made of followed by the front's words for its Fix — a refusal's between
+// package that err is made of, and each error of the wire that needs a
+// setting, followed by the front's words for its Fix — a refusal's between
 // its problem and what became of the hold (RefusalError.Word) — and
 // anything else as it is. It walks err's structure, never its text: an
 // error of this package wrapped by another package's error keeps its text
@@ -32,6 +38,14 @@ func (a Advice) Word(err error) string {
 			parts[i] = a.Word(err)
 		}
 		return strings.Join(parts, e.sep)
+	}
+	// A wire error's text ends with its sentinel's, which the front's
+	// words follow.
+	switch {
+	case errors.Is(err, agentproto.ErrNoPortFile):
+		return a.follow(err.Error(), "; ", FixFindAgent)
+	case errors.Is(err, agentproto.ErrProjectNotConfirmed):
+		return a.follow(err.Error(), " ", FixConfirmProject)
 	}
 	return err.Error()
 }

@@ -10,14 +10,18 @@ import (
 	"github.com/buildguard/buildguard/agentproto"
 )
 
+// toolArguments are the MCP tools' argument names, which the core never
+// words (docs/decisions.md#D2).
+var toolArguments = []string{"portFile", "projectDir", "timeoutMs", "hybrisHome", "port/"}
+
 // TestAdviceWordsWhatTheErrorIsMadeOf: a front's advice follows each error
 // it has words for wherever that error sits in what Run returns — a
-// refusal's fix, an unconfirmed or abandoned finish inside an
+// refusal's problem and fix, an unconfirmed or abandoned finish inside an
 // interruption or a continuous run's end — and without advice every text
 // is the error's own (docs/decisions.md#D2).
 func TestAdviceWordsWhatTheErrorIsMadeOf(t *testing.T) {
 	t.Parallel()
-	a := Advice{FixRerun: "RERUN", FixRelease: "RELEASE", FixDiscovery: "DISCOVER", FixStartAgent: "START"}
+	a := Advice{FixRerun: "RERUN", FixRelease: "RELEASE", FixFindAgent: "FIND", FixConfirmProject: "CONFIRM", FixDiscovery: "DISCOVER", FixStartAgent: "START"}
 	lost := &UnconfirmedError{State: agentproto.BuildFailed, Err: agentproto.ErrTimeout}
 	ab := &AbandonedError{Signal: syscall.SIGTERM, State: agentproto.BuildOK, Sent: true}
 	for _, c := range []struct {
@@ -25,10 +29,10 @@ func TestAdviceWordsWhatTheErrorIsMadeOf(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"refusal", &RefusalError{Problem: agentproto.ErrUnreachable, Fix: FixDiscovery},
-			"build refused: cannot reach the agent; DISCOVER"},
-		{"refusal with a stage and an after", &RefusalError{Stage: "Cannot open build session", Problem: fmt.Errorf("dial: %w", agentproto.ErrUnreachable), Fix: FixStartAgent, After: "AFTER"},
-			"build refused: Cannot open build session: dial: cannot reach the agent; START; AFTER"},
+		{"refusal without a port file", &RefusalError{Problem: agentproto.ErrNoPortFile, Fix: FixDiscovery},
+			"build refused: no port file found; FIND; DISCOVER"},
+		{"refusal in a project not confirmed", &RefusalError{Stage: "Cannot open build session", Problem: fmt.Errorf("gate: %w", agentproto.ErrProjectNotConfirmed), Fix: FixStartAgent, After: "AFTER"},
+			"build refused: Cannot open build session: gate: Selected project could not be confirmed; no requested command sent. CONFIRM; START; AFTER"},
 		{"unconfirmed", lost, lost.Error() + ": RERUN"},
 		{"abandoned", &InterruptedError{Signal: syscall.SIGINT, Ran: true, Err: ab}, "the build was interrupted by interrupt: " + ab.Error() + ": RELEASE"},
 		{"cancelled continuous run", &InterruptedError{Ran: true, Err: join("\n", context.Canceled, join(": ", ErrUnsafe, join("; ", errors.New("the agent connection was lost"), lost)))},

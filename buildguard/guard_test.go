@@ -685,7 +685,8 @@ func TestRunReleasesSignalsUnlessKept(t *testing.T) {
 }
 
 // checkRefusal requires err to be a *RefusalError with fix, whose text
-// names no flag: each front words the fix for its own users.
+// names no flag and no tool argument: each front words the fix for its own
+// users.
 func checkRefusal(t *testing.T, err error, fix Fix) {
 	t.Helper()
 	var r *RefusalError
@@ -695,6 +696,11 @@ func checkRefusal(t *testing.T, err error, fix Fix) {
 	}
 	if strings.Contains(err.Error(), "--") {
 		t.Errorf("the core words a flag: %q", err)
+	}
+	for _, arg := range toolArguments {
+		if strings.Contains(err.Error(), arg) {
+			t.Errorf("the core words the tool argument %s: %q", arg, err)
+		}
 	}
 	if got := (Advice{fix: "ADVICE"}).Word(err); !strings.Contains(got, "; ADVICE") {
 		t.Errorf("advice not worded in: %q", got)

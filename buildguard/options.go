@@ -108,7 +108,7 @@ func (o Options) refusal(c *Config) *RefusalError {
 func ParseTimeoutMs(s string) (time.Duration, *RefusalError) {
 	ms, ok := agentproto.ParseJavaInt(s)
 	if !ok {
-		return 0, refused(FixTimeout, "Invalid timeoutMs")
+		return 0, refused(FixTimeout, "invalid timeout")
 	}
 	d := time.Duration(ms) * time.Millisecond
 	return d, checkTimeout(d)
@@ -117,7 +117,7 @@ func ParseTimeoutMs(s string) (time.Duration, *RefusalError) {
 // checkTimeout is the one range rule of a guarded build's timeout.
 func checkTimeout(d time.Duration) *RefusalError {
 	if d < time.Millisecond || d > MaxTimeout {
-		return refused(FixTimeout, "timeoutMs must be between 1 and 60000")
+		return refused(FixTimeout, "the timeout must be between 1 and 60000 milliseconds")
 	}
 	return nil
 }

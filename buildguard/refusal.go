@@ -22,7 +22,7 @@ const (
 )
 
 // Fix is the kind of step that gets past a refusal, or past another error
-// of this package; a front turns it into words for its users
+// of this package or of the wire; a front turns it into words for its users
 // (Advice).
 type Fix int
 
@@ -72,21 +72,32 @@ const (
 	// still hold the output for the owner (*AbandonedError); a complete
 	// build with that owner releases it.
 	FixRelease
+	// FixFindAgent: no port file was found where the endpoint looked
+	// (agentproto.ErrNoPortFile); run the application with the agent, or
+	// give its port or port file.
+	FixFindAgent
+	// FixConfirmProject: the agent's working directory could not be
+	// confirmed inside the selected project
+	// (agentproto.ErrProjectNotConfirmed); compare DOCTOR's
+	// workingDirectory with the project directory.
+	FixConfirmProject
 )
 
 // settings are the settings each fix changes, the one to try first first.
 var settings = map[Fix][]Setting{
-	FixDiscovery:  {SettingProjectDir, SettingPortFile, SettingPort},
-	FixPortFile:   {SettingPortFile, SettingPort},
-	FixPort:       {SettingPort, SettingPortFile},
-	FixStartAgent: {SettingPort, SettingPortFile},
-	FixNotAgent:   {SettingPort, SettingPortFile},
-	FixTimeout:    {SettingTimeout},
-	FixAckTimeout: {SettingTimeout},
-	FixOwner:      {SettingOwner},
-	FixTranscript: {SettingTranscript},
-	FixRerun:      {SettingOwner},
-	FixRelease:    {SettingOwner},
+	FixDiscovery:      {SettingProjectDir, SettingPortFile, SettingPort},
+	FixPortFile:       {SettingPortFile, SettingPort},
+	FixPort:           {SettingPort, SettingPortFile},
+	FixStartAgent:     {SettingPort, SettingPortFile},
+	FixNotAgent:       {SettingPort, SettingPortFile},
+	FixTimeout:        {SettingTimeout},
+	FixAckTimeout:     {SettingTimeout},
+	FixOwner:          {SettingOwner},
+	FixTranscript:     {SettingTranscript},
+	FixRerun:          {SettingOwner},
+	FixRelease:        {SettingOwner},
+	FixFindAgent:      {SettingPort, SettingPortFile},
+	FixConfirmProject: {SettingProjectDir},
 }
 
 // Settings returns the settings the fix changes, the one to try first

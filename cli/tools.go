@@ -160,7 +160,11 @@ func runTool(t *tools.Tool, args []string, stdout, stderr io.Writer) ExitCode {
 		ctx = tools.WithProgress(ctx, screen.progress)
 		ctx = tools.WithQueueProgress(ctx, screen.queue)
 	}
-	res, err := tools.NewService(tools.Deps{Advice: buildRunAdvice}).Call(ctx, t.Name, raw)
+	advice := toolAdvice
+	if t.Name == tools.ToolSafeBuild {
+		advice = buildRunAdvice
+	}
+	res, err := tools.NewService(tools.Deps{Advice: advice}).Call(ctx, t.Name, raw)
 	var argErr *tools.ArgError
 	switch {
 	case errors.As(err, &argErr):

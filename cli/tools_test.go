@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/buildguard/buildguard/buildguard"
 )
 
 // TestToolArgumentErrorsNameFlags: a tool subcommand's argument error names
@@ -28,6 +30,34 @@ func TestToolArgumentErrorsNameFlags(t *testing.T) {
 		for _, arg := range []string{"port ", "portFile", "timeoutMs", "projectDir", "hybrisHome"} {
 			if strings.Contains(strings.SplitN(stderr.String(), "\n", 2)[0], " "+arg) {
 				t.Errorf("%q: names the MCP argument %s: %q", c.args, arg, stderr.String())
+			}
+		}
+	}
+}
+
+// TestToolResultsNameFlags: where a tool subcommand's answer says which
+// setting to change, it names the flags the user types, never the MCP
+// arguments an MCP client reads in the same answer (docs/decisions.md#D2).
+func TestToolResultsNameFlags(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr strings.Builder
+	code := run([]string{"status", "--project-dir", t.TempDir()}, &stdout, &stderr)
+	want := `{"attached":false,"reason":"no port file found; run the app with the Reclazz agent, or pass --port/--port-file"}` + "\n"
+	if code != ExitOK || stdout.String() != want {
+		t.Errorf("status: exit %d, stdout %q, stderr %q; want exit 0 and %q", code, stdout.String(), stderr.String(), want)
+	}
+}
+
+// TestAdviceNamesNoToolArgument: what the command line tells its users to
+// do names flags only, never an MCP tool argument.
+func TestAdviceNamesNoToolArgument(t *testing.T) {
+	t.Parallel()
+	for name, a := range map[string]buildguard.Advice{"wrapper": wrapAdvice, "build run": buildRunAdvice, "tools": toolAdvice} {
+		for fix, words := range a {
+			for _, arg := range []string{"portFile", "projectDir", "timeoutMs", "hybrisHome", "port/portFile"} {
+				if strings.Contains(words, arg) {
+					t.Errorf("%s advice for fix %d names the tool argument %s: %q", name, fix, arg, words)
+				}
 			}
 		}
 	}

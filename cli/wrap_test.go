@@ -59,8 +59,8 @@ func TestWrapErrorsSayWhatToDoNext(t *testing.T) {
 		{[]string{"--port", "0", "--", "x"}, ExitFailure, "build refused: invalid port: 0; pass --port the agent's port"},
 		{[]string{"--port-file", "", "--", "x"}, ExitFailure, "build refused: unreadable port file: "},
 		{[]string{"--port-file", dir + "/none", "--", "x"}, ExitFailure, "point --port-file at the port file the running agent wrote"},
-		{[]string{"--port-file", dir + "/none", "--timeout-ms", "x", "--", "x"}, ExitFailure, "build refused: Invalid timeoutMs; pass --timeout-ms a whole number"},
-		{[]string{"--port", "4000", "--timeout-ms", "0", "--", "x"}, ExitFailure, "build refused: timeoutMs must be between 1 and 60000; pass --timeout-ms"},
+		{[]string{"--port-file", dir + "/none", "--timeout-ms", "x", "--", "x"}, ExitFailure, "build refused: invalid timeout; pass --timeout-ms a whole number"},
+		{[]string{"--port", "4000", "--timeout-ms", "0", "--", "x"}, ExitFailure, "build refused: the timeout must be between 1 and 60000 milliseconds; pass --timeout-ms"},
 		{[]string{"--port", "4000", "--transcript", dir + "/no/dir", "--", "x"}, ExitFailure, "cannot create the transcript: open " + dir + "/no/dir: no such file or directory; pass --transcript a file in a writable directory"},
 	} {
 		var stdout, stderr bytes.Buffer

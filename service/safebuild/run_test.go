@@ -362,7 +362,8 @@ func TestRunCancelWhileOKAwaitsAckSaysReleased(t *testing.T) {
 
 // TestRunRefusalIsWordedByTheFront: the core's refusal reaches the result
 // with the advice of the front that asked (docs/safe-build.md#4), never in
-// another front's words: without advice it names no flag either.
+// another front's words: without advice it names no flag and no tool
+// argument either.
 func TestRunRefusalIsWordedByTheFront(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -372,7 +373,7 @@ func TestRunRefusalIsWordedByTheFront(t *testing.T) {
 	for _, a := range []buildguard.Advice{nil, advice} {
 		req.Advice = a
 		res := f.builder.Run(context.Background(), req)
-		want := "build refused: no port file found; run the app with the Reclazz agent, or pass port/portFile"
+		want := "build refused: no port file found"
 		if a != nil {
 			want += "; ADVICE-DISCOVERY"
 		}

@@ -26,14 +26,20 @@ func (c *toolCall) step(ctx context.Context) (context.Context, context.CancelFun
 }
 
 // sessionMessage is how session tools word an open failure: endpoint errors
-// as they are, socket failures after "Cannot open build session: ".
-func sessionMessage(err error) string {
+// as they are, socket failures after "Cannot open build session: ", each in
+// the front's words (Deps.Advice).
+func (c *toolCall) sessionMessage(err error) string {
 	var oe *openError
 	if errors.As(err, &oe) && oe.beforeSocket {
-		return oe.err.Error()
+		return c.words(oe.err)
 	}
 	if errors.Is(err, agentproto.ErrInvalidHandshake) {
 		return "Cannot open build session: No valid agent handshake"
 	}
-	return "Cannot open build session: " + err.Error()
+	return "Cannot open build session: " + c.words(err)
 }
+
+// words is err's text with what to do next in the words of the front that
+// presents the tools (Deps.Advice): the tools' argument names for an MCP
+// client, flags on the command line (docs/decisions.md#D2).
+func (c *toolCall) words(err error) string { return c.deps.Advice.Word(err) }

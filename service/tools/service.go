@@ -41,10 +41,10 @@ type Deps struct {
 	// VerifyWait bounds the verification of the changed classes after an
 	// ok safe build. Zero means the safe build's default.
 	VerifyWait time.Duration
-	// Advice words a refused safe build's fix for the front that presents
-	// the tools, in the names its users give the settings. Nil means the
-	// tools' own argument names (ArgumentAdvice): what an MCP client
-	// passes. The CLI passes its flags'.
+	// Advice words what to do next for the front that presents the tools,
+	// in the names its users give the settings: after a refused safe
+	// build, an endpoint without a port file, a project not confirmed. Nil means the tools' own argument names (ArgumentAdvice):
+	// what an MCP client passes. The CLI passes its flags'.
 	Advice buildguard.Advice
 
 	// builder runs the instance's safe builds, one at a time

@@ -94,7 +94,7 @@ func TestStatus(t *testing.T) {
 		reason string
 		port   any
 	}{
-		"no port file":  {map[string]any{"projectDir": t.TempDir()}, agentproto.ErrNoPortFile.Error(), nil},
+		"no port file":  {map[string]any{"projectDir": t.TempDir()}, noPortFileReason, nil},
 		"port 65536":    {map[string]any{"port": "65536"}, "invalid port: 65536", 65536.0},
 		"port -1":       {map[string]any{"port": "-1"}, "invalid port: -1", -1.0},
 		"port unparsed": {map[string]any{"port": "x1"}, "invalid port: x1", nil},
@@ -404,7 +404,7 @@ func TestProjectGate(t *testing.T) {
 	project := filepath.Dir(elsewhere.PortFile())
 	project = filepath.Dir(project)
 	res, data := call(t, tools.NewService(tools.Deps{Base: project, ProjectSelected: true}), tools.ToolBuild, map[string]any{"state": "started", "owner": "g"})
-	want := "Build signal not confirmed: Cannot open build session: " + agentproto.ErrProjectNotConfirmed.Error()
+	want := "Build signal not confirmed: Cannot open build session: Selected project could not be confirmed; no requested command sent. Check DOCTOR workingDirectory and projectDir."
 	if !res.IsError || data["detail"] != want {
 		t.Fatalf("gate = %s", res.Data)
 	}
@@ -416,6 +416,11 @@ func TestProjectGate(t *testing.T) {
 	}
 }
 
+// noPortFileReason is the contract's reason string of an endpoint without a
+// port file (docs/mcp-server.md#1.2): the wire's error and the tools' words
+// for what to do, in their arguments.
+const noPortFileReason = "no port file found; run the app with the Reclazz agent, or pass port/portFile"
+
 // The startup port file applies only when a call names no selector, and a
 // per-call projectDir discards it.
 func TestStartupPortFile(t *testing.T) {
@@ -425,7 +430,7 @@ func TestStartupPortFile(t *testing.T) {
 	if _, data := call(t, s, tools.ToolStatus, nil); data["attached"] != true {
 		t.Fatalf("startup port file not used: %v", data)
 	}
-	if _, data := call(t, s, tools.ToolStatus, map[string]any{"projectDir": t.TempDir()}); data["attached"] != false || data["reason"] != agentproto.ErrNoPortFile.Error() {
+	if _, data := call(t, s, tools.ToolStatus, map[string]any{"projectDir": t.TempDir()}); data["attached"] != false || data["reason"] != noPortFileReason {
 		t.Fatalf("projectDir did not discard the startup port file: %v", data)
 	}
 }

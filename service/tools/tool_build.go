@@ -56,7 +56,7 @@ func runBuild(ctx context.Context, c *toolCall) (Result, error) {
 	conn, err := c.sessionOpen(ctx)
 	var msg string
 	if err != nil {
-		msg = sessionMessage(err)
+		msg = c.sessionMessage(err)
 	} else {
 		defer conn.Close()
 		sctx, cancel := c.step(ctx)

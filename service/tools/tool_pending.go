@@ -40,7 +40,7 @@ func runQuery(ctx context.Context, c *toolCall, command, failPrefix string, clas
 	}
 	status, text := "observed", strings.Join(lines, "\n")
 	if err != nil {
-		status, text = "unavailable", failPrefix+err.Error()
+		status, text = "unavailable", failPrefix+c.words(err)
 	}
 	data := object("status", status)
 	if class != nil {

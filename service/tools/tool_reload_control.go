@@ -51,7 +51,7 @@ func runReload(ctx context.Context, c *toolCall) (Result, error) {
 	action := c.str["action"]
 	conn, err := c.sessionOpen(ctx)
 	if err != nil {
-		return result(object("status", "unavailable", "detail", sessionMessage(err), "reloadConfirmed", false, "action", action), true, "")
+		return result(object("status", "unavailable", "detail", c.sessionMessage(err), "reloadConfirmed", false, "action", action), true, "")
 	}
 	defer conn.Close()
 	sctx, cancel := c.step(ctx)

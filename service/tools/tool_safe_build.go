@@ -54,21 +54,26 @@ func safeBuildTool() *Tool {
 	}
 }
 
-// ArgumentAdvice is what a refused safe build tells an MCP client to do
-// next, in the tools' arguments (portFile, port, projectDir), never in a
-// command-line flag. The agent's acknowledgement timeout is not one of the
-// safe build's arguments (timeoutMs bounds the whole build), so an agent
-// that answers too late is retried, not given more time.
+// ArgumentAdvice is what the tools tell an MCP client to do next, in the
+// tools' arguments (portFile, port, projectDir), never in a command-line
+// flag: after a refused safe build, and after an endpoint or project the
+// agent cannot be found or confirmed in, where these words complete the
+// contract's reason strings (docs/mcp-server.md#1.2). The agent's
+// acknowledgement timeout is not one of the safe build's arguments
+// (timeoutMs bounds the whole build), so an agent that answers too late is
+// retried, not given more time.
 var ArgumentAdvice = buildguard.Advice{
-	buildguard.FixRetry:        "check that the application is running and responsive, and call again",
-	buildguard.FixDiscovery:    "the agent writes .reclazz/agent.port in the application's project directory: pass projectDir that directory, or portFile the agent's port file, or port its port",
-	buildguard.FixPortFile:     "point portFile at the port file the running agent wrote (.reclazz/agent.port in its project), or pass port",
-	buildguard.FixPort:         "pass port the agent's port (1 to 65535), or portFile its port file",
-	buildguard.FixStartAgent:   "start the application with the Reclazz agent attached, or point port/portFile at its current port",
-	buildguard.FixNotAgent:     "what answers on that port is not a Reclazz agent: point port/portFile at the agent's current port",
-	buildguard.FixAckTimeout:   "the agent did not answer in time: check that the application is responsive, and call again",
-	buildguard.FixOwner:        "another build holds the output: it must finish, or a build with the owner it printed must recover it; restart the application if that owner is lost",
-	buildguard.FixUpgradeAgent: "the agent is older than build ownership: attach a Reclazz agent that answers BUILD with owner=, then retry",
+	buildguard.FixRetry:          "check that the application is running and responsive, and call again",
+	buildguard.FixDiscovery:      "the agent writes .reclazz/agent.port in the application's project directory: pass projectDir that directory, or portFile the agent's port file, or port its port",
+	buildguard.FixPortFile:       "point portFile at the port file the running agent wrote (.reclazz/agent.port in its project), or pass port",
+	buildguard.FixPort:           "pass port the agent's port (1 to 65535), or portFile its port file",
+	buildguard.FixStartAgent:     "start the application with the Reclazz agent attached, or point port/portFile at its current port",
+	buildguard.FixNotAgent:       "what answers on that port is not a Reclazz agent: point port/portFile at the agent's current port",
+	buildguard.FixAckTimeout:     "the agent did not answer in time: check that the application is responsive, and call again",
+	buildguard.FixOwner:          "another build holds the output: it must finish, or a build with the owner it printed must recover it; restart the application if that owner is lost",
+	buildguard.FixUpgradeAgent:   "the agent is older than build ownership: attach a Reclazz agent that answers BUILD with owner=, then retry",
+	buildguard.FixFindAgent:      "run the app with the Reclazz agent, or pass port/portFile",
+	buildguard.FixConfirmProject: "Check DOCTOR workingDirectory and projectDir.",
 }
 
 const safeBuildNamePattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"

@@ -31,7 +31,7 @@ func runScan(ctx context.Context, c *toolCall) (Result, error) {
 		err = conn.Scan(ctx)
 	}
 	if err != nil {
-		text := "Scan request failed: " + err.Error()
+		text := "Scan request failed: " + c.words(err)
 		return result(object("status", "unavailable", "detail", text, "reloadConfirmed", false), true, text)
 	}
 	return result(object("status", "sent", "detail", scanSent, "reloadConfirmed", false), false, scanSent)

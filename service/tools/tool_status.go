@@ -27,7 +27,7 @@ func statusTool() *Tool {
 func runStatus(ctx context.Context, c *toolCall) (Result, error) {
 	ctx, done, port, conn, err := c.simpleOpen(ctx)
 	if err != nil {
-		data := object("attached", false, "reason", err.Error())
+		data := object("attached", false, "reason", c.words(err))
 		if port != 0 {
 			data = append(data, object("port", port)...)
 		}
@@ -40,7 +40,7 @@ func runStatus(ctx context.Context, c *toolCall) (Result, error) {
 	}
 	data := object("attached", true)
 	if err != nil {
-		data = append(data, object("reason", err.Error())...)
+		data = append(data, object("reason", c.words(err))...)
 	}
 	data = append(data, object("agent", conn.Agent(), "protocol", agentproto.ProtocolVersion, "port", port, "health", health)...)
 	return result(data, false, "")

@@ -72,14 +72,14 @@ func runVerify(ctx context.Context, c *toolCall) (Result, error) {
 	class, sha := c.str["className"], c.str["sha256"]
 	conn, err := c.sessionOpen(ctx)
 	if err != nil {
-		return verifyUnavailable(class, sha, sessionMessage(err))
+		return verifyUnavailable(class, sha, c.sessionMessage(err))
 	}
 	defer conn.Close()
 	sctx, cancel := c.step(ctx)
 	defer cancel()
 	r, err := conn.Verify(sctx, class, sha)
 	if err != nil {
-		return verifyUnavailable(class, sha, notVerified+" ("+err.Error()+")")
+		return verifyUnavailable(class, sha, notVerified+" ("+c.words(err)+")")
 	}
 	return result(c.passThrough.filter(ToolVerify, r.Raw), r.Status != agentproto.ReceiptApplied, "")
 }
