@@ -19,6 +19,7 @@ const (
 	SettingOwner      Setting = "owner"             // the build's owner token
 	SettingGrace      Setting = "grace"             // the grace period
 	SettingTranscript Setting = "transcript"        // the transcript file
+	SettingBuildTime  Setting = "build time limit"  // the time limit of a whole build (a service's, such as the safe build's)
 )
 
 // Fix is the kind of step that gets past a refusal, or past another error
@@ -81,6 +82,9 @@ const (
 	// (agentproto.ErrProjectNotConfirmed); compare DOCTOR's
 	// workingDirectory with the project directory.
 	FixConfirmProject
+	// FixBuildTime: a whole build ran out of its time limit (a service's,
+	// such as the safe build's); allow it more time.
+	FixBuildTime
 )
 
 // settings are the settings each fix changes, the one to try first first.
@@ -98,6 +102,7 @@ var settings = map[Fix][]Setting{
 	FixRelease:        {SettingOwner},
 	FixFindAgent:      {SettingPort, SettingPortFile},
 	FixConfirmProject: {SettingProjectDir},
+	FixBuildTime:      {SettingBuildTime},
 }
 
 // Settings returns the settings the fix changes, the one to try first

@@ -6,6 +6,7 @@ import (
 
 	"github.com/buildguard/buildguard/buildguard"
 	"github.com/buildguard/buildguard/internal/cycle"
+	"github.com/buildguard/buildguard/service/safebuild"
 )
 
 // wrapAdvice is what the wrapper tells its user to do after a refusal, in
@@ -27,7 +28,7 @@ var wrapAdvice = buildguard.Advice{
 }
 
 // buildRunAdvice is what `buildguard build run` tells its user after a
-// refusal, in its flags. Its --timeout-ms bounds the whole
+// refusal or a timeout, in its flags. Its --timeout-ms bounds the whole
 // build, so an agent that answers too late is not fixed by it. A refusal's
 // advice covers a missing port file, so that is said once.
 var buildRunAdvice = buildguard.Advice{
@@ -41,6 +42,7 @@ var buildRunAdvice = buildguard.Advice{
 	buildguard.FixOwner:          "another build holds the output: it must finish, or a build with the owner it printed must recover it; restart the application if that owner is lost",
 	buildguard.FixUpgradeAgent:   "the agent is older than build ownership: attach a Reclazz agent that answers BUILD with owner=, then retry",
 	buildguard.FixConfirmProject: "Check DOCTOR workingDirectory and --project-dir.",
+	buildguard.FixBuildTime:      "Raise timeoutSeconds in " + safebuild.ConfigFile + " or pass a larger --timeout-ms",
 }
 
 // toolAdvice is what the other tool subcommands tell their user when the

@@ -118,9 +118,10 @@ type Request struct {
 	Confirm string
 	// Progress receives progress reports; nil means none.
 	Progress ProgressFunc
-	// Advice words a refusal's fix for the front that asked for the build,
-	// in the names its users give the settings (tool arguments, flags);
-	// nil words none.
+	// Advice words a refusal's fix, and how to allow a build that ran out
+	// of time more (buildguard.FixBuildTime), for the front that asked for
+	// the build, in the names its users give the settings (tool arguments,
+	// flags); nil words none.
 	Advice buildguard.Advice
 	// Queued receives where the build stands while it waits in the
 	// project's build queue, one line each; nil means none.
@@ -362,7 +363,11 @@ func describe(res *Result, err error, timeout time.Duration, stopping bool, told
 	case res.Outcome == OutcomeTimeout && !ran:
 		return fmt.Sprintf("the build ran out of time (%s) before its command started; nothing ran; %s", timeout, told)
 	case res.Outcome == OutcomeTimeout:
-		return fmt.Sprintf("the build ran out of time (%s): %s and %s. Raise timeoutSeconds in %s or pass a larger timeoutMs", timeout, ended(res), told, ConfigFile)
+		text := fmt.Sprintf("the build ran out of time (%s): %s and %s", timeout, ended(res), told)
+		if w := advice[buildguard.FixBuildTime]; w != "" {
+			text += ". " + w // how the front's users allow more time
+		}
+		return text
 	case res.Outcome == OutcomeCancelled:
 		what := "the build was cancelled"
 		if stopping {

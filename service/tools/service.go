@@ -42,8 +42,9 @@ type Deps struct {
 	// ok safe build. Zero means the safe build's default.
 	VerifyWait time.Duration
 	// Advice words what to do next for the front that presents the tools,
-	// in the names its users give the settings: after a refused safe
-	// build, an endpoint without a port file, a project not confirmed. Nil means the tools' own argument names (ArgumentAdvice):
+	// in the names its users give the settings: after a refused or
+	// timed-out safe build, an endpoint without a port file, a project not
+	// confirmed. Nil means the tools' own argument names (ArgumentAdvice):
 	// what an MCP client passes. The CLI passes its flags'.
 	Advice buildguard.Advice
 

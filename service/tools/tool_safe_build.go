@@ -55,13 +55,13 @@ func safeBuildTool() *Tool {
 }
 
 // ArgumentAdvice is what the tools tell an MCP client to do next, in the
-// tools' arguments (portFile, port, projectDir), never in a command-line
-// flag: after a refused safe build, and after an endpoint or project the
-// agent cannot be found or confirmed in, where these words complete the
-// contract's reason strings (docs/mcp-server.md#1.2). The agent's
-// acknowledgement timeout is not one of the safe build's arguments
-// (timeoutMs bounds the whole build), so an agent that answers too late is
-// retried, not given more time.
+// tools' arguments (portFile, port, projectDir, timeoutMs), never in a
+// command-line flag: after a refused or timed-out safe build, and after an
+// endpoint or project the agent cannot be found or confirmed in, where
+// these words complete the contract's reason strings
+// (docs/mcp-server.md#1.2). The agent's acknowledgement timeout is not one
+// of the safe build's arguments (timeoutMs bounds the whole build), so an
+// agent that answers too late is retried, not given more time.
 var ArgumentAdvice = buildguard.Advice{
 	buildguard.FixRetry:          "check that the application is running and responsive, and call again",
 	buildguard.FixDiscovery:      "the agent writes .reclazz/agent.port in the application's project directory: pass projectDir that directory, or portFile the agent's port file, or port its port",
@@ -74,6 +74,7 @@ var ArgumentAdvice = buildguard.Advice{
 	buildguard.FixUpgradeAgent:   "the agent is older than build ownership: attach a Reclazz agent that answers BUILD with owner=, then retry",
 	buildguard.FixFindAgent:      "run the app with the Reclazz agent, or pass port/portFile",
 	buildguard.FixConfirmProject: "Check DOCTOR workingDirectory and projectDir.",
+	buildguard.FixBuildTime:      "Raise timeoutSeconds in " + safebuild.ConfigFile + " or pass a larger timeoutMs",
 }
 
 const safeBuildNamePattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"

@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,6 +53,36 @@ func TestToolsWordWhatToDoInTheFrontsWords(t *testing.T) {
 			if s, _ := data[c.key].(string); strings.Contains(s, arg) {
 				t.Errorf("%s: the other front is told the MCP argument %s: %q", c.name, arg, s)
 			}
+		}
+	}
+}
+
+// TestSafeBuildTimeoutSaysHowToAllowMoreTime: a safe build that runs out of
+// time tells an MCP client the argument that allows more, and another
+// front its own words for it, never timeoutMs.
+func TestSafeBuildTimeoutSaysHowToAllowMoreTime(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		advice buildguard.Advice
+		end    string
+	}{
+		{nil, ". Raise timeoutSeconds in .buildguard.json or pass a larger timeoutMs"},
+		{buildguard.Advice{buildguard.FixBuildTime: "MORE TIME"}, "until this project's next successful safe build. MORE TIME"},
+	} {
+		agent := fakeagent.NewServer(t)
+		dir := t.TempDir()
+		conf := `{"builds": {"hang": {"command": ["sleep", "30"]}}}`
+		if err := os.WriteFile(filepath.Join(dir, ".buildguard.json"), []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s := tools.NewService(tools.Deps{Base: dir, Advice: c.advice})
+		_, data := call(t, s, tools.ToolSafeBuild, map[string]any{"port": port(agent), "timeoutMs": "1000"})
+		detail, _ := data["detail"].(string)
+		if data["outcome"] != "timeout" || !strings.HasSuffix(detail, c.end) {
+			t.Errorf("advice %v: outcome %v, detail %q; want a timeout whose detail ends %q", c.advice, data["outcome"], detail, c.end)
+		}
+		if c.advice != nil && strings.Contains(detail, "timeoutMs") {
+			t.Errorf("the other front is told timeoutMs: %q", detail)
 		}
 	}
 }
