@@ -89,19 +89,20 @@ func parseToolArgs(form tools.CLIForm, args []string) (pos []string, toolArgs ma
 }
 
 // flagWords words an argument error in the subcommand's flags: the
-// argument it names is the flag that gives it (timeoutMs is --timeout-ms).
+// argument it names is the flag that gives it (timeoutMs is --timeout-ms),
+// followed by the error's rule.
 func flagWords(form tools.CLIForm, e *tools.ArgError) string {
 	if e.Arg == "" {
 		return e.Message
 	}
 	for flag, arg := range endpointFlags {
 		if arg == e.Arg {
-			return flag + strings.TrimPrefix(e.Message, e.Arg)
+			return flag + " " + e.Rule
 		}
 	}
 	for flag, arg := range form.Flags {
 		if arg == e.Arg {
-			return flag + strings.TrimPrefix(e.Message, e.Arg)
+			return flag + " " + e.Rule
 		}
 	}
 	return e.Message

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/buildguard/buildguard/buildguard"
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 // TestToolArgumentErrorsNameFlags: a tool subcommand's argument error names
@@ -60,5 +61,19 @@ func TestAdviceNamesNoToolArgument(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestFlagWordsFollowTheErrorsStructure: an argument error is worded from
+// the argument it names and its rule, never by cutting its text.
+func TestFlagWordsFollowTheErrorsStructure(t *testing.T) {
+	t.Parallel()
+	e := &tools.ArgError{Message: "the port given must not be blank", Arg: "port", Rule: "must not be blank"}
+	if got := flagWords(tools.CLIForm{}, e); got != "--port must not be blank" {
+		t.Errorf("flagWords = %q, want %q", got, "--port must not be blank")
+	}
+	e = &tools.ArgError{Message: "owner is not a token", Arg: "owner", Rule: "is not a token"}
+	if got := flagWords(tools.CLIForm{Flags: map[string]string{"--owner": "owner"}}, e); got != "--owner is not a token" {
+		t.Errorf("flagWords = %q, want %q", got, "--owner is not a token")
 	}
 }

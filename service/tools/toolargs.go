@@ -29,6 +29,10 @@ type ArgError struct {
 	// that a front whose users give it another way (the CLI's flags) can
 	// name it in their terms; "" when the message names no one argument.
 	Arg string
+	// Rule is what is wrong with Arg, the message after its name, e.g.
+	// "must not be blank", for a front that names Arg its own way; "" when
+	// Arg is.
+	Rule string
 	// Protocol marks errors in the request itself rather than in the tool's
 	// arguments (unknown tool, name not a string, arguments not an object).
 	// They stay JSON-RPC -32602 in every protocol version, while argument errors
@@ -45,7 +49,8 @@ func argError(format string, a ...any) error {
 // argErrorIn is an argument error whose message starts with the name of
 // argument arg.
 func argErrorIn(arg, format string, a ...any) error {
-	return &ArgError{Message: arg + " " + fmt.Sprintf(format, a...), Arg: arg}
+	rule := fmt.Sprintf(format, a...)
+	return &ArgError{Message: arg + " " + rule, Arg: arg, Rule: rule}
 }
 
 // toolCall is one validated tool call: the tool, its arguments, its effective
