@@ -108,12 +108,7 @@ func ReadConfiguredData(h Host, b []byte) (Configured, error) {
 // UTF-8, nesting within maxDepth, no duplicate key, an object at the top.
 // A form init cannot edit in place (a TOML inline table) reads fine.
 func parse(h Host, b []byte) (map[string]any, error) {
-	var err error
-	if h.Format == TOML {
-		_, err = editTOML(b, h.Container, Entry{Command: "-", Args: []string{}})
-	} else {
-		_, err = editJSON(b, h.Container, Entry{Command: "-", Args: []string{}})
-	}
+	_, err := h.Format.syntax().edit(b, h.Container, Entry{Command: "-", Args: []string{}})
 	if err != nil && !errors.Is(err, ErrUnsupported) {
 		return nil, err
 	}

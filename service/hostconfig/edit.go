@@ -1,16 +1,12 @@
 package hostconfig
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
-
-	"github.com/pelletier/go-toml/v2"
-	"github.com/tailscale/hujson"
 )
 
 // edit applies the host's editor to old and checks the result: it parses,
@@ -19,13 +15,10 @@ import (
 // existing entry that the host would not start as buildguard whatever
 // command it names is refused (ErrWillNotStart).
 func edit(h Host, old []byte, e Entry) ([]byte, []string, error) {
-	editor := editJSON
-	if h.Format == TOML {
-		editor = editTOML
-	}
+	syntax := h.Format.syntax()
 	// The editor checks the file (its bounds, depth and syntax) before
 	// anything decodes it.
-	out, err := editor(old, h.Container, e)
+	out, err := syntax.edit(old, h.Container, e)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -38,7 +31,7 @@ func edit(h Host, old []byte, e Entry) ([]byte, []string, error) {
 	}
 	kept, timeoutNote := keepLongerTimeout(h, before, e)
 	if kept.TimeoutKey != e.TimeoutKey {
-		if out, err = editor(old, h.Container, kept); err != nil {
+		if out, err = syntax.edit(old, h.Container, kept); err != nil {
 			return nil, nil, err
 		}
 		e = kept
@@ -180,23 +173,9 @@ func projectDir(args any) string {
 // write: a bug, never a property of the user's file.
 var errEditBroken = errors.New("hostconfig: internal error, nothing was written")
 
-// decode returns the document's data; an empty document is an empty object.
-func decode(f Format, b []byte) (map[string]any, error) {
-	doc := map[string]any{}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return doc, nil
-	}
-	if f == TOML {
-		return doc, toml.Unmarshal(b, &doc)
-	}
-	std, err := hujson.Standardize(bytes.Clone(bytes.TrimPrefix(b, bom)))
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(std))
-	dec.UseNumber()
-	return doc, dec.Decode(&doc)
-}
+// decode returns the data of a document of format f; an empty document is
+// an empty object.
+func decode(f Format, b []byte) (map[string]any, error) { return f.syntax().decode(b) }
 
 // sameExceptOurs checks that after carries e in container.buildguard and
 // equals before in everything else.

@@ -36,6 +36,26 @@ const (
 	TOML
 )
 
+// syntax reads, checks and edits the files of one Format; each format
+// keeps all of it in one file (json.go, toml.go).
+type syntax interface {
+	// edit checks old as every edit does (docs/decisions.md#D13) and
+	// returns it with the owned fields of container.buildguard set to e's,
+	// or old itself when nothing changes. Refusals wrap the Err… values.
+	edit(old []byte, container string, e Entry) ([]byte, error)
+	// decode returns the document's data; an empty document is an empty
+	// object.
+	decode(b []byte) (map[string]any, error)
+}
+
+// syntax returns the reading, checking and editing of files of format f.
+func (f Format) syntax() syntax {
+	if f == TOML {
+		return tomlSyntax{}
+	}
+	return jsonSyntax{}
+}
+
 // Host describes one MCP host of docs/decisions.md#D15.
 type Host struct {
 	// Name is the --host value.

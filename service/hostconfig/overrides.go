@@ -6,12 +6,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
-	"strings"
-	"unicode/utf8"
-
-	"github.com/tailscale/hujson"
-
-	"github.com/buildguard/buildguard/internal/boundedfile"
 )
 
 // Overrides lists why host h would not start the entry of its file
@@ -22,7 +16,7 @@ import (
 // files that exist but could not be read within init's bounds.
 func Overrides(h Host, env Env) (problems, unchecked []string) {
 	look := func(path string, check func(doc map[string]any) []string) {
-		doc, err := readSettings(path)
+		doc, err := readJSON(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -66,31 +60,4 @@ func listed(doc map[string]any, key string) []string {
 		return []string{fmt.Sprintf("lists buildguard in %s", key)}
 	}
 	return nil
-}
-
-// readSettings reads a JSON settings file with the bounds and checks of
-// every host file (docs/decisions.md#D13).
-func readSettings(path string) (map[string]any, error) {
-	b, err := boundedfile.ReadFile(path, boundedfile.ConfigLimit)
-	if err != nil {
-		return nil, err
-	}
-	if !utf8.Valid(b) {
-		return nil, ErrInvalidUTF8
-	}
-	if err := checkDepth(b); err != nil {
-		return nil, err
-	}
-	v, err := hujson.Parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("%w as JSON: %v", ErrSyntax, strings.TrimPrefix(err.Error(), "hujson: "))
-	}
-	if err := checkDuplicates(&v, ""); err != nil {
-		return nil, err
-	}
-	doc, err := decode(JSON, b)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
-	}
-	return doc, nil
 }

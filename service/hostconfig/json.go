@@ -10,7 +10,70 @@ import (
 	"unicode/utf8"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/buildguard/buildguard/internal/boundedfile"
 )
+
+// jsonSyntax reads, checks and edits the JSON and JSONC files of every host
+// but Codex.
+type jsonSyntax struct{}
+
+func (jsonSyntax) edit(old []byte, container string, e Entry) ([]byte, error) {
+	return editJSON(old, container, e)
+}
+
+// decode returns the data of the JSONC document b, its numbers as
+// json.Number; an empty document is an empty object.
+func (jsonSyntax) decode(b []byte) (map[string]any, error) {
+	doc := map[string]any{}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return doc, nil
+	}
+	std, err := hujson.Standardize(bytes.Clone(bytes.TrimPrefix(b, bom)))
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(std))
+	dec.UseNumber()
+	return doc, dec.Decode(&doc)
+}
+
+// readJSON reads a JSON file that init does not edit (a host's settings)
+// with the bound and the checks of every host file (docs/decisions.md#D13).
+func readJSON(path string) (map[string]any, error) {
+	b, err := boundedfile.ReadFile(path, boundedfile.ConfigLimit)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := parseJSON(b); err != nil {
+		return nil, err
+	}
+	doc, err := jsonSyntax{}.decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
+	}
+	return doc, nil
+}
+
+// parseJSON returns the syntax tree of b after the checks every JSON file
+// passes before anything decodes it: valid UTF-8, nesting within maxDepth,
+// valid JSONC, no key named twice in an object.
+func parseJSON(b []byte) (hujson.Value, error) {
+	if !utf8.Valid(b) {
+		return hujson.Value{}, ErrInvalidUTF8
+	}
+	if err := checkDepth(b); err != nil {
+		return hujson.Value{}, err
+	}
+	v, err := hujson.Parse(b)
+	if err != nil {
+		return hujson.Value{}, fmt.Errorf("%w as JSON: %v", ErrSyntax, strings.TrimPrefix(err.Error(), "hujson: "))
+	}
+	if err := checkDuplicates(&v, ""); err != nil {
+		return hujson.Value{}, err
+	}
+	return v, nil
+}
 
 // editJSON sets the owned fields of container.buildguard in the JSON or
 // JSONC document old and returns the new document; it returns old itself
@@ -36,14 +99,8 @@ func editJSON(old []byte, container string, e Entry) ([]byte, error) {
 		b.WriteByte('\n')
 		return []byte(b.String()), nil
 	}
-	if err := checkDepth(old); err != nil {
-		return nil, err
-	}
-	v, err := hujson.Parse(old)
+	v, err := parseJSON(old)
 	if err != nil {
-		return nil, fmt.Errorf("%w as JSON: %v", ErrSyntax, strings.TrimPrefix(err.Error(), "hujson: "))
-	}
-	if err := checkDuplicates(&v, ""); err != nil {
 		return nil, err
 	}
 	root, ok := v.Value.(*hujson.Object)

@@ -12,6 +12,23 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
+// tomlSyntax reads, checks and edits Codex's config.toml.
+type tomlSyntax struct{}
+
+func (tomlSyntax) edit(old []byte, container string, e Entry) ([]byte, error) {
+	return editTOML(old, container, e)
+}
+
+// decode returns the data of the TOML document b; an empty document is an
+// empty object.
+func (tomlSyntax) decode(b []byte) (map[string]any, error) {
+	doc := map[string]any{}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return doc, nil
+	}
+	return doc, toml.Unmarshal(b, &doc)
+}
+
 // editTOML sets command and args (and the tool timeout when e has one) of
 // [container.buildguard] in the TOML
 // document old and returns the new document; it returns old itself when
