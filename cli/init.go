@@ -266,37 +266,47 @@ func dryRunInit(changes []hostconfig.Change, stdout, stderr io.Writer) ExitCode 
 			continue
 		}
 		fmt.Fprint(stdout, c.Diff())
-		printNotes(c, stderr)
+		for _, n := range c.Notes {
+			fmt.Fprintf(stderr, "buildguard init: note: %s: %s\n", c.Path, n)
+		}
 		fmt.Fprintf(stderr, "buildguard init: would write %s to %s\n", c.Describe(), c.Path)
 	}
 	fmt.Fprintln(stderr, "buildguard init: dry run; nothing was written")
 	return ExitOK
 }
 
-// writeInit writes the planned changes in order. When a write still fails
-// (a full disk, a file changed under us), it says which files were written
-// and which were not.
+// writeInit writes the planned changes in order (hostconfig.Write), then
+// says of each, in that order, what became of it. When a write still
+// fails (a full disk, a file changed under us), it says which files were
+// written and which were not.
 func writeInit(changes []hostconfig.Change, dir string, stderr io.Writer) ExitCode {
-	var written []string
+	done, err := hostconfig.Write(changes)
+	var written, notWritten []string
 	for i, c := range changes {
-		if !c.Changed() {
+		switch {
+		case i > done:
+			if c.Changed() {
+				notWritten = append(notWritten, c.Path)
+			}
+			continue
+		case !c.Changed():
 			fmt.Fprintf(stderr, "buildguard init: %s already has %s; left unchanged\n", c.Path, c.Describe())
 			continue
 		}
-		printNotes(c, stderr)
-		if err := c.Write(); err != nil {
+		for _, n := range c.Notes {
+			fmt.Fprintf(stderr, "buildguard init: note: %s: %s\n", c.Path, n)
+		}
+		if i == done {
 			fmt.Fprintf(stderr, "buildguard init: %v; %s was left unchanged\n", err, c.Path)
-			var rest []string
-			for _, d := range changes[i+1:] {
-				if d.Changed() {
-					rest = append(rest, d.Path)
-				}
-			}
-			fmt.Fprintf(stderr, "buildguard init: written: %s; not written: %s\n", orNone(written), orNone(append([]string{c.Path}, rest...)))
-			return ExitFailure
+			notWritten = append(notWritten, c.Path)
+			continue
 		}
 		written = append(written, c.Path)
 		fmt.Fprintf(stderr, "buildguard init: wrote %s to %s\n", c.Describe(), c.Path)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "buildguard init: written: %s; not written: %s\n", orNone(written), orNone(notWritten))
+		return ExitFailure
 	}
 	for _, c := range changes {
 		for _, h := range c.Hosts {
@@ -304,12 +314,6 @@ func writeInit(changes []hostconfig.Change, dir string, stderr io.Writer) ExitCo
 		}
 	}
 	return ExitOK
-}
-
-func printNotes(c hostconfig.Change, stderr io.Writer) {
-	for _, n := range c.Notes {
-		fmt.Fprintf(stderr, "buildguard init: note: %s: %s\n", c.Path, n)
-	}
 }
 
 func orNone(paths []string) string {

@@ -277,27 +277,3 @@ func trimPath(err error, path string) error {
 	}
 	return err
 }
-
-// ErrChanged marks a file that changed between the plan and the write:
-// writing the plan would lose what changed, so it is not written.
-var ErrChanged = errors.New("changed since init read it")
-
-// Write writes the change atomically (a temporary file beside the target,
-// renamed over it) with the file's mode; a symlink stays a link and its
-// target is replaced. A missing directory is created. An unchanged file is
-// not touched. A file that no longer holds what the plan read (or that
-// appeared since) is not written: ErrChanged.
-func (c Change) Write() error {
-	if !c.Changed() {
-		return nil
-	}
-	if c.Exists {
-		cur, err := boundedfile.ReadFile(c.Target, boundedfile.ConfigLimit)
-		if err != nil || !bytes.Equal(cur, c.Old) {
-			return fmt.Errorf("%s %w; run init again", c.Target, ErrChanged)
-		}
-	} else if _, err := os.Lstat(c.Target); err == nil {
-		return fmt.Errorf("%s %w (it did not exist then); run init again", c.Target, ErrChanged)
-	}
-	return WriteAtomic(c.Target, c.New, c.Mode)
-}

@@ -1,6 +1,7 @@
 package hostconfig
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -8,7 +9,46 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/buildguard/buildguard/internal/boundedfile"
 )
+
+// Write writes the planned changes in order (docs/hosts.md#1), each with
+// Change.Write, and stops at the first that fails: it returns how many
+// were written or left unchanged before it, and its error. Every change
+// is written when err is nil.
+func Write(changes []Change) (done int, err error) {
+	for i, c := range changes {
+		if err := c.Write(); err != nil {
+			return i, err
+		}
+	}
+	return len(changes), nil
+}
+
+// ErrChanged marks a file that changed between the plan and the write:
+// writing the plan would lose what changed, so it is not written.
+var ErrChanged = errors.New("changed since init read it")
+
+// Write writes the change atomically (a temporary file beside the target,
+// renamed over it) with the file's mode; a symlink stays a link and its
+// target is replaced. A missing directory is created. An unchanged file is
+// not touched. A file that no longer holds what the plan read (or that
+// appeared since) is not written: ErrChanged.
+func (c Change) Write() error {
+	if !c.Changed() {
+		return nil
+	}
+	if c.Exists {
+		cur, err := boundedfile.ReadFile(c.Target, boundedfile.ConfigLimit)
+		if err != nil || !bytes.Equal(cur, c.Old) {
+			return fmt.Errorf("%s %w; run init again", c.Target, ErrChanged)
+		}
+	} else if _, err := os.Lstat(c.Target); err == nil {
+		return fmt.Errorf("%s %w (it did not exist then); run init again", c.Target, ErrChanged)
+	}
+	return WriteAtomic(c.Target, c.New, c.Mode)
+}
 
 // WriteAtomic writes data to path through a temporary file in the same
 // directory renamed over it, so a reader sees the old file or the new one,
