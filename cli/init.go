@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -112,27 +111,9 @@ func parseInit(args []string) (initOptions, error) {
 	return o, nil
 }
 
-// selectHosts returns the hosts a run works on (docs/decisions.md#D15):
-// the named ones, every one with --all, else claude and every detected one.
-func selectHosts(o initOptions, env hostconfig.Env) []hostconfig.Host {
-	var out []hostconfig.Host
-	for _, h := range hostconfig.All() {
-		switch {
-		case len(o.hosts) > 0:
-			if !slices.Contains(o.hosts, h.Name) {
-				continue
-			}
-		case o.all, h.Name == "claude", h.Detected(env):
-		default:
-			continue
-		}
-		out = append(out, h)
-	}
-	return out
-}
-
-// runInit handles `buildguard init` (docs/decisions.md#D15). Every file is
-// planned first; a refusal (docs/decisions.md#D13) writes nothing at all.
+// runInit handles `buildguard init` (docs/decisions.md#D15): it parses,
+// has hostconfig decide and plan every file, writes the plan, and says
+// what it did. A refusal (docs/decisions.md#D13) writes nothing at all.
 func runInit(args []string, stdout, stderr io.Writer) ExitCode {
 	if slices.Contains(args, "--help") || slices.Contains(args, "-h") {
 		fmt.Fprintln(stderr, initUsage)
@@ -143,41 +124,27 @@ func runInit(args []string, stdout, stderr io.Writer) ExitCode {
 		fmt.Fprintf(stderr, "buildguard init: %v\n%s\n", err, initUsage)
 		return ExitUsage
 	}
-	abs, err := initProjectDir(o.dir)
+	dir, err := initProjectDir(o.dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "buildguard init: %v\n", err)
 		return ExitUsage
 	}
-	env := hostconfig.EnvFromOS(abs)
-	hosts := selectHosts(o, env)
-	for _, h := range hosts {
-		if !filepath.IsAbs(h.File(env)) {
-			fmt.Fprintf(stderr, "buildguard init: the home directory is not known, so %s's file cannot be found; set HOME (for Codex, or CODEX_HOME)\n", h.Title)
-			return ExitUsage
-		}
-	}
+	req := hostconfig.Request{Env: hostconfig.EnvFromOS(dir), Names: o.hosts, All: o.all}
 	if o.check {
-		return runInitCheck(hosts, len(o.hosts) > 0 || o.all, env, stdout, stderr)
+		return runInitCheck(req, stdout, stderr)
 	}
-	self, err := entryCommand(os.Args[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "buildguard init: finding this binary's path: %v\n", err)
-		return ExitFailure
-	}
-	entries, code := initEntries(o, env, hosts, self, stderr)
+	d, code := decideInit(o, req, stderr)
 	if code != ExitOK {
-		fmt.Fprintln(stderr, "buildguard init: nothing was written")
 		return code
 	}
-	changes, code := planInit(o, env, hosts, entries, stderr)
+	changes, code := planInit(o, req.Env, d.Hosts, d.Entries, stderr)
 	switch {
 	case code != ExitOK:
-		fmt.Fprintln(stderr, "buildguard init: nothing was written")
 		return code
 	case o.dryRun:
 		return dryRunInit(changes, stdout, stderr)
 	}
-	return writeInit(changes, abs, stderr)
+	return writeInit(changes, dir, stderr)
 }
 
 // initProjectDir returns dir (default: the working directory) made
@@ -199,63 +166,58 @@ func initProjectDir(dir string) (string, error) {
 	return abs, nil
 }
 
-// entryCommand returns the command an entry names (docs/hosts.md#1): the
-// path buildguard was invoked by (arg0, found on PATH when it has no
-// slash) when it leads to this very binary, so that a symlink an upgrade
-// repoints (/usr/local/bin/buildguard, a Homebrew or asdf shim) keeps
-// working; else the binary's real path.
-func entryCommand(arg0 string) (string, error) {
-	self, err := os.Executable()
-	if err == nil {
-		self, err = filepath.EvalSymlinks(self)
-	}
+// decideInit has hostconfig decide which hosts the run writes and the
+// entry each gets (docs/hosts.md#1), with this binary's path and the
+// project's longest build call, and prints the notes. A host whose file
+// cannot be found is a usage error (exit 2); no buildguard on PATH for
+// the portable entries refuses the run (exit 2) with what to do, and
+// nothing is written.
+func decideInit(o initOptions, req hostconfig.Request, stderr io.Writer) (hostconfig.Decision, ExitCode) {
+	self, err := entryCommand(os.Args[0])
 	if err != nil {
-		return "", err
+		fmt.Fprintf(stderr, "buildguard init: finding this binary's path: %v\n", err)
+		return hostconfig.Decision{}, ExitFailure
 	}
-	invoked := arg0
-	if !strings.ContainsRune(arg0, filepath.Separator) {
-		if invoked, err = exec.LookPath(arg0); err != nil {
-			return self, nil
-		}
+	timeout, why := buildCallTimeout(req.Env.ProjectDir)
+	req.Entry = hostconfig.EntryOptions{Self: self, Absolute: o.absolute, ToolTimeout: timeout, TimeoutNote: why}
+	d, err := hostconfig.Decide(req)
+	for _, n := range d.Notes {
+		fmt.Fprintf(stderr, "buildguard init: note: %s\n", n)
 	}
-	invoked, err = filepath.Abs(invoked)
-	if err != nil {
-		return self, nil
+	switch {
+	case errors.Is(err, hostconfig.ErrNotOnPath):
+		fmt.Fprintf(stderr, "buildguard init: %s is not on PATH (%s), so a host would not start the entry %q of the project's files. "+
+			"Install buildguard in a directory on PATH (for example: ln -s %s /usr/local/bin/buildguard) and run init again, "+
+			"or run buildguard init --absolute to write this machine's path %s (an entry for this machine only, not for committing)\n",
+			hostconfig.Command, shortList(os.Getenv("PATH")), hostconfig.Command+" mcp", self, self)
+		fmt.Fprintln(stderr, "buildguard init: nothing was written")
+		return d, ExitUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "buildguard init: %v\n", err)
+		return d, ExitUsage
 	}
-	a, errA := os.Stat(invoked)
-	b, errB := os.Stat(self)
-	if errA != nil || errB != nil || !os.SameFile(a, b) {
-		return self, nil
-	}
-	return invoked, nil
+	return d, ExitOK
 }
 
-// planInit plans every file of the run: each host's entry and, with
-// --skill, the block in the agent instruction files. Each refusal is
-// printed; any refusal makes the run write nothing.
+// planInit has hostconfig plan every file of the run: each host's entry
+// and, with --skill, the block in the agent instruction files. Each
+// refusal is printed; any refusal makes the run write nothing, and says
+// so.
 func planInit(o initOptions, env hostconfig.Env, hosts []hostconfig.Host, entries map[string]hostconfig.Entry, stderr io.Writer) ([]hostconfig.Change, ExitCode) {
-	p := hostconfig.NewPlanner(env)
+	changes, errs := hostconfig.PlanChanges(env, hosts, entries, o.skill)
 	code := ExitOK
-	report := func(err error) {
-		var r *hostconfig.Refusal
-		switch {
-		case errors.As(err, &r):
-			fmt.Fprintf(stderr, "buildguard init: %v\n", r)
+	for _, err := range errs {
+		fmt.Fprintf(stderr, "buildguard init: %v\n", err)
+		if _, refused := errors.AsType[*hostconfig.Refusal](err); refused {
 			code = max(code, ExitUsage)
-		case err != nil:
-			fmt.Fprintf(stderr, "buildguard init: %v\n", err)
+		} else {
 			code = max(code, ExitFailure)
 		}
 	}
-	for _, h := range hosts {
-		report(p.Host(h, entries[h.Name]))
+	if code != ExitOK {
+		fmt.Fprintln(stderr, "buildguard init: nothing was written")
 	}
-	if o.skill {
-		for _, f := range hostconfig.SkillFiles(env.ProjectDir) {
-			report(p.Skill(f))
-		}
-	}
-	return p.Changes(), code
+	return changes, code
 }
 
 // dryRunInit prints each planned change as a diff and writes nothing.

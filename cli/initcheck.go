@@ -28,64 +28,55 @@ const checkTimeout = 10 * time.Second
 // after its stdin closes before its process group is killed.
 const checkExitGrace = 2 * time.Second
 
-// runInitCheck is `init --check`: each host's configured entry is started
-// as the host would start it — its command, args, env and working
-// directory, with the host's variables expanded — and must answer the MCP
-// handshake as buildguard, serving this project, and list our tools within
-// checkTimeout. One OK or FAIL line per host on stdout; exit 1 on any FAIL.
-// A host that was not asked for by name and has no entry is skipped. A
-// stop signal (SIGINT, SIGTERM, …) ends the server under check with its
-// process group, checks no further host, and exits 128+signal.
-func runInitCheck(hosts []hostconfig.Host, named bool, env hostconfig.Env, stdout, stderr io.Writer) ExitCode {
+// runInitCheck is `init --check`: hostconfig.Checks first reads what each
+// host would start — its command, args, env and working directory, with
+// the host's variables expanded, serving this project — and each entry is
+// then started as the host would start it, and must answer the MCP
+// handshake as buildguard and list our tools within checkTimeout. One OK
+// or FAIL line per host on stdout; exit 1 on any FAIL. A host that was
+// not asked for by name and has no entry is skipped. A stop signal
+// (SIGINT, SIGTERM, …) ends the server under check with its process
+// group, checks no further host, and exits 128+signal.
+func runInitCheck(req hostconfig.Request, stdout, stderr io.Writer) ExitCode {
 	ctx, interrupted, release := interruptible()
 	defer release()
-	code, checked := ExitOK, 0
-	for _, h := range hosts {
+	checks, err := hostconfig.Checks(req, os.LookupEnv)
+	if err != nil {
+		fmt.Fprintf(stderr, "buildguard init: %v\n", err)
+		return ExitUsage
+	}
+	code := ExitOK
+	for _, c := range checks {
 		if ctx.Err() != nil {
 			break
 		}
-		c, err := hostconfig.ReadConfigured(h, env, os.LookupEnv)
-		if errors.Is(err, hostconfig.ErrNoEntry) && !named {
-			continue
-		}
-		checked++
-		what := h.File(env)
-		var unchecked []string
-		if err == nil {
-			var problems []string
-			if problems, unchecked = hostconfig.Overrides(h, env); len(problems) > 0 {
-				err = fmt.Errorf("the host would not start this entry: %s", strings.Join(problems, "; "))
-			}
-		}
-		if err == nil {
-			err = servesProject(c, env.ProjectDir)
-		}
+		err := c.Err
 		if err == nil {
 			var detail string
-			detail, err = checkEntry(ctx, c)
+			detail, err = checkEntry(ctx, c.Entry)
 			if ctx.Err() != nil {
 				break
 			}
 			if err == nil {
-				if len(unchecked) > 0 {
-					detail += "; not read, so not checked for settings that disable it: " + strings.Join(unchecked, ", ")
+				if len(c.Unchecked) > 0 {
+					detail += "; not read, so not checked for settings that disable it: " + strings.Join(c.Unchecked, ", ")
 				}
-				fmt.Fprintf(stdout, "OK   %-8s %s: %s\n", h.Name, what, detail)
+				fmt.Fprintf(stdout, "OK   %-8s %s: %s\n", c.Host.Name, c.File, detail)
 				continue
 			}
 		}
 		code = ExitFailure
 		reason := err.Error()
 		if errors.Is(err, hostconfig.ErrNoEntry) {
-			reason += fmt.Sprintf("; run buildguard init --host %s", h.Name)
+			reason += fmt.Sprintf("; run buildguard init --host %s", c.Host.Name)
 		}
-		fmt.Fprintf(stdout, "FAIL %-8s %s: %s\n", h.Name, what, reason)
+		fmt.Fprintf(stdout, "FAIL %-8s %s: %s\n", c.Host.Name, c.File, reason)
 	}
 	if s := interrupted(); s != nil {
 		fmt.Fprintf(stderr, "buildguard init --check: interrupted (%v); the server under check was ended with its process group, and no further host was checked\n", s)
 		return signalExit(s)
 	}
-	if checked == 0 {
+	if len(checks) == 0 {
 		fmt.Fprintln(stderr, "buildguard init --check: no host has a buildguard entry; run buildguard init first")
 		return ExitFailure
 	}
@@ -121,28 +112,6 @@ func interruptible() (ctx context.Context, interrupted func() os.Signal, release
 		close(done)
 		cancel()
 	}
-}
-
-// servesProject checks that the entry serves dir: its --project-dir, or
-// without one the directory the host starts it in, is dir.
-func servesProject(c hostconfig.Configured, dir string) error {
-	served, how := c.Dir, "it has no --project-dir and the host starts it in"
-	for i, a := range c.Args {
-		if v, ok := strings.CutPrefix(a, "--project-dir="); ok {
-			served, how = v, "it serves"
-		} else if a == "--project-dir" && i+1 < len(c.Args) {
-			served, how = c.Args[i+1], "it serves"
-		}
-	}
-	if !filepath.IsAbs(served) {
-		served = filepath.Join(c.Dir, served)
-	}
-	a, errA := os.Stat(served)
-	b, errB := os.Stat(dir)
-	if errA == nil && errB == nil && os.SameFile(a, b) {
-		return nil
-	}
-	return fmt.Errorf("the entry is for another project: %s %s, not %s; run buildguard init in this project to point it here", how, served, dir)
 }
 
 // checkEntry starts c in a process group of its own, talks MCP to it with

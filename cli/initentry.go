@@ -3,13 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
-	"github.com/buildguard/buildguard/service/hostconfig"
 	"github.com/buildguard/buildguard/service/safebuild"
 )
 
@@ -20,47 +19,35 @@ import (
 // result.
 const toolTimeoutMargin = time.Minute
 
-// initEntries returns the entry each host gets (docs/hosts.md#1): a
-// project-level host the portable entry, buildguard from PATH, unless
-// --absolute; a user-level host this binary's path and --project-dir. A
-// portable entry with no buildguard on PATH would not start, so the run is
-// refused (exit 2) with what to do; a buildguard on PATH that is not this
-// binary is a note.
-func initEntries(o initOptions, env hostconfig.Env, hosts []hostconfig.Host, self string, stderr io.Writer) (map[string]hostconfig.Entry, ExitCode) {
-	timeout, why := buildCallTimeout(env.ProjectDir)
-	entries := map[string]hostconfig.Entry{}
-	portable := false
-	for _, h := range hosts {
-		e := hostconfig.NewEntry(h, self, env.ProjectDir)
-		if h.Scope == hostconfig.Project && !o.absolute {
-			e, portable = hostconfig.PortableEntry(h), true
-		}
-		entries[h.Name] = e.WithToolTimeout(h, timeout)
-		if h.TimeoutKey != "" && why != "" {
-			fmt.Fprintf(stderr, "buildguard init: note: %s\n", why)
-			why = ""
-		}
-	}
-	if !portable {
-		return entries, ExitOK
-	}
-	onPath, err := exec.LookPath(hostconfig.Command)
+// entryCommand returns the command an entry names (docs/hosts.md#1): the
+// path buildguard was invoked by (arg0, found on PATH when it has no
+// slash) when it leads to this very binary, so that a symlink an upgrade
+// repoints (/usr/local/bin/buildguard, a Homebrew or asdf shim) keeps
+// working; else the binary's real path.
+func entryCommand(arg0 string) (string, error) {
+	self, err := os.Executable()
 	if err == nil {
-		onPath, err = filepath.Abs(onPath)
+		self, err = filepath.EvalSymlinks(self)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "buildguard init: %s is not on PATH (%s), so a host would not start the entry %q of the project's files. "+
-			"Install buildguard in a directory on PATH (for example: ln -s %s /usr/local/bin/buildguard) and run init again, "+
-			"or run buildguard init --absolute to write this machine's path %s (an entry for this machine only, not for committing)\n",
-			hostconfig.Command, shortList(os.Getenv("PATH")), hostconfig.Command+" mcp", self, self)
-		return nil, ExitUsage
+		return "", err
 	}
-	a, errA := os.Stat(onPath)
+	invoked := arg0
+	if !strings.ContainsRune(arg0, filepath.Separator) {
+		if invoked, err = exec.LookPath(arg0); err != nil {
+			return self, nil
+		}
+	}
+	invoked, err = filepath.Abs(invoked)
+	if err != nil {
+		return self, nil
+	}
+	a, errA := os.Stat(invoked)
 	b, errB := os.Stat(self)
 	if errA != nil || errB != nil || !os.SameFile(a, b) {
-		fmt.Fprintf(stderr, "buildguard init: note: the project's entries start buildguard from PATH, which is %s, not this binary (%s)\n", onPath, self)
+		return self, nil
 	}
-	return entries, ExitOK
+	return invoked, nil
 }
 
 // buildCallTimeout returns the longest one reclazz_safe_build call of the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -26,6 +27,79 @@ type Configured struct {
 	// Dir is the working directory: the entry's cwd, else the host's
 	// (WorkDir); a relative cwd is below the host's.
 	Dir string
+}
+
+// Checked is what `init --check` starts for one host: its entry as the
+// host would start it, or why the host would not start it as buildguard
+// serving the project.
+type Checked struct {
+	// Host is the host; File is its config file.
+	Host Host
+	File string
+	// Entry is the entry as the host starts it; set when Err is nil.
+	Entry Configured
+	// Err says why there is nothing to start: the file has no entry
+	// (ErrNoEntry), the host would not start it, or it serves another
+	// project.
+	Err error
+	// Unchecked names the settings files that exist but could not be read
+	// for settings that disable the entry (Overrides).
+	Unchecked []string
+}
+
+// Checks reads, for each host of req (Select), what `init --check` starts
+// (docs/decisions.md#D15): the entry as ReadConfigured reads it, with
+// lookup's variables, which no setting kept elsewhere disables (Overrides)
+// and which serves the project. A host whose file has no entry is left
+// out unless asked for by name or with All.
+func Checks(req Request, lookup func(string) (string, bool)) ([]Checked, error) {
+	env, named := req.Env, len(req.Names) > 0 || req.All
+	hosts, err := Select(env, req.Names, req.All)
+	if err != nil {
+		return nil, err
+	}
+	var out []Checked
+	for _, h := range hosts {
+		c, err := ReadConfigured(h, env, lookup)
+		if errors.Is(err, ErrNoEntry) && !named {
+			continue
+		}
+		ch := Checked{Host: h, File: h.File(env), Entry: c}
+		if err == nil {
+			var problems []string
+			if problems, ch.Unchecked = Overrides(h, env); len(problems) > 0 {
+				err = fmt.Errorf("the host would not start this entry: %s", strings.Join(problems, "; "))
+			}
+		}
+		if err == nil {
+			err = servesProject(c, env.ProjectDir)
+		}
+		ch.Err = err
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+// servesProject checks that the entry serves dir: its --project-dir, or
+// without one the directory the host starts it in, is dir.
+func servesProject(c Configured, dir string) error {
+	served, how := c.Dir, "it has no --project-dir and the host starts it in"
+	for i, a := range c.Args {
+		if v, ok := strings.CutPrefix(a, "--project-dir="); ok {
+			served, how = v, "it serves"
+		} else if a == "--project-dir" && i+1 < len(c.Args) {
+			served, how = c.Args[i+1], "it serves"
+		}
+	}
+	if !filepath.IsAbs(served) {
+		served = filepath.Join(c.Dir, served)
+	}
+	a, errA := os.Stat(served)
+	b, errB := os.Stat(dir)
+	if errA == nil && errB == nil && os.SameFile(a, b) {
+		return nil
+	}
+	return fmt.Errorf("the entry is for another project: %s %s, not %s; run buildguard init in this project to point it here", how, served, dir)
 }
 
 // ReadConfigured reads host h's entry from its file with the bounds and

@@ -5,7 +5,11 @@
 // byte stays, and the write is atomic. JSON and JSONC files are edited in
 // place on their syntax tree (comments, trailing commas and layout kept);
 // Codex's TOML is edited as byte ranges of its own table and validated by a
-// TOML parser before it is written. It does not start servers or talk MCP.
+// TOML parser before it is written; each format is read, checked and
+// edited in one file (json.go, toml.go). A run of init is decided and
+// planned here whole, every file read before any is written (plan.go),
+// and so is what init --check starts (Checks); the command line only
+// words the results. It does not start servers or talk MCP.
 package hostconfig
 
 import (
