@@ -215,3 +215,9 @@ func (s statInfo) Mode() fs.FileMode {
 func (s statInfo) ModTime() time.Time { return time.Unix(s.st.Mtim.Unix()) }
 func (s statInfo) IsDir() bool        { return s.Mode().IsDir() }
 func (s statInfo) Sys() any           { return &syscall.Stat_t{Uid: s.st.Uid} }
+
+// ownedByUs reports whether fi belongs to the effective user.
+func ownedByUs(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return !ok || int(st.Uid) == os.Geteuid()
+}

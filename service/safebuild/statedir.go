@@ -1,0 +1,235 @@
+package safebuild
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/buildguard/buildguard/agentproto"
+	"github.com/buildguard/buildguard/buildguard"
+	"github.com/buildguard/buildguard/internal/stateignore"
+)
+
+// The project's state directory (docs/safe-build.md#9): the owner file of
+// its safe builds and their logs, never used through a symlink, nothing
+// removed that buildguard did not write. The calls relative to an opened
+// directory are in statedir_unix.go; statedir_other.go uses paths.
+
+// StateDir is the directory under the project where buildguard keeps its
+// own files: the build logs and the project's owner token
+// (docs/safe-build.md#9). It holds a .gitignore of "*" when buildguard
+// created it (stateignore.Create).
+const StateDir = ".buildguard"
+
+// ErrStateDir means the project's state directory (StateDir) or something
+// in it that buildguard writes is not what buildguard made: a symlink, not a
+// directory (or not a regular file), or another user's. Nothing is written
+// or removed through it (docs/safe-build.md#9).
+var ErrStateDir = errors.New("unusable state directory")
+
+// EnsureStateDir returns the project's state directory dir/.buildguard,
+// creating it when it is missing. It refuses a symlink, anything but a
+// directory, and a directory of another user: buildguard never follows a
+// symlink under the project's state directory, so its owner file and logs
+// cannot land (and rotation cannot delete) outside the project
+// (docs/decisions.md#D21).
+// A state directory it creates is given its .gitignore
+// (stateignore.Create); one that could not be written is no error.
+func EnsureStateDir(dir string) (string, error) {
+	path := filepath.Join(dir, StateDir)
+	created, err := makeOwnDir(path)
+	if created && err == nil {
+		_ = stateignore.Create(path)
+	}
+	return path, err
+}
+
+// makeOwnDir creates path as a directory (0755) unless it exists, checks
+// that it is a real directory of this user, and says whether it created
+// it.
+func makeOwnDir(path string) (created bool, err error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.Mkdir(path, 0o755); err == nil {
+			created = true
+		} else if !errors.Is(err, fs.ErrExist) {
+			return false, fmt.Errorf("creating %s: %w", path, err)
+		}
+		fi, err = os.Lstat(path)
+	}
+	if err != nil {
+		return created, fmt.Errorf("%w: %w", ErrStateDir, err)
+	}
+	return created, checkOwn(path, fi, true)
+}
+
+// checkOwn refuses what buildguard would not have made at path: a
+// symlink, the wrong kind of file, or another user's file.
+func checkOwn(path string, fi fs.FileInfo, dir bool) error {
+	const fix = "buildguard keeps its owner file and build logs only in a real directory of the project, never through a link: remove it and build again"
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%w: %s is a symlink; %s", ErrStateDir, path, fix)
+	case dir && !fi.IsDir():
+		return fmt.Errorf("%w: %s is not a directory; %s", ErrStateDir, path, fix)
+	case !dir && !fi.Mode().IsRegular():
+		return fmt.Errorf("%w: %s is not a regular file; %s", ErrStateDir, path, fix)
+	case !ownedByUs(fi):
+		return fmt.Errorf("%w: %s belongs to another user; %s", ErrStateDir, path, fix)
+	}
+	return nil
+}
+
+// OwnerFile is where a project keeps the owner token of its safe builds,
+// under StateDir (docs/safe-build.md#4). Every safe build of the project,
+// from the MCP server or the CLI, uses this one owner, so a failed build's
+// hold is released by the project's next successful build.
+const OwnerFile = "owner"
+
+// errOwnerFile means the owner file exists but cannot be used.
+var errOwnerFile = errors.New("unusable owner file")
+
+// projectOwner returns the project's owner token, creating it (a fresh
+// UUID, written atomically) on first use, in the project's state directory,
+// opened and checked as the logs are (openStateDir): nothing is read or
+// written through a symlink.
+func projectOwner(dir string) (string, error) {
+	state, err := openStateDir(dir)
+	if err != nil {
+		return "", err
+	}
+	defer state.Close()
+	owner, err := readOwner(state)
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		return owner, err
+	}
+	owner, err = buildguard.NewOwner("")
+	if err != nil {
+		return "", err
+	}
+	// Linked in, not renamed: when another build created the file
+	// meanwhile, its owner wins and is read back.
+	if err := state.linkNew(OwnerFile, []byte(owner+"\n")); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("writing the owner file: %w", err)
+	}
+	return readOwner(state)
+}
+
+// readOwner reads the owner file of state: a regular file of this user,
+// not a symlink, holding one owner token.
+func readOwner(state *stateDir) (string, error) {
+	path := filepath.Join(state.path, OwnerFile)
+	f, err := state.open(OwnerFile)
+	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil {
+			if cerr := checkOwn(path, fi, false); cerr != nil {
+				return "", fmt.Errorf("%w: %w", errOwnerFile, cerr)
+			}
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			return "", err
+		}
+		return "", fmt.Errorf("%w: %w", errOwnerFile, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err == nil {
+		err = checkOwn(path, fi, false)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errOwnerFile, err)
+	}
+	if fi.Size() > 1024 {
+		return "", fmt.Errorf("%w: %s is not a small regular file; remove it (a build that failed under its owner then stays held until the application restarts)", errOwnerFile, path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 1025))
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errOwnerFile, err)
+	}
+	owner := string(bytes.TrimSpace(data))
+	if !agentproto.ValidToken(owner) {
+		return "", fmt.Errorf("%w: %s does not hold an owner token (1-64 ASCII letters, digits, _ or -); remove it to start with a fresh one", errOwnerFile, path)
+	}
+	return owner, nil
+}
+
+// KeptLogs is how many build logs are kept; older ones are removed when a
+// build starts.
+const KeptLogs = 10
+
+// logName is the name of a build log: the UTC start time, then the build.
+var logName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]{8}T[0-9]{9}Z(-[0-9]+)?-[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\.log$`)
+})
+
+// LogDir is where the logs of the project in dir are kept.
+func LogDir(dir string) string { return filepath.Join(dir, StateDir, "logs") }
+
+// createLog creates the log of one build of name started at t, named so that
+// logs sort by start time, and removes all but the newest KeptLogs logs
+// (this one included). The state directory and its logs folder must be real
+// directories of this user; they are opened once without following a
+// symlink (openLogDir), and the log is created and old logs removed
+// through that handle, so nothing is created or removed outside the
+// project even if a folder is swapped for a symlink meanwhile. Only files
+// the product wrote are ever removed.
+func createLog(dir, name string, t time.Time) (*os.File, error) {
+	d, err := openLogDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	stamp := t.UTC().Format("20060102T150405.000Z")
+	stamp = stamp[:15] + stamp[16:] // no dot: 20261202T010203456Z
+	var f *os.File
+	for i := 0; i < 100; i++ {
+		base := stamp + "-" + name + ".log"
+		if i > 0 {
+			base = fmt.Sprintf("%s-%d-%s.log", stamp, i, name)
+		}
+		f, err = d.create(base)
+		if !errors.Is(err, os.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating the build log in %s: %w", d.path, err)
+	}
+	rotateLogs(d, filepath.Base(f.Name()))
+	return f, nil
+}
+
+// rotateLogs removes the oldest build logs in d beyond KeptLogs, never the
+// one just created (whatever the clock said). A build log is a file the
+// product wrote: a log's name, a regular file (not a symlink) of this
+// user; nothing else is ever removed. Failures leave a log behind and are
+// not errors of the build.
+func rotateLogs(d *logDir, current string) {
+	names, err := d.names()
+	if err != nil {
+		return
+	}
+	var logs []string
+	for _, n := range names {
+		if n == current || !logName().MatchString(n) {
+			continue
+		}
+		if fi, err := d.lstat(n); err != nil || checkOwn(n, fi, false) != nil {
+			continue
+		}
+		logs = append(logs, n)
+	}
+	sort.Strings(logs)
+	for len(logs) > KeptLogs-1 {
+		_ = d.remove(logs[0])
+		logs = logs[1:]
+	}
+}
