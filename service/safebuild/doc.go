@@ -11,7 +11,14 @@
 // SHA-256. A result claims no more than was checked (decision
 // docs/decisions.md#D21): what the agent was last told and answered
 // (told.go), and a proof only from a complete search (search.go,
-// proof.go).
+// prove.go).
+//
+// Builder.Run takes a build through four stages, one file each, each
+// handing its result to the next: admit.go (everything before the
+// command starts: the queue's turn, the owner and the log in the state
+// directory, the hold session), run.go (the supervised build), prove.go
+// (the changed classes and their proof) and answer.go (the result: its
+// outcome, counts and every word of its detail).
 //
 // It owns the build configuration (LoadProject: exact keys, the schema's
 // types), the one-build-at-a-time rule of a server (Builder), the project's

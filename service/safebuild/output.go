@@ -184,31 +184,6 @@ func (c *capture) flush() error {
 	return c.logErr
 }
 
-// logNote says what the log on disk lacks, for the result's detail: ""
-// when it holds every byte the build printed.
-func (c *capture) logNote() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	note := ""
-	if c.unparsed > 0 {
-		note = fmt.Sprintf("; %d bytes of the output were not read for diagnostics (the parser fell behind the build); the log has them", c.unparsed)
-	}
-	switch {
-	case c.logErr != nil:
-		return note + fmt.Sprintf("; the log is incomplete: writing it failed after %d of the %d bytes the build printed (%v); output.tail has the end of the output", c.logged, c.total, c.logErr)
-	case c.cut:
-		return note + fmt.Sprintf("; the log was cut at %s (maxLogMiB in %s): it holds the first %d of the %d bytes the build printed; output.tail has the end of the output", mib(c.logMax), ConfigFile, c.logged, c.total)
-	}
-	return note
-}
-
-func mib(n int64) string {
-	if n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
 // summary is the output part of a result, without the log file.
 func (c *capture) summary() (tail string, lines int, truncated bool) {
 	c.mu.Lock()

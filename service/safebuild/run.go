@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 	"time"
@@ -139,176 +138,17 @@ var errBuildTimeout = errors.New("the build ran out of time")
 // process group is terminated (SIGTERM, Grace, SIGKILL) and BUILD failed is
 // sent and awaited before Run returns.
 //
-// The steps, each its own function: refuse a nested build, claim a place
-// among the server's builds (Stop ends them all), wait for the build's turn
-// in the project's queue (docs/decisions.md#D18), then run the claimed
-// build (owner, log, hold, command, finish, proof).
-func (b *Builder) Run(ctx context.Context, req Request) *Result {
-	// changedClasses stays empty unless the build is ok: nothing was searched.
-	res := &Result{Build: req.Build.Name, Command: req.Build.Command, ChangedClasses: ChangedClasses{Classes: []ClassReceipt{}}}
-	if _, nested := os.LookupEnv(ActiveEnv); nested {
-		res.refuse("refused: this is already inside a safe build (" + ActiveEnv + " is set); a nested build would share the outer build's hold. Run the build command directly instead")
-		return res
-	}
-	sctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	r, stopped := b.claim(stop)
-	if stopped {
-		res.refuse("refused: the server is stopping; nothing ran")
-		return res
-	}
-	defer b.release(r)
-	turn, joined := b.admit(ctx, sctx, req)
-	switch {
-	case joined != nil:
-		return joined
-	case turn.err != nil:
-		return turn.result(res)
-	}
-	req.turnEnv, req.started = turn.Env(), turn.Started
-	defer func() { turn.Release(shareable(res)) }()
-	b.runClaimed(ctx, sctx, req, res)
-	turn.note(res)
-	return res
-}
-
-// refuse ends res before anything was asked of the agent, and says so
-// (docs/decisions.md#D21).
-func (r *Result) refuse(detail string) {
-	r.Outcome, r.Detail = OutcomeRefused, detail+"; "+exchange{}.String()
-}
-
-// runClaimed runs the build that holds the server's slot: ctx is the
-// call's context, sctx the one Stop cancels.
-func (b *Builder) runClaimed(ctx, sctx context.Context, req Request, res *Result) {
-	owner, err := projectOwner(req.Dir)
-	if err != nil {
-		res.refuse("refused: the project's owner token: " + err.Error())
-		return
-	}
-	timeout := buildTimeout(req)
-	bctx, cancel := context.WithTimeoutCause(sctx, timeout, errBuildTimeout)
-	defer cancel()
-
-	run := &attempt{b: b, req: req, ctx: bctx}
-	defer run.close()
-	if err := run.openLog(); err != nil {
-		res.refuse("refused: the build log cannot be written, so nothing was asked of the agent: " + err.Error())
-		return
-	}
-	res.Owner = &owner
-	g, err := b.guard(req, owner, run)
-	if err != nil { // only an invalid owner, which projectOwner never returns
-		res.refuse("refused: " + err.Error())
-		return
-	}
-	start := time.Now()
-	code, err := g.Run(bctx, req.Build.Command)
-	res.DurationMs = time.Since(start).Milliseconds()
-	run.finishOutput(res)
-
-	stopping := errors.Is(context.Cause(bctx), errStopping)
-	res.Outcome = outcome(ctx, bctx, code, err)
-	switch {
-	case run.exited: // the command's own code, also when the guard reports 1
-		res.ExitCode = &run.code
-	case errors.Is(err, buildguard.ErrCannotRun):
-		res.ExitCode = &code // 127, as a shell reports it
-	}
-	res.Detail = describe(res, err, timeout, stopping, run.agent.last(), req.Advice)
-	if run.capture != nil {
-		res.Detail += run.capture.logNote()
-	}
-	if res.Outcome == OutcomeOK {
-		b.prove(sctx, run, res) // Stop ends the verification too
-	}
-}
-
-// pastDeadline reports whether ctx's deadline has passed, also in the
-// moment before its timer marks it done: a socket deadline set from it can
-// fire first, and the build then ended by its time limit all the same.
-func pastDeadline(ctx context.Context) bool {
-	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d)
-}
-
-// buildTimeout is the call's timeout, else the build's, else the default.
-func buildTimeout(req Request) time.Duration {
-	switch {
-	case req.Timeout > 0:
-		return req.Timeout
-	case req.Build.Timeout > 0:
-		return req.Build.Timeout
-	}
-	return DefaultBuildTimeout
-}
-
-// guard is the core's hold session for one attempt: its connection, runner
-// and environment come from the attempt; the process's signals are not the
-// build's.
-func (b *Builder) guard(req Request, owner string, run *attempt) (*buildguard.Guard, error) {
-	return buildguard.New(buildguard.Config{
-		Endpoint:  req.Endpoint,
-		Owner:     owner,
-		Timeout:   b.cfg.AgentTimeout,
-		Grace:     b.cfg.Grace,
-		Dir:       req.Dir,
-		Env:       append(append(append([]string(nil), b.env()...), req.turnEnv...), ActiveEnv+"=1"),
-		Stderr:    io.Discard, // the owner is in the result
-		Logger:    b.log.Named("guard"),
-		Dial:      run.dial,
-		NewRunner: run.newRunner,
-		Started:   req.started,
-		Signals:   make(chan os.Signal),
-	})
-}
-
-// outcome classifies what the guard returned. A build whose BUILD ok was
-// acknowledged is ok, even when the timeout or a cancellation arrived while
-// the acknowledgement was on its way: the agent released its output
-// (docs/decisions.md#D21).
-func outcome(ctx, bctx context.Context, code int, err error) string {
-	switch {
-	case err == nil && code == 0:
-		return OutcomeOK
-	case errors.Is(context.Cause(bctx), errBuildTimeout) || pastDeadline(bctx):
-		return OutcomeTimeout
-	case ctx.Err() != nil || errors.Is(context.Cause(bctx), errStopping):
-		return OutcomeCancelled
-	case errors.Is(err, buildguard.ErrRefused):
-		return OutcomeRefused
-	}
-	return OutcomeFailed
-}
-
-func (b *Builder) env() []string {
-	if b.cfg.Env != nil {
-		return b.cfg.Env
-	}
-	return os.Environ()
-}
-
-// claim registers a build, cancelled by cancel when the Builder stops; it
-// reports stopped when the Builder no longer starts builds.
-func (b *Builder) claim(cancel context.CancelCauseFunc) (r *running, stopped bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.stopped {
-		return nil, true
-	}
-	if b.builds == nil {
-		b.builds = map[*running]struct{}{}
-	}
-	r = &running{cancel: cancel, done: make(chan struct{})}
-	b.builds[r] = struct{}{}
-	return r, false
-}
-
-func (b *Builder) release(r *running) {
-	b.mu.Lock()
-	delete(b.builds, r)
-	close(r.done)
-	b.mu.Unlock()
+// A build goes through four stages, each handing its result to the next:
+// admit (admit.go: everything before the command starts), run (below: the
+// supervised build), prove (prove.go: the changed classes and their
+// proof) and answer (answer.go: the result, its outcome, detail and
+// counts).
+func (b *Builder) Run(ctx context.Context, req Request) (res *Result) {
+	adm := b.admit(ctx, req)
+	defer func() { adm.close(res) }()
+	ran := b.run(ctx, adm)
+	proof := b.prove(ran)
+	return answer(proof)
 }
 
 // Stop cancels every build, waiting or running, as the cancellation of its
@@ -331,62 +171,76 @@ func (b *Builder) Stop() {
 	}
 }
 
-// ended says how the command of a build that was cancelled or ran out of
-// time ended. One that had exited 0 by itself is not said to have been
-// terminated: the cancellation came after, before BUILD ok was sent (while
-// the changed classes were searched, or its group's last members waited).
-func ended(res *Result) string {
-	if res.ExitCode != nil && *res.ExitCode == 0 {
-		return "its command had exited 0, but BUILD ok was not sent yet"
-	}
-	return "its process group was terminated"
+// ran is what the run stage hands the proof: how the admitted build's
+// command and its hold session ended. A build that was not admitted never
+// ran: outcome is "".
+type ran struct {
+	adm *admission
+
+	code     int           // what the guard returned
+	err      error         // what the guard returned
+	duration time.Duration // from asking for the hold to the finish
+	outcome  string
+	exitCode *int // the command's own exit code, or 127 when it could not run
+	stopping bool // the build was cancelled because the server is stopping
+	told     exchange
+
+	output  Output
+	diag    diagnostics.Summary
+	capture *capture // the build's output; nil when no command was given it
 }
 
-// describe is the result's detail: what happened, what the agent was last
-// told and acknowledged (never a guess, docs/decisions.md#D21), and what to
-// do next.
-func describe(res *Result, err error, timeout time.Duration, stopping bool, told exchange, advice buildguard.Advice) string {
-	var ie *buildguard.InterruptedError
-	ran := errors.As(err, &ie) && ie.Ran
-	var left *buildguard.StragglersError
-	var lost *buildguard.UnconfirmedError
-	switch {
-	case res.Outcome == OutcomeRefused:
-		// The core's refusal says whether BUILD started was sent and how the
-		// agent answered the BUILD failed that followed it; the front's
-		// advice says what to do next.
-		return advice.Word(err)
-	case res.Outcome == OutcomeOK:
-		return "the build exited 0 and " + told.String()
-	case errors.As(err, &left):
-		return fmt.Sprintf("the build exited 0, but %s; they were killed after the grace period and %s. Make the build wait for what it starts", left, told)
-	case res.Outcome == OutcomeTimeout && !ran:
-		return fmt.Sprintf("the build ran out of time (%s) before its command started; nothing ran; %s", timeout, told)
-	case res.Outcome == OutcomeTimeout:
-		text := fmt.Sprintf("the build ran out of time (%s): %s and %s", timeout, ended(res), told)
-		if w := advice[buildguard.FixBuildTime]; w != "" {
-			text += ". " + w // how the front's users allow more time
-		}
-		return text
-	case res.Outcome == OutcomeCancelled:
-		what := "the build was cancelled"
-		if stopping {
-			what = "the build was cancelled because the server is stopping"
-		}
-		if !ran {
-			return what + " before its command started; nothing ran; " + told.String()
-		}
-		return what + ": " + ended(res) + " and " + told.String()
-	case errors.As(err, &lost) && lost.Launch == nil && res.ExitCode != nil:
-		return fmt.Sprintf("the build exited with code %d, but BUILD %s was not acknowledged (%v); %s", *res.ExitCode, lost.State, lost.Err, told)
-	case err != nil && !errors.Is(err, buildguard.ErrUnsafe):
-		return err.Error() + "; " + told.String()
-	case res.ExitCode != nil && *res.ExitCode != 0:
-		return fmt.Sprintf("the build exited with code %d; %s. Read output.tail (and output.logFile), fix the build and call again", *res.ExitCode, told)
-	case err != nil:
-		return err.Error() + "; " + told.String()
+// run runs the admitted build on its hold session within its time limit
+// and says how it ended; cancelling ctx, the call's context, or Stop ends
+// it.
+func (b *Builder) run(ctx context.Context, adm *admission) *ran {
+	r := &ran{adm: adm}
+	if adm.denied != admitted {
+		return r
 	}
-	return "the build failed; " + told.String()
+	start := time.Now()
+	r.code, r.err = adm.guard.Run(adm.bctx, adm.req.Build.Command)
+	r.duration = time.Since(start)
+	run := adm.attempt
+	r.output, r.diag = run.finishOutput()
+	r.capture = run.capture
+	r.stopping = errors.Is(context.Cause(adm.bctx), errStopping)
+	r.outcome = outcome(ctx, adm.bctx, r.code, r.err)
+	switch {
+	case run.exited: // the command's own code, also when the guard reports 1
+		r.exitCode = &run.code
+	case errors.Is(r.err, buildguard.ErrCannotRun):
+		code := r.code
+		r.exitCode = &code // 127, as a shell reports it
+	}
+	r.told = run.agent.last()
+	return r
+}
+
+// pastDeadline reports whether ctx's deadline has passed, also in the
+// moment before its timer marks it done: a socket deadline set from it can
+// fire first, and the build then ended by its time limit all the same.
+func pastDeadline(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
+// outcome classifies what the guard returned. A build whose BUILD ok was
+// acknowledged is ok, even when the timeout or a cancellation arrived while
+// the acknowledgement was on its way: the agent released its output
+// (docs/decisions.md#D21).
+func outcome(ctx, bctx context.Context, code int, err error) string {
+	switch {
+	case err == nil && code == 0:
+		return OutcomeOK
+	case errors.Is(context.Cause(bctx), errBuildTimeout) || pastDeadline(bctx):
+		return OutcomeTimeout
+	case ctx.Err() != nil || errors.Is(context.Cause(bctx), errStopping):
+		return OutcomeCancelled
+	case errors.Is(err, buildguard.ErrRefused):
+		return OutcomeRefused
+	}
+	return OutcomeFailed
 }
 
 // attempt is the state of one Run that the guard's hooks share.
@@ -401,7 +255,7 @@ type attempt struct {
 	// which bounds the search after the command exited.
 	ctx context.Context
 
-	// the search for changed classes (proof.go): the watched directories
+	// the search for changed classes (prove.go): the watched directories
 	// and their class files before the hold, then the changed files right
 	// after the command exited 0, and the connection that found them
 	search      search
@@ -425,7 +279,7 @@ type attempt struct {
 
 // dial connects for the guard, confirms the project when asked, and notes
 // the agent's watched directories and their class files before the hold is
-// taken (proof.go).
+// taken (prove.go).
 func (a *attempt) dial(ctx context.Context, port int) (buildguard.Agent, error) {
 	conn, err := a.b.open(ctx, port, a.req.Confirm)
 	if err != nil {
@@ -434,36 +288,6 @@ func (a *attempt) dial(ctx context.Context, port int) (buildguard.Agent, error) 
 	a.searchBefore(ctx, conn)
 	a.agent.Agent = conn
 	return &a.agent, nil
-}
-
-// open connects to port and runs the project gate when confirm is set.
-func (b *Builder) open(ctx context.Context, port int, confirm string) (*agentproto.Conn, error) {
-	conn, err := b.cfg.Dialer.Dial(ctx, port)
-	if err != nil {
-		return nil, err
-	}
-	if confirm != "" {
-		gctx, cancel := context.WithTimeout(ctx, b.cfg.AgentTimeout)
-		err := conn.ConfirmProject(gctx, confirm)
-		cancel()
-		if err != nil {
-			conn.Close()
-			return nil, err
-		}
-	}
-	return conn, nil
-}
-
-// openLog creates the build's log before anything is asked of the agent:
-// a log folder that cannot be written refuses the build with nothing held
-// (docs/safe-build.md#9). A log that no command wrote is removed by close.
-func (a *attempt) openLog() error {
-	f, err := createLog(a.req.Dir, a.req.Build.Name, time.Now())
-	if err != nil {
-		return err
-	}
-	a.logFile, a.logPath = f, f.Name()
-	return nil
 }
 
 // newRunner gives the command pipes into the capture (and the log opened
@@ -490,25 +314,25 @@ func (a *attempt) newRunner(c buildguard.Command) buildguard.Runner {
 	return &recordingRunner{Runner: buildguard.NewExecRunner(c), a: a}
 }
 
-// finishOutput stops progress, completes the log and fills res.Output.
-func (a *attempt) finishOutput(res *Result) {
+// finishOutput stops progress, completes the log, and returns the output
+// and the diagnostics found in it; none when no command was given it.
+func (a *attempt) finishOutput() (Output, diagnostics.Summary) {
 	if a.limiter != nil {
 		a.limiter.close()
 		a.limiter = nil
 	}
 	if a.capture == nil {
-		return
+		return Output{}, diagnostics.Summary{}
 	}
 	if err := a.capture.flush(); err != nil {
 		a.b.log.Warn("writing the build log failed; it is incomplete", "log", a.logPath, "error", err)
 	}
-	res.Output.Tail, res.Output.Lines, res.Output.Truncated = a.capture.summary()
+	var out Output
+	out.Tail, out.Lines, out.Truncated = a.capture.summary()
 	d := a.capture.diagnostics()
-	res.Diagnostics, res.DiagnosticsOmitted = d.Diagnostics, d.Omitted
-	res.Errors, res.Warnings = d.Errors, d.Warnings
-	res.FailedTasks, res.FailedModules = d.FailedTasks, d.FailedModules
 	path := a.logPath
-	res.Output.LogFile = &path
+	out.LogFile = &path
+	return out, d
 }
 
 func (a *attempt) close() {

@@ -3,10 +3,8 @@ package safebuild
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 
-	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/buildguard"
 )
 
@@ -69,22 +67,3 @@ func (r *recorder) last() exchange {
 }
 
 var errNoAnswerYet = errors.New("no answer yet")
-
-// String says what the agent was last told and what that means for the
-// project's output.
-func (e exchange) String() string {
-	const nextBuild = "this project's next successful safe build releases it"
-	switch {
-	case e.state == "":
-		return "the agent was asked for nothing: it holds nothing for this build"
-	case e.err == nil && e.state == agentproto.BuildOK:
-		return "BUILD ok was acknowledged: the agent releases the output"
-	case e.err == nil && e.state == agentproto.BuildFailed:
-		return "BUILD failed was acknowledged: the agent keeps serving the classes it had and holds the new output until this project's next successful safe build"
-	case e.err == nil:
-		return "the agent's last acknowledgement was for BUILD " + e.state + ": it holds the output for this project's owner; " + nextBuild
-	case errors.Is(e.err, agentproto.ErrRejected) && e.state == agentproto.BuildFailed:
-		return "BUILD failed was rejected: the agent holds nothing for this project's owner (an earlier BUILD ok may have released the output)"
-	}
-	return fmt.Sprintf("BUILD %s was not acknowledged (%v): the agent may still hold the output for this project's owner; %s", e.state, e.err, nextBuild)
-}
