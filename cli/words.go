@@ -6,7 +6,6 @@ import (
 
 	"github.com/buildguard/buildguard/buildguard"
 	"github.com/buildguard/buildguard/internal/cycle"
-	"github.com/buildguard/buildguard/service/safebuild"
 )
 
 // wrapAdvice is what the wrapper tells its user to do after a refusal, in
@@ -25,24 +24,6 @@ var wrapAdvice = buildguard.Advice{
 	buildguard.FixUpgradeAgent: "the agent is older than build ownership: attach a Reclazz agent that answers BUILD with owner=, then retry",
 	buildguard.FixRerun:        "rerun the build with --owner and the owner printed above",
 	buildguard.FixRelease:      "rerun the build with --owner and the owner printed above to release it",
-}
-
-// buildRunAdvice is what `buildguard build run` tells its user after a
-// refusal or a timeout, in its flags. Its --timeout-ms bounds the whole
-// build, so an agent that answers too late is not fixed by it. A refusal's
-// advice covers a missing port file, so that is said once.
-var buildRunAdvice = buildguard.Advice{
-	buildguard.FixRetry:          "check that the application is running and responsive, and retry",
-	buildguard.FixDiscovery:      "the agent writes .reclazz/agent.port in the application's project directory: run buildguard there or pass --project-dir DIR, or pass --port-file PATH or --port N",
-	buildguard.FixPortFile:       "point --port-file at the port file the running agent wrote (.reclazz/agent.port in its project), or pass --port N",
-	buildguard.FixPort:           "pass --port the agent's port (1 to 65535), or --port-file its port file",
-	buildguard.FixStartAgent:     "start the application with the Reclazz agent attached, or point --port/--port-file at its current port",
-	buildguard.FixNotAgent:       "what answers on that port is not a Reclazz agent: point --port/--port-file at the agent's current port",
-	buildguard.FixAckTimeout:     "the agent did not answer in time: check that the application is responsive, and retry",
-	buildguard.FixOwner:          "another build holds the output: it must finish, or a build with the owner it printed must recover it; restart the application if that owner is lost",
-	buildguard.FixUpgradeAgent:   "the agent is older than build ownership: attach a Reclazz agent that answers BUILD with owner=, then retry",
-	buildguard.FixConfirmProject: "Check DOCTOR workingDirectory and --project-dir.",
-	buildguard.FixBuildTime:      "Raise timeoutSeconds in " + safebuild.ConfigFile + " or pass a larger --timeout-ms",
 }
 
 // toolAdvice is what the other tool subcommands tell their user when the
