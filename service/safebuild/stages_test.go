@@ -1,0 +1,82 @@
+package safebuild
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// stages are the files of Run's stages, in the order Run calls them.
+var stages = []string{"admit.go", "run.go", "prove.go", "answer.go"}
+
+// TestStagesNeverCallBack: each stage of a safe build hands its result to
+// the next, and no function of a stage's file calls a function or method
+// declared in the file of an earlier stage; Run alone, which calls the
+// stages, is exempt. A callee is known by its name when that name is
+// unexported and declared once in the package: no other package's method
+// can bear it.
+func TestStagesNeverCallBack(t *testing.T) {
+	fset := token.NewFileSet()
+	declared := map[string]string{} // unexported name -> its file; "" when declared twice
+	parsed := map[string]*ast.File{}
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed[name] = f
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || ast.IsExported(fd.Name.Name) {
+				continue
+			}
+			if _, twice := declared[fd.Name.Name]; twice {
+				declared[fd.Name.Name] = ""
+			} else {
+				declared[fd.Name.Name] = name
+			}
+		}
+	}
+	stage := map[string]int{}
+	for i, name := range stages {
+		if parsed[name] == nil {
+			t.Fatalf("the stage file %s is missing", name)
+		}
+		stage[name] = i
+	}
+	for i, name := range stages {
+		for _, d := range parsed[name].Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || (fd.Name.Name == "Run" && fd.Recv != nil) {
+				continue
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				var callee string
+				switch fun := call.Fun.(type) {
+				case *ast.Ident:
+					callee = fun.Name
+				case *ast.SelectorExpr:
+					callee = fun.Sel.Name
+				}
+				if j, ok := stage[declared[callee]]; ok && j < i {
+					t.Errorf("%s: %s (stage %s) calls %s, declared in %s, an earlier stage", fset.Position(call.Pos()), fd.Name.Name, name, callee, stages[j])
+				}
+				return true
+			})
+		}
+	}
+}
