@@ -265,9 +265,11 @@ type attempt struct {
 	after       bool // the search after the build ran
 	proof       *agentproto.Conn
 
-	// set by newRunner
+	// the build's log, created by the admission (ready)
 	logPath string
 	logFile *os.File
+
+	// set by newRunner
 	devnull *os.File
 	capture *capture
 	limiter *limiter
