@@ -41,66 +41,48 @@ type initOptions struct {
 	dir           string
 }
 
+// initMessages words the parse errors of `buildguard init`: anything but
+// one of its flags is an unexpected argument. runInit answers --help and -h
+// before the parse; the other spellings of help are unexpected too.
+var initMessages = flagMessages{
+	unknown: unexpectedArgument,
+	missing: func(flag string) error { return fmt.Errorf("flag %s needs a value", flag) },
+	twice:   func(flag string) error { return fmt.Errorf("flag %s given twice", flag) },
+	valued:  unexpectedArgument,
+	help:    unexpectedArgument,
+}
+
+func unexpectedArgument(tok string) error { return fmt.Errorf("unexpected argument %q", tok) }
+
+// parseInit reads the flags of `buildguard init` by the grammar of
+// docs/decisions.md#D1: --host may be repeated, every other flag is given
+// at most once.
 func parseInit(args []string) (initOptions, error) {
 	var o initOptions
-	seen := map[string]bool{}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, value, hasValue := strings.Cut(a, "=")
-		takeValue := func() (string, error) {
-			if hasValue {
-				return value, nil
-			}
-			if i+1 >= len(args) {
-				return "", fmt.Errorf("flag %s needs a value", name)
-			}
-			i++
-			return args[i], nil
+	s := newFlagSet(noOperands, initMessages)
+	for flag, on := range map[string]func(){
+		"--mcp": func() { o.hosts = append(o.hosts, "claude") }, "--all": func() { o.all = true },
+		"--skill": func() { o.skill = true }, "--check": func() { o.check = true },
+		"--dry-run": func() { o.dryRun = true }, "--absolute": func() { o.absolute = true },
+	} {
+		s.onOff(flag, false, on)
+	}
+	s.value("--host", true, func(v string) error {
+		if _, ok := hostconfig.Lookup(v); !ok {
+			return fmt.Errorf("unknown host %q (hosts: %s)", v, strings.Join(hostconfig.Names(), ", "))
 		}
-		switch {
-		case !hasValue && (a == "--mcp" || a == "--all" || a == "--skill" || a == "--check" || a == "--dry-run" || a == "--absolute"):
-			if seen[a] {
-				return o, fmt.Errorf("flag %s given twice", a)
-			}
-			seen[a] = true
-			switch a {
-			case "--mcp":
-				o.hosts = append(o.hosts, "claude")
-			case "--all":
-				o.all = true
-			case "--skill":
-				o.skill = true
-			case "--check":
-				o.check = true
-			case "--dry-run":
-				o.dryRun = true
-			case "--absolute":
-				o.absolute = true
-			}
-		case name == "--host":
-			v, err := takeValue()
-			if err != nil {
-				return o, err
-			}
-			if _, ok := hostconfig.Lookup(v); !ok {
-				return o, fmt.Errorf("unknown host %q (hosts: %s)", v, strings.Join(hostconfig.Names(), ", "))
-			}
-			o.hosts = append(o.hosts, v)
-		case name == "--project-dir":
-			if o.dir != "" {
-				return o, errors.New("flag --project-dir given twice")
-			}
-			v, err := takeValue()
-			if err != nil {
-				return o, err
-			}
-			if v == "" {
-				return o, errors.New("--project-dir needs a directory")
-			}
-			o.dir = v
-		default:
-			return o, fmt.Errorf("unexpected argument %q", a)
+		o.hosts = append(o.hosts, v)
+		return nil
+	})
+	s.value("--project-dir", false, func(v string) error {
+		if v == "" {
+			return errors.New("--project-dir needs a directory")
 		}
+		o.dir = v
+		return nil
+	})
+	if _, _, err := s.parse(args); err != nil {
+		return o, err
 	}
 	switch {
 	case o.all && len(o.hosts) > 0:

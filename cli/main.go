@@ -20,7 +20,8 @@ const usage = `Usage:
   buildguard reload pause | resume | status                        [endpoint flags]
   buildguard build started | ok | failed --owner TOKEN             [endpoint flags]
   buildguard build run [NAME]                                      [endpoint flags]
-  buildguard init [--host NAME]... [--all] [--skill] [--check] [--dry-run] [--project-dir DIR]
+  buildguard init --mcp [--project-dir DIR]
+  buildguard init [--host NAME]... [--all] [--skill] [--check] [--dry-run] [--absolute] [--project-dir DIR]
   buildguard version | --version
 
 Endpoint flags: --project-dir PATH, --port-file PATH, --port N, --hybris-home PATH, --timeout-ms N

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -50,40 +51,33 @@ func toolUsage(t *tools.Tool) string {
 	return strings.Join(append(parts, endpointUsage), " ")
 }
 
-// parseToolArgs splits args into positionals and flags; flags may stand
-// before or after the positionals, as --flag VALUE or --flag=VALUE, each at
-// most once.
+// toolMessages words the parse errors of a tool subcommand.
+var toolMessages = flagMessages{
+	unknown: func(tok string) error {
+		name, _, _ := strings.Cut(tok, "=")
+		return fmt.Errorf("unknown flag %s", name)
+	},
+	missing: func(flag string) error { return fmt.Errorf("flag %s needs a value", flag) },
+	twice:   func(flag string) error { return fmt.Errorf("flag %s given twice", flag) },
+}
+
+// parseToolArgs splits args into positionals, the endpoint flags (by the
+// tools' argument names) and the subcommand's own flags (by form.Flags'
+// names) by the grammar of docs/decisions.md#D1: flags may stand before or
+// after the positionals, each at most once. --help is flag.ErrHelp.
 func parseToolArgs(form tools.CLIForm, args []string) (pos []string, toolArgs map[string]string, own map[string]string, err error) {
 	toolArgs, own = map[string]string{}, map[string]string{}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			pos = append(pos, args[i+1:]...)
-			break
+	s := newFlagSet(operandsAnywhere, toolMessages)
+	for _, flags := range []struct {
+		names map[string]string
+		dst   map[string]string
+	}{{endpointFlags, toolArgs}, {form.Flags, own}} {
+		for flag, key := range flags.names {
+			s.value(flag, false, func(v string) error { flags.dst[key] = v; return nil })
 		}
-		if !strings.HasPrefix(a, "--") || a == "-" {
-			pos = append(pos, a)
-			continue
-		}
-		name, value, hasValue := strings.Cut(a, "=")
-		dst, key := toolArgs, endpointFlags[name]
-		if key == "" {
-			dst, key = own, form.Flags[name]
-		}
-		if key == "" {
-			return nil, nil, nil, fmt.Errorf("unknown flag %s", name)
-		}
-		if !hasValue {
-			if i+1 >= len(args) {
-				return nil, nil, nil, fmt.Errorf("flag %s needs a value", name)
-			}
-			i++
-			value = args[i]
-		}
-		if _, dup := dst[key]; dup {
-			return nil, nil, nil, fmt.Errorf("flag %s given twice", name)
-		}
-		dst[key] = value
+	}
+	if pos, _, err = s.parse(args); err != nil {
+		return nil, nil, nil, err
 	}
 	return pos, toolArgs, own, nil
 }
@@ -113,18 +107,16 @@ func flagWords(form tools.CLIForm, e *tools.ArgError) string {
 // when the arguments are invalid (the cases MCP answers with -32602).
 func runTool(t *tools.Tool, args []string, stdout, stderr io.Writer) ExitCode {
 	name, usage := t.CLI.Command, toolUsage(t)
-	for _, a := range args {
-		if a == "--help" || a == "-h" {
-			fmt.Fprintf(stderr, "Usage: %s\n", usage)
-			return ExitOK
-		}
-	}
 	usageErr := func(err error) ExitCode {
 		fmt.Fprintf(stderr, "buildguard %s: %v\nUsage: %s\n", name, err, usage)
 		return ExitUsage
 	}
 	pos, endpoint, own, err := parseToolArgs(t.CLI, args)
-	if err != nil {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stderr, "Usage: %s\n", usage)
+		return ExitOK
+	case err != nil:
 		return usageErr(err)
 	}
 	specific, err := t.CLI.Args(pos, own)

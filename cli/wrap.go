@@ -3,10 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/buildguard/buildguard/buildguard"
 	"github.com/hashicorp/go-hclog"
@@ -15,10 +15,17 @@ import (
 const wrapUsage = "Usage: buildguard [--port N | --port-file PATH] [--owner TOKEN] [--timeout-ms N] [--grace DURATION] [--transcript FILE] [--continuous] -- COMMAND [ARG...]\n"
 
 // isWrapForm reports whether args are the wrapper form of docs/decisions.md#D1: the first
-// argument is an option other than --help and --version, or the `--`
-// separator.
+// argument is an option (`--name` or `-name`) other than --help, -h and
+// --version, or the `--` separator.
 func isWrapForm(args []string) bool {
-	return len(args) > 0 && strings.HasPrefix(args[0], "--") && args[0] != "--help" && args[0] != "--version"
+	if len(args) == 0 || len(args[0]) < 2 || args[0][0] != '-' {
+		return false
+	}
+	switch args[0] {
+	case "--help", "-h", "--version":
+		return false
+	}
+	return true
 }
 
 // usageError is a command line that is not the wrapper form; its text says
@@ -27,59 +34,42 @@ type usageError string
 
 func (e usageError) Error() string { return string(e) }
 
+// wrapMessages words the wrapper's parse errors (docs/mcp-server.md#6).
+var wrapMessages = flagMessages{
+	unknown: func(tok string) error {
+		return usageError(fmt.Sprintf("unknown option %q: options come before --, and everything after -- is the command", tok))
+	},
+	missing: func(flag string) error { return usageError(fmt.Sprintf("%s needs a value: %s VALUE", flag, flag)) },
+	valued: func(string) error {
+		return usageError("--continuous takes no value: buildguard --continuous -- ./gradlew --continuous classes")
+	},
+}
+
 // parseWrap translates the options before the first `--` into
-// buildguard.Options; every option takes the next token as its value,
-// whatever it is (or the text after "=" in --opt=value), and a repeated
+// buildguard.Options by the grammar of docs/decisions.md#D1; a repeated
 // option overrides the earlier one (docs/mcp-server.md#6). The values are
 // checked by the core. It returns help=true for --help.
 func parseWrap(args []string) (o buildguard.Options, argv []string, help bool, err error) {
-	for i := 0; i < len(args); i++ {
-		opt, v, inline := strings.Cut(args[i], "=")
-		if !inline {
-			opt = args[i]
-		} else if opt == "--" || opt == "--help" || opt == "-h" {
-			return o, nil, false, usageError(fmt.Sprintf("unknown option %q: options come before --, and everything after -- is the command", args[i]))
-		}
-		var dst **string
-		switch opt {
-		case "--":
-			if argv = args[i+1:]; len(argv) == 0 {
-				return o, nil, false, usageError("no command after --: name the build command, as in buildguard -- ./gradlew classes")
-			}
-			return o, argv, false, nil
-		case "--help", "-h":
-			return o, nil, true, nil
-		case "--continuous":
-			if inline {
-				return o, nil, false, usageError("--continuous takes no value: buildguard --continuous -- ./gradlew --continuous classes")
-			}
-			o.Continuous = true
-			continue
-		case "--port":
-			dst = &o.Port
-		case "--port-file":
-			dst = &o.PortFile
-		case "--owner":
-			dst = &o.Owner
-		case "--timeout-ms":
-			dst = &o.TimeoutMs
-		case "--grace":
-			dst = &o.Grace
-		case "--transcript":
-			dst = &o.Transcript
-		default:
-			return o, nil, false, usageError(fmt.Sprintf("unknown option %q: options come before --, and everything after -- is the command", args[i]))
-		}
-		if !inline {
-			if i+1 >= len(args) {
-				return o, nil, false, usageError(fmt.Sprintf("%s needs a value: %s VALUE", opt, opt))
-			}
-			i++
-			v = args[i]
-		}
-		*dst = &v
+	s := newFlagSet(commandAfterDashes, wrapMessages)
+	for flag, dst := range map[string]**string{
+		"--port": &o.Port, "--port-file": &o.PortFile, "--owner": &o.Owner,
+		"--timeout-ms": &o.TimeoutMs, "--grace": &o.Grace, "--transcript": &o.Transcript,
+	} {
+		s.value(flag, true, func(v string) error { *dst = &v; return nil })
 	}
-	return o, nil, false, usageError("missing -- before the command: buildguard [options] -- COMMAND [ARG...]")
+	s.onOff("--continuous", true, func() { o.Continuous = true })
+	argv, ended, err := s.parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return o, nil, true, nil
+	case err != nil:
+		return o, nil, false, err
+	case !ended:
+		return o, nil, false, usageError("missing -- before the command: buildguard [options] -- COMMAND [ARG...]")
+	case len(argv) == 0:
+		return o, nil, false, usageError("no command after --: name the build command, as in buildguard -- ./gradlew classes")
+	}
+	return o, argv, false, nil
 }
 
 // wrapLogger is the wrapper's go-hclog logger on stderr (docs/decisions.md#D9).
