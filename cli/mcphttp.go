@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -29,8 +28,6 @@ import (
 // The startup failures of `buildguard mcp --http` (docs/decisions.md#D14); like the
 // other startup failures each is printed with the usage, exit 2.
 var (
-	errMCPHTTPAddr    = errors.New("--http ADDR must be a loopback address with a port: 127.0.0.1:PORT, [::1]:PORT or localhost:PORT (port 0 picks a free one)")
-	errMCPHTTPOnly    = errors.New("--token-file and --url-file need --http ADDR")
 	errMCPTokenFormat = errors.New("--token-file must hold one token of 16 to 4096 printable ASCII characters without spaces")
 	errMCPTokenOpen   = errors.New("--token-file must be readable by its owner only")
 	errMCPURLFile     = errors.New("--url-file must name a regular file or a new file")
@@ -43,67 +40,6 @@ const (
 	minTokenChars = 16
 	maxTokenChars = 4096
 )
-
-// mcpHTTPOptions are the options of the HTTP form; addr "" means stdio.
-type mcpHTTPOptions struct {
-	addr, tokenFile, urlFile string
-}
-
-// splitHTTPArgs takes --http, --token-file and --url-file (each at most
-// once, with a value) out of args and returns the rest for parseMCPArgs.
-func splitHTTPArgs(args []string) (rest []string, opts mcpHTTPOptions, err error) {
-	seen := map[string]bool{}
-	for i := 0; i < len(args); i++ {
-		var dst *string
-		switch args[i] {
-		case "--http":
-			dst = &opts.addr
-		case "--token-file":
-			dst = &opts.tokenFile
-		case "--url-file":
-			dst = &opts.urlFile
-		default:
-			rest = append(rest, args[i])
-			continue
-		}
-		flag := args[i]
-		if seen[flag] || i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
-			return nil, opts, errMCPMissingValue(flag)
-		}
-		seen[flag] = true
-		i++
-		if flag != "--http" && !validStartupPath(args[i]) {
-			return nil, opts, errMCPBadPath
-		}
-		*dst = args[i]
-	}
-	if !seen["--http"] && (seen["--token-file"] || seen["--url-file"]) {
-		return nil, opts, errMCPHTTPOnly
-	}
-	if seen["--http"] {
-		if _, _, err := loopbackListenAddr(opts.addr); err != nil {
-			return nil, opts, err
-		}
-	}
-	return rest, opts, nil
-}
-
-// loopbackListenAddr checks ADDR (docs/decisions.md#D14) and returns the address to listen on
-// and the host name the URL carries (localhost listens on 127.0.0.1).
-func loopbackListenAddr(addr string) (listen, urlHost string, err error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil || !httpfront.IsLoopbackName(host) {
-		return "", "", errMCPHTTPAddr
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 || strings.TrimLeft(port, "0123456789") != "" {
-		return "", "", errMCPHTTPAddr
-	}
-	listenHost := host
-	if strings.EqualFold(host, "localhost") {
-		listenHost, host = "127.0.0.1", "localhost"
-	}
-	return net.JoinHostPort(listenHost, port), host, nil
-}
 
 // readToken returns the token of --token-file (trimmed of surrounding
 // whitespace), or a fresh random one when file is "".
@@ -249,9 +185,9 @@ func (u *urlFile) remove() error {
 // a stop signal (stopSignals). Then in-flight calls are cancelled, a running
 // safe build is stopped (its group ended, BUILD failed acknowledged), the
 // URL file is removed, and it exits 0 — 131 for SIGQUIT, as the wrapper.
-func serveMCPHTTP(srv *mcp.Server, svc *tools.Service, opts mcpHTTPOptions, token string, stderr io.Writer, log hclog.Logger) ExitCode {
-	listen, urlHost, err := loopbackListenAddr(opts.addr)
-	if err != nil { // checked at parse time
+func serveMCPHTTP(srv *mcp.Server, svc *tools.Service, opts mcpHTTPOptions, stderr io.Writer, log hclog.Logger) ExitCode {
+	token, err := readToken(opts.tokenFile)
+	if err != nil {
 		fmt.Fprintf(stderr, "%v\n%s", err, mcpUsage)
 		return ExitUsage
 	}
@@ -261,13 +197,13 @@ func serveMCPHTTP(srv *mcp.Server, svc *tools.Service, opts mcpHTTPOptions, toke
 			return ExitUsage
 		}
 	}
-	ln, err := net.Listen("tcp", listen)
+	ln, err := net.Listen("tcp", opts.listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "buildguard mcp: cannot listen on %s: %v\n", opts.addr, err)
 		return ExitFailure
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	u := (&url.URL{Scheme: "http", Host: net.JoinHostPort(urlHost, port), Path: httpfront.HTTPPath, RawQuery: url.Values{httpfront.TokenParam: {token}}.Encode()}).String()
+	u := (&url.URL{Scheme: "http", Host: net.JoinHostPort(opts.urlHost, port), Path: httpfront.HTTPPath, RawQuery: url.Values{httpfront.TokenParam: {token}}.Encode()}).String()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, stopSignals()...)
 	defer signal.Stop(sigs)
