@@ -152,3 +152,25 @@ func TestEveryToolFlagParses(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionReadsTheGrammar: `version` takes no arguments and answers -h
+// and --help as every form does.
+func TestVersionReadsTheGrammar(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args   []string
+		code   ExitCode
+		stderr string
+	}{
+		{[]string{"version", "-h"}, ExitOK, "Usage: buildguard version\n"},
+		{[]string{"--version", "-help"}, ExitOK, "Usage: buildguard version\n"},
+		{[]string{"version", "x"}, ExitUsage, "buildguard: version takes no arguments\nUsage: buildguard version\n"},
+		{[]string{"version", "--", "--help"}, ExitUsage, "buildguard: version takes no arguments\nUsage: buildguard version\n"},
+		{[]string{"version", "--bogus", "--help"}, ExitUsage, "buildguard: version takes no arguments\nUsage: buildguard version\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(c.args, &stdout, &stderr); code != c.code || stdout.Len() != 0 || stderr.String() != c.stderr {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d and %q", c.args, code, stdout.String(), stderr.String(), c.code, c.stderr)
+		}
+	}
+}

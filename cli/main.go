@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -52,16 +54,7 @@ func run(args []string, stdout, stderr io.Writer) ExitCode {
 	case "mcp":
 		return runMCP(args[1:], os.Stdin, stdout, stderr)
 	case "version", "--version":
-		if len(args) > 1 {
-			if args[1] == "--help" {
-				fmt.Fprint(stderr, "Usage: buildguard version\n")
-				return ExitOK
-			}
-			fmt.Fprint(stderr, "buildguard: version takes no arguments\nUsage: buildguard version\n")
-			return ExitUsage
-		}
-		fmt.Fprintln(stdout, version())
-		return ExitOK
+		return runVersion(args[1:], stdout, stderr)
 	}
 	if t, n := toolCommand(args); t != nil {
 		return runTool(t, args[n:], stdout, stderr)
@@ -71,4 +64,22 @@ func run(args []string, stdout, stderr io.Writer) ExitCode {
 	}
 	fmt.Fprintf(stderr, "buildguard: unknown command %q\n%s", args[0], usage)
 	return ExitUsage
+}
+
+// runVersion prints the binary's version (docs/decisions.md#D3). It takes
+// no arguments: only --help, read by the grammar of docs/decisions.md#D1.
+func runVersion(args []string, stdout, stderr io.Writer) ExitCode {
+	const versionUsage = "Usage: buildguard version\n"
+	none := func(string) error { return errors.New("version takes no arguments") }
+	_, _, err := newFlagSet(noOperands, flagMessages{unknown: none}).parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stderr, versionUsage)
+		return ExitOK
+	case err != nil:
+		fmt.Fprintf(stderr, "buildguard: %v\n%s", err, versionUsage)
+		return ExitUsage
+	}
+	fmt.Fprintln(stdout, version())
+	return ExitOK
 }
