@@ -180,8 +180,10 @@ func (u *urlFile) remove() error {
 	return os.Remove(u.path)
 }
 
-// serveMCPHTTP runs `buildguard mcp --http ADDR`: it listens, prints the URL
-// (with the token) as one stderr line and into --url-file, and serves until
+// serveMCPHTTP runs `buildguard mcp --http ADDR` with the options
+// parseMCPArgs checked: it reads the token and checks --url-file (either
+// refused is a usage error, before anything listens), listens, prints the
+// URL (with the token) as one stderr line and into --url-file, and serves until
 // a stop signal (stopSignals). Then in-flight calls are cancelled, a running
 // safe build is stopped (its group ended, BUILD failed acknowledged), the
 // URL file is removed, and it exits 0 — 131 for SIGQUIT, as the wrapper.
