@@ -135,6 +135,7 @@ func (t *Transport) Connect(context.Context) (sdkmcp.Connection, error) {
 		msgs:     make(chan jsonrpc.Message),
 		eof:      make(chan struct{}),
 		closed:   make(chan struct{}),
+		stopped:  make(chan struct{}),
 		inflight: map[string]*call{},
 	}
 	if c.drain <= 0 {
@@ -165,6 +166,7 @@ type conn struct {
 	msgs      chan jsonrpc.Message // reader → SDK
 	eof       chan struct{}        // closed once input ended and in-flight work drained
 	closed    chan struct{}        // closed by Close
+	stopped   chan struct{}        // closed once the reader reads no more
 	closeOnce sync.Once
 
 	wmu sync.Mutex // one line at a time on out
@@ -210,15 +212,28 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // socket (*os.File, net.Conn).
 type deadliner interface{ SetReadDeadline(time.Time) error }
 
+// closeWait bounds how long Close waits for the reader to stop on an input
+// with deadlines: the reader is at most handling one line when its read
+// returns.
+const closeWait = 5 * time.Second
+
 // Close implements sdkmcp.Connection. It does not close In or Out. When In
 // supports deadlines, a read blocked on it returns at once, and the reader
-// stops without consuming further input; the deadline is cleared again once
-// it has stopped.
+// stops without consuming further input; Close returns once it has stopped
+// and cleared the deadline again (at most closeWait), so the caller may set
+// a deadline of its own on In.
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
-		if d, ok := c.in.(deadliner); ok {
-			_ = d.SetReadDeadline(time.Unix(1, 0))
+		d, ok := c.in.(deadliner)
+		if !ok {
+			return
+		}
+		_ = d.SetReadDeadline(time.Unix(1, 0))
+		select {
+		case <-c.stopped:
+		case <-time.After(closeWait):
+			c.log.Warn("the reader did not stop within the wait after Close", "waited", closeWait)
 		}
 	})
 	return nil
@@ -274,6 +289,8 @@ func (c *conn) Write(_ context.Context, msg jsonrpc.Message) error {
 
 // readLoop reads frames until EOF, then drains and reports EOF.
 func (c *conn) readLoop() {
+	stop := sync.OnceFunc(func() { close(c.stopped) })
+	defer stop()
 	br := bufio.NewReaderSize(c.in, 64<<10)
 	for {
 		line, tooLong, err := readFrame(br)
@@ -296,6 +313,7 @@ func (c *conn) readLoop() {
 			break
 		}
 	}
+	stop() // finish may wait for builds: a Close meanwhile need not
 	c.finish()
 }
 
