@@ -214,6 +214,9 @@ func (a *admission) ready(sctx context.Context) {
 		return
 	}
 	a.attempt.logFile, a.attempt.logPath = f, f.Name()
+	if a.req.LogStarted != nil {
+		a.req.LogStarted(f.Name())
+	}
 	a.owner = &owner
 	if a.guard, err = a.b.guard(a.req, owner, a.attempt); err != nil { // only an invalid owner, which projectOwner never returns
 		a.denied, a.err = deniedGuard, err

@@ -31,6 +31,11 @@ const (
 	// project's build queue without getting its turn; nothing ran and no
 	// hold was taken (docs/decisions.md#D18).
 	OutcomeQueuedTimeout = "queued-timeout"
+	// OutcomeRunning: the build was still running (or waiting for its
+	// turn) when the MCP call that started it had to answer; it goes on
+	// without that call, and a call with its BuildID returns its result
+	// (docs/safe-build.md#14). Never an outcome of Builder.Run.
+	OutcomeRunning = "running"
 )
 
 // Result is the outcome of one safe build: the structuredContent of
@@ -41,6 +46,9 @@ const (
 type Result struct {
 	// Outcome is one of the Outcome constants.
 	Outcome string `json:"outcome"`
+	// BuildID names a build that goes on without its call: only with
+	// OutcomeRunning, for the call that waits for its result.
+	BuildID string `json:"buildId,omitempty"`
 	// ExitCode is the command's exit code (128+n after signal n); nil when
 	// it never started.
 	ExitCode *int `json:"exitCode"`
@@ -90,8 +98,9 @@ type Output struct {
 	Tail string `json:"tail"`
 }
 
-// IsError reports whether the result is a tool error: every outcome but ok.
-func (r *Result) IsError() bool { return r.Outcome != OutcomeOK }
+// IsError reports whether the result is a tool error: every outcome but
+// ok and running.
+func (r *Result) IsError() bool { return r.Outcome != OutcomeOK && r.Outcome != OutcomeRunning }
 
 // JSON encodes the result as one compact JSON object of at most
 // MaxResultJSON bytes: what does not fit is cut as fit says (the tail from

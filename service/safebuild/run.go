@@ -125,6 +125,9 @@ type Request struct {
 	// Queued receives where the build stands while it waits in the
 	// project's build queue, one line each; nil means none.
 	Queued func(message string)
+	// LogStarted receives the absolute path of the build's log once it is
+	// created, before the hold is asked for; nil means none.
+	LogStarted func(path string)
 
 	turnEnv []string                    // set by Run: proves the build's turn to its command
 	started func(pid int, session bool) // set by Run: records the command's processes in the turn
