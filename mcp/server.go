@@ -536,6 +536,9 @@ func (s *Server) handleTool(ctx context.Context, req *sdkmcp.CallToolRequest) (*
 		// notifications (SEP-2663: progress is not sent for tasks).
 		ctx = tools.WithProgress(ctx, func(_ int, message string) { run.Report(message) })
 		ctx = tools.WithQueueProgress(ctx, run.Report) // its place while it waits (docs/decisions.md#D18)
+		// A task was answered at once and is polled without a time limit:
+		// it never answers running (docs/safe-build.md#14).
+		ctx = tools.WithWholeBuild(ctx)
 	} else if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		ss := req.Session
 		send := func(progress float64, message string) {

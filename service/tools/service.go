@@ -47,10 +47,24 @@ type Deps struct {
 	// confirmed. Nil means the tools' own argument names (ArgumentAdvice):
 	// what an MCP client passes. The CLI passes its flags'.
 	Advice buildguard.Advice
+	// AnswerWithin is how long a reclazz_safe_build call without
+	// answerWithinMs waits for its build before it answers `running` and
+	// leaves the build to go on without it (docs/safe-build.md#14); zero
+	// means such a call waits for the whole build.
+	AnswerWithin time.Duration
+	// KeptBuilds bounds the builds that went on without their call, kept
+	// running or finished for the calls that resume them; zero means
+	// DefaultKeptBuilds. KeepResult is how long a finished one stays
+	// readable; zero means DefaultKeepResult.
+	KeptBuilds int
+	KeepResult time.Duration
 
 	// builder runs the instance's safe builds, one at a time
 	// (reclazz_safe_build, docs/safe-build.md#4); NewService makes it.
 	builder *safebuild.Builder
+	// detached are the safe builds that go on without their call;
+	// NewService makes it.
+	detached *detachedBuilds
 }
 
 // Service runs the tools of [All] for one instance: the tool caller of the
@@ -73,13 +87,15 @@ func NewService(deps Deps) *Service {
 	if deps.Advice == nil {
 		deps.Advice = ArgumentAdvice
 	}
+	deps.detached = newDetachedBuilds(deps.KeptBuilds, deps.KeepResult)
 	deps.builder = safebuild.New(safebuild.Config{Dialer: deps.Dialer, Grace: deps.BuildGrace, VerifyWait: deps.VerifyWait, Logger: deps.Logger})
 	return &Service{deps: deps, tools: all()}
 }
 
-// Stop cancels a running safe build and waits until its process group is
-// gone and BUILD failed was answered (docs/safe-build.md#6); safe builds
-// called later are refused. The other tools keep working.
+// Stop cancels every running safe build, those that go on without their
+// call too, and waits until each one's process group is gone and BUILD
+// failed was answered (docs/safe-build.md#6); safe builds called later
+// are refused. The other tools keep working.
 func (s *Service) Stop() { s.deps.builder.Stop() }
 
 // Call validates args and runs the named tool. An invalid call returns an

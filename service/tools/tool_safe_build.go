@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/buildguard/buildguard/agentproto"
@@ -31,10 +32,13 @@ func safeBuildTool() *Tool {
 			"and then verifies every changed class against the running JVM: only changedClasses.allApplied true proves the new bytes are live. " +
 			"On any other outcome (failed, cancelled, timeout, refused) the JVM keeps serving its old classes: read diagnostics (the compiler's errors with file and line, errors first) and detail, fix the code, call again; the whole log is a resource link. " +
 			"Builds of a project run one at a time in arrival order, across every server and terminal: a call while another build runs waits its turn instead of failing (its progress says where it stands), and a call identical to one still waiting joins it and gets the same result. " +
+			"Outcome running means the build goes on without the call (answerWithinMs, or the server's --answer-within, was reached): call again with resume set to its buildId, until the outcome is not running. " +
 			"Send a progressToken for progress; cancellable through notifications/cancelled. Use reclazz_build only for a build you must run yourself.",
 		inputSchema: func() agentproto.Object {
 			return inputSchema("Time limit of the whole build in milliseconds, as an integer string, 1-60000. Default 600000 (10 minutes), or the build's timeoutSeconds from .buildguard.json.", object(
 				"build", object("type", "string", "maxLength", 64, "pattern", safeBuildNamePattern, "description", "Name of a build configured in .buildguard.json (or gradle/maven when detected). Default: its defaultBuild."),
+				"answerWithinMs", stringProp(maxArgLength, "Answer within this many milliseconds, as an integer string, 1000-600000: a build still running then goes on, and the call answers outcome running with its buildId. Set it below your host's tool timeout. Default: the server's --answer-within, else wait for the whole build."),
+				"resume", stringProp(maxBuildID, "The buildId of a running result: wait (at most answerWithinMs) for that build and return its result, or running again. Every other argument is ignored."),
 			))
 		},
 		outputSchema: safeBuildOutputSchema,
@@ -79,10 +83,68 @@ var ArgumentAdvice = buildguard.Advice{
 
 const safeBuildNamePattern = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
-// checkSafeBuild selects the build, touching no agent.
+// checkSafeBuild checks answerWithinMs and resume and selects the build,
+// touching no agent. A call that resumes a build selects none: it names
+// one already running.
 func checkSafeBuild(c *toolCall) error {
+	if _, err := answerWithin(c); err != nil {
+		return err
+	}
+	if id, resumes, err := resumeID(c); err != nil || resumes {
+		if err == nil && c.deps.detached.get(id) == nil {
+			err = errUnknownBuild(id)
+		}
+		return err
+	}
 	_, err := selectBuild(c)
 	return err
+}
+
+// answerWithin is the call's answerWithinMs, else the service's default
+// (Deps.AnswerWithin); zero means the call waits for its whole build.
+func answerWithin(c *toolCall) (time.Duration, error) {
+	raw, ok := c.args["answerWithinMs"]
+	if !ok {
+		return c.deps.AnswerWithin, nil
+	}
+	var v string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &v) != nil {
+		return 0, argErrorIn("answerWithinMs", "must be a string")
+	}
+	lo, hi := MinAnswerWithin.Milliseconds(), MaxAnswerWithin.Milliseconds()
+	n, ok := agentproto.ParseJavaInt(v)
+	if !ok || int64(n) < lo || int64(n) > hi {
+		return 0, argErrorIn("answerWithinMs", "must be an integer string between %d and %d", lo, hi)
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+// maxBuildID bounds resume: a build id is 32 characters.
+const maxBuildID = 64
+
+// resumeID is the build the call resumes, and whether it names one.
+func resumeID(c *toolCall) (string, bool, error) {
+	raw, ok := c.args["resume"]
+	if !ok {
+		return "", false, nil
+	}
+	var id string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &id) != nil || id == "" || len(id) > maxBuildID {
+		return "", false, argErrorIn("resume", "must be the buildId of a running result, a string of at most %d characters", maxBuildID)
+	}
+	return id, true, nil
+}
+
+// errUnknownBuild is the argument error of a resume this server cannot
+// answer: what happened and what to do.
+func errUnknownBuild(id string) error {
+	if len(id) > 40 || agentproto.HasControl(id) {
+		id = "that id"
+	} else {
+		id = strconv.Quote(id)
+	}
+	return argErrorIn("resume", "%s names no build of this server: a build's result is kept %s after it ended, %d at most, and only by the server process that answered running. "+
+		"Call reclazz_safe_build without resume to build again; every build's log stays in .buildguard/logs/", id, DefaultKeepResult, DefaultKeptBuilds)
 }
 
 // selectBuild reads the project's builds and selects the one named: an
@@ -112,6 +174,12 @@ func selectBuild(c *toolCall) (safebuild.Build, error) {
 // runSafeBuild runs the selected build on the instance's builder, one at a
 // time, reporting progress when the call asked for it.
 func runSafeBuild(ctx context.Context, c *toolCall) (Result, error) {
+	if id, resumes, err := resumeID(c); err != nil || resumes {
+		if err != nil {
+			return Result{}, err
+		}
+		return resumeBuild(ctx, c, id)
+	}
 	// Selected again: the configuration may have changed since the check,
 	// and what runs must be what the file says now.
 	build, err := selectBuild(c)
@@ -130,7 +198,142 @@ func runSafeBuild(ctx context.Context, c *toolCall) (Result, error) {
 	if _, given := c.str["timeoutMs"]; given {
 		req.Timeout = c.timeout
 	}
-	return safeBuildAnswer(c.deps.builder.Run(ctx, req))
+	within, err := answerWithin(c)
+	if err != nil {
+		return Result{}, err
+	}
+	if within == 0 || wholeBuild(ctx) {
+		return safeBuildAnswer(c.deps.builder.Run(ctx, req))
+	}
+	return runDetachable(ctx, c.deps.detached, c.deps.builder, req, within)
+}
+
+// runDetachable runs the build of req on a goroutine of its own and waits
+// for it at most within (docs/safe-build.md#14). Until then the call's
+// cancellation cancels the build, as for every build; after it, a build
+// still running is kept in ds and goes on without the call, which answers
+// running with its id. When ds has no room (every kept build still runs)
+// the call waits for the whole build.
+func runDetachable(ctx context.Context, ds *detachedBuilds, b *safebuild.Builder, req safebuild.Request, within time.Duration) (Result, error) {
+	start := time.Now()
+	d := &detachedBuild{watch: newBuildWatch(req.Build, start), within: within, done: make(chan struct{})}
+	unlisten := d.watch.listen(req.Progress, req.Queued)
+	defer unlisten()
+	req.Progress, req.Queued, req.LogStarted = d.watch.progress, d.watch.queue, d.watch.logStarted
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	unbind := context.AfterFunc(ctx, cancel)
+	go func() {
+		defer cancel()
+		answer, err := safeBuildAnswer(b.Run(bctx, req))
+		d.finish(ds, answer, err)
+	}()
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	select {
+	case <-d.done:
+	case <-ctx.Done(): // the build is being cancelled
+	case <-timer.C:
+		if !ended(d) && ds.keep(d) && unbind() {
+			return runningAnswer(d, time.Now())
+		}
+	}
+	<-d.done // bounded by the build's own limits, as a call without answerWithin is
+	return d.answer, d.err
+}
+
+// resumeBuild waits, at most the call's answerWithinMs (else that of the
+// call that started the build), for the detached build id and returns its
+// answer, exactly as the call that started it would have; or running
+// again. Cancelling the call never cancels the build.
+func resumeBuild(ctx context.Context, c *toolCall, id string) (Result, error) {
+	d := c.deps.detached.get(id)
+	if d == nil {
+		return Result{}, errUnknownBuild(id)
+	}
+	within := d.within
+	if _, given := c.args["answerWithinMs"]; given {
+		within, _ = answerWithin(c) // checked by checkSafeBuild
+	}
+	if wholeBuild(ctx) {
+		within = MaxAnswerWithin
+	}
+	unlisten := d.watch.listen(progressFrom(ctx), queuedFrom(ctx))
+	defer unlisten()
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	select {
+	case <-d.done:
+	case <-ctx.Done(): // not answered; the build goes on
+	case <-timer.C:
+	}
+	if !ended(d) {
+		return runningAnswer(d, time.Now())
+	}
+	c.deps.detached.markRead(d)
+	return d.answer, d.err
+}
+
+// ended reports whether d's build has its answer.
+func ended(d *detachedBuild) bool {
+	select {
+	case <-d.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// runningAnswer is the answer of a call whose build goes on without it:
+// outcome running, the build's id, how long it has gone on, where its log
+// is written, and how to get its result, in the structured result (what
+// Codex shows its model) and in the text (what Claude Code shows).
+func runningAnswer(d *detachedBuild, now time.Time) (Result, error) {
+	logFile, lines, latest, queued := d.watch.snapshot()
+	elapsed := now.Sub(d.watch.start).Round(100 * time.Millisecond)
+	res := &safebuild.Result{Outcome: safebuild.OutcomeRunning, BuildID: d.id,
+		Build: d.watch.build.Name, Command: d.watch.build.Command, DurationMs: now.Sub(d.watch.start).Milliseconds(),
+		Output: safebuild.Output{Lines: lines, Truncated: lines > 0}}
+	where := "still waits for its turn in the project's build queue"
+	if queued != "" {
+		where += " (" + diagnostics.Visible(queued) + ")"
+	}
+	if logFile != "" {
+		res.Output.LogFile = &logFile
+		where = "is running, writing its log to " + diagnostics.Visible(logFile)
+		if latest != "" {
+			where += fmt.Sprintf(" (%d lines so far, the latest: %q)", lines, diagnostics.Visible(latest))
+		}
+	}
+	// The next step first: what does not fit in a host's budget is cut
+	// from the end (safebuild.Result.JSON, the text's bound).
+	res.Detail = fmt.Sprintf("the build goes on without this call, which stopped waiting after %s as answerWithinMs (or the server's --answer-within) asks; nothing was released yet. "+
+		"Call reclazz_safe_build again with resume %q (nothing else is needed) to wait for its result, the answer this call would have given; repeat while the outcome is running "+
+		"(a call without resume would queue another build behind it). The build %s", elapsed, d.id, cutText(where, 1024))
+	data, err := res.JSON()
+	if err != nil {
+		return Result{}, err
+	}
+	head := cutText(fmt.Sprintf("build %q: running after %s; buildId %s", res.Build, elapsed, d.id), 512)
+	text := head + "\n" + cutText(diagnostics.Visible(res.Detail), 2048) + "\n"
+	return Result{Data: data, Text: text, LegacyText: text}, nil
+}
+
+// earlyKey marks a call that waits for its whole build whatever
+// answerWithinMs says.
+type earlyKey struct{}
+
+// WithWholeBuild returns a context whose reclazz_safe_build call waits for
+// its whole build, ignoring answerWithinMs and Deps.AnswerWithin, and whose
+// resume waits up to MaxAnswerWithin: for a call that runs as an MCP task,
+// whose request was answered already (docs/decisions.md#D17).
+func WithWholeBuild(ctx context.Context) context.Context {
+	return context.WithValue(ctx, earlyKey{}, true)
+}
+
+// wholeBuild reports whether WithWholeBuild marked ctx.
+func wholeBuild(ctx context.Context) bool {
+	v, _ := ctx.Value(earlyKey{}).(bool)
+	return v
 }
 
 // safeBuildAnswer is the tool's answer of a safe build's result: its JSON,
@@ -340,7 +543,8 @@ const safeBuildOutputSchema = `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",
   "properties": {
-    "outcome": {"type": "string", "enum": ["ok", "failed", "cancelled", "timeout", "refused", "queued-timeout"]},
+    "outcome": {"type": "string", "enum": ["ok", "failed", "cancelled", "timeout", "refused", "queued-timeout", "running"]},
+    "buildId": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
     "exitCode": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
     "errors": {"type": "integer", "minimum": 0},
     "warnings": {"type": "integer", "minimum": 0},
@@ -414,6 +618,7 @@ const safeBuildOutputSchema = `{
     {"if": {"properties": {"outcome": {"const": "ok"}}}, "then": {"properties": {"exitCode": {"const": 0}}}},
     {"if": {"properties": {"outcome": {"const": "refused"}}}, "then": {"properties": {"exitCode": {"const": null}, "changedClasses": {"properties": {"count": {"const": 0}}}}}},
     {"if": {"properties": {"outcome": {"const": "queued-timeout"}}}, "then": {"properties": {"exitCode": {"const": null}, "owner": {"const": null}, "output": {"properties": {"logFile": {"const": null}}}, "changedClasses": {"properties": {"count": {"const": 0}}}}}},
-    {"if": {"properties": {"changedClasses": {"properties": {"allApplied": {"const": true}}}}}, "then": {"properties": {"outcome": {"const": "ok"}}}}
+    {"if": {"properties": {"changedClasses": {"properties": {"allApplied": {"const": true}}}}}, "then": {"properties": {"outcome": {"const": "ok"}}}},
+    {"if": {"properties": {"outcome": {"const": "running"}}}, "then": {"required": ["buildId"], "properties": {"exitCode": {"const": null}, "owner": {"const": null}, "changedClasses": {"properties": {"count": {"const": 0}}}}}, "else": {"not": {"required": ["buildId"]}}}
   ]
 }`

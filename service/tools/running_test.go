@@ -1,0 +1,69 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/buildguard/buildguard/service/safebuild"
+)
+
+// TestRunningAnswerFitsEveryHost: the answer of a build that goes on
+// without its call (docs/safe-build.md#14), at its bounds (a command of
+// 256 long arguments, a log path of 4 KiB, a latest line and a place in
+// the queue full of what JSON escapes), fits each host's budget, is valid
+// against the output schema, and says the build's id and how to resume it
+// both in what Codex shows (the structured result) and in what Claude
+// Code shows (the text), whatever was cut.
+func TestRunningAnswerFitsEveryHost(t *testing.T) {
+	t.Parallel()
+	schema := toolOutputSchemas(t)[ToolSafeBuild]
+	command := hostileResults(t)["failed"].Command
+	hostile := strings.Repeat("\x1b[31m\"<&>\\\u2028\t", 40)
+	for name, fill := range map[string]func(w *buildWatch){
+		"queued": func(w *buildWatch) { w.queue(strings.Repeat(hostile, 20)) },
+		"running": func(w *buildWatch) {
+			w.logStarted("/p/" + strings.Repeat("d", 4000) + "/.buildguard/logs/20261203T010203456Z-maven.log")
+			w.progress(400_000, hostile[:200])
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := &detachedBuild{id: newBuildID(), watch: newBuildWatch(safebuild.Build{Name: "maven", Command: command}, time.Now().Add(-time.Minute))}
+			fill(d.watch)
+			out, err := runningAnswer(d, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := schema.Validate(instance(t, string(out.Data))); err != nil {
+				t.Fatalf("breaks the output schema: %v\n%s", err, out.Data)
+			}
+			var got safebuild.Result
+			if err := json.Unmarshal(out.Data, &got); err != nil {
+				t.Fatal(err)
+			}
+			next := fmt.Sprintf("resume %q", d.id)
+			if out.IsError || got.Outcome != safebuild.OutcomeRunning || got.BuildID != d.id || !strings.Contains(got.Detail, next) {
+				t.Errorf("isError %v, outcome %q, buildId %q, detail %q: want running, %s and %s in the detail", out.IsError, got.Outcome, got.BuildID, got.Detail, d.id, next)
+			}
+			lines := strings.Split(out.Text, "\n")
+			if !strings.HasPrefix(lines[0], `build "maven": running after 1m0s; buildId `+d.id) || !strings.Contains(out.Text, next) ||
+				len(out.Text) > MaxFailedText || len(lines) > 256 || !utf8.ValidString(out.Text) || out.LegacyText != out.Text {
+				t.Errorf("text of %d bytes, %d lines:\n%s", len(out.Text), len(lines), out.Text)
+			}
+			for _, h := range hostBudgets {
+				part := out.Text
+				if h.structured {
+					longest, _ := json.Marshal(json.RawMessage(out.Data))
+					part = "Wall time: 1234.5678 seconds\nOutput:\n" + string(longest)
+				}
+				if n := strings.Count(part, "\n") + 1; (h.bytes > 0 && len(part) > h.bytes) || (h.lines > 0 && n > h.lines) ||
+					(h.chars > 0 && utf8.RuneCountInString(part) > h.chars) {
+					t.Errorf("%s: %d bytes, %d characters, %d lines, over its budget", h.host, len(part), utf8.RuneCountInString(part), n)
+				}
+			}
+		})
+	}
+}
