@@ -20,7 +20,8 @@ import (
 // mcpUsage is the usage line of `buildguard mcp` (docs/mcp-server.md#1.1);
 // the second line is the HTTP form (docs/decisions.md#D14).
 const mcpUsage = "Usage: buildguard mcp [--project-dir PATH] [--port-file PATH]\n" +
-	"       buildguard mcp --http ADDR [--token-file FILE] [--url-file FILE] [--project-dir PATH] [--port-file PATH]\n"
+	"       buildguard mcp --http ADDR [--token-file FILE] [--url-file FILE] [--project-dir PATH] [--port-file PATH]\n" +
+	"       either form also takes [--answer-within DURATION]\n"
 
 // runMCP runs `buildguard mcp [--project-dir PATH] [--port-file PATH]`: it
 // parses the startup options before touching stdio, then serves MCP over
@@ -68,8 +69,11 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 	select {
 	case err := <-served:
 		// Input ended: safe builds running as tasks end as a cancellation
-		// ends them (docs/decisions.md#D17).
+		// ends them (docs/decisions.md#D17), and so do those that went on
+		// without their call: no client is left to resume them
+		// (docs/safe-build.md#14).
 		closeTasks(srv, log)
+		stopBuilds(svc, log)
 		if err != nil {
 			log.Error("MCP session failed", "error", err)
 			return ExitFailure
@@ -86,6 +90,21 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 // taskStopTimeout bounds the wait for safe builds running as tasks at the
 // end of a stdio server, as for a build call at EOF (docs/safe-build.md#6).
 const taskStopTimeout = 30 * time.Second
+
+// stopBuilds stops the service's safe builds, as svc.Stop does, waiting at
+// most taskStopTimeout for them.
+func stopBuilds(svc *tools.Service, log hclog.Logger) {
+	stopped := make(chan struct{})
+	go func() {
+		svc.Stop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(taskStopTimeout):
+		log.Warn("exiting with a safe build still stopping")
+	}
+}
 
 // closeTasks cancels the safe builds that run as tasks and waits for their
 // BUILD failed, at most taskStopTimeout.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/buildguard/buildguard/agentproto"
@@ -27,6 +28,7 @@ var (
 	errMCPNoProject     = errors.New("projectDir must name an existing directory")
 	errMCPHTTPAddr      = errors.New("--http ADDR must be a loopback address with a port: 127.0.0.1:PORT, [::1]:PORT or localhost:PORT (port 0 picks a free one)")
 	errMCPHTTPOnly      = errors.New("--token-file and --url-file need --http ADDR")
+	errMCPAnswerWithin  = errors.New("--answer-within needs a duration from 1s to 10m, such as 50s")
 )
 
 // errMCPMissingValue is "Duplicate option or missing value: <flag>".
@@ -86,6 +88,17 @@ func parseMCPArgs(args []string, wd string) (mcpOptions, error) {
 			return nil
 		})
 	}
+	s.value("--answer-within", false, func(v string) error {
+		d, err := time.ParseDuration(v)
+		if strings.HasPrefix(v, "--") {
+			return errMCPMissingValue("--answer-within")
+		}
+		if err != nil || d < tools.MinAnswerWithin || d > tools.MaxAnswerWithin {
+			return errMCPAnswerWithin
+		}
+		o.AnswerWithin = d
+		return nil
+	})
 	if _, _, err := s.parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) && len(args) > 1 {
 			return o, errMCPUnknownOption

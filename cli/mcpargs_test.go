@@ -5,7 +5,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestMCPArgsOnePass: the options of both forms of `buildguard mcp`, stdio
@@ -83,6 +85,37 @@ func TestMCPArgsFirstErrorWins(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"-help"}} {
 		if _, err := parseMCPArgs(args, wd); !errors.Is(err, flag.ErrHelp) {
 			t.Errorf("%q: %v, want help", args, err)
+		}
+	}
+}
+
+// TestMCPArgsAnswerWithin: `--answer-within DURATION`, in either form,
+// sets how long a safe build call waits before it answers running
+// (docs/safe-build.md#14); without it, zero: the whole build. A value that
+// is not a duration from 1s to 10m is a usage error that says so.
+func TestMCPArgsAnswerWithin(t *testing.T) {
+	t.Parallel()
+	wd := t.TempDir()
+	for args, want := range map[string]time.Duration{
+		"":                    0,
+		"--answer-within 50s": 50 * time.Second,
+		"--answer-within=1s":  time.Second,
+		"-answer-within 10m":  10 * time.Minute,
+		"--http 127.0.0.1:0 --answer-within 1m30s": 90 * time.Second,
+	} {
+		o, err := parseMCPArgs(strings.Fields(args), wd)
+		if err != nil || o.AnswerWithin != want {
+			t.Errorf("%q: AnswerWithin %v, %v; want %v", args, o.AnswerWithin, err, want)
+		}
+	}
+	for _, args := range []string{"--answer-within 999ms", "--answer-within 11m", "--answer-within soon", "--answer-within 50", "--answer-within -1s"} {
+		if _, err := parseMCPArgs(strings.Fields(args), wd); !errors.Is(err, errMCPAnswerWithin) {
+			t.Errorf("%q: %v, want %v", args, err, errMCPAnswerWithin)
+		}
+	}
+	for _, args := range []string{"--answer-within=--x", "--answer-within 1s --answer-within 2s"} {
+		if _, err := parseMCPArgs(strings.Fields(args), wd); err == nil || err.Error() != "Duplicate option or missing value: --answer-within" {
+			t.Errorf("%q: %v", args, err)
 		}
 	}
 }
