@@ -165,7 +165,7 @@ func newBuildWatch(b safebuild.Build, start time.Time) *buildWatch {
 }
 
 // listen adds a waiting call's reporters; the returned func removes them.
-// No report reaches them after it returned.
+// A report made before it returned may still reach them.
 func (w *buildWatch) listen(progress safebuild.ProgressFunc, queued func(string)) (stop func()) {
 	c := &watcher{progress: progress, queued: queued}
 	w.mu.Lock()
@@ -179,13 +179,16 @@ func (w *buildWatch) listen(progress safebuild.ProgressFunc, queued func(string)
 }
 
 // The reporters of the build (safebuild.Request's Progress, Queued and
-// LogStarted). They report under the lock, so a call that stopped
-// listening gets no report after it.
+// LogStarted). Each report goes to the calls waiting when it was made,
+// outside the lock, so that a call slow to send its progress holds up no
+// other call's start or end of waiting; a call whose wait ended gets none
+// (the MCP server sends nothing for a call that has returned).
 func (w *buildWatch) progress(lines int, message string) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.lines, w.latest, w.queued = lines, message, ""
-	for c := range w.calls {
+	calls := w.waiting()
+	w.mu.Unlock()
+	for _, c := range calls {
 		if c.progress != nil {
 			c.progress(lines, message)
 		}
@@ -194,13 +197,23 @@ func (w *buildWatch) progress(lines int, message string) {
 
 func (w *buildWatch) queue(message string) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.queued = message
-	for c := range w.calls {
+	calls := w.waiting()
+	w.mu.Unlock()
+	for _, c := range calls {
 		if c.queued != nil {
 			c.queued(message)
 		}
 	}
+}
+
+// waiting lists the calls waiting now; w.mu is held.
+func (w *buildWatch) waiting() []*watcher {
+	calls := make([]*watcher, 0, len(w.calls))
+	for c := range w.calls {
+		calls = append(calls, c)
+	}
+	return calls
 }
 
 func (w *buildWatch) logStarted(path string) {

@@ -67,3 +67,34 @@ func TestRunningAnswerFitsEveryHost(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowProgressHoldsUpNoOtherCall: a call that is slow to send the
+// progress of the build it waits for (a client that stops reading) holds
+// up no other call's start or end of waiting on that build.
+func TestSlowProgressHoldsUpNoOtherCall(t *testing.T) {
+	t.Parallel()
+	w := newBuildWatch(safebuild.Build{Name: "b"}, time.Now())
+	sending, release := make(chan struct{}), make(chan struct{})
+	stuck := w.listen(func(int, string) {
+		close(sending)
+		<-release
+	}, nil)
+	defer stuck()
+	go w.progress(1, "compiling")
+	<-sending
+	defer close(release)
+	other := make(chan struct{})
+	go func() {
+		w.listen(nil, nil)()
+		w.queue("place 2")
+		close(other)
+	}()
+	select {
+	case <-other:
+	case <-time.After(10 * time.Second):
+		t.Fatal("another call could not start or end waiting for 10s while one call's progress was stuck")
+	}
+	if logFile, lines, latest, _ := w.snapshot(); logFile != "" || lines != 1 || latest != "compiling" {
+		t.Errorf("snapshot %q %d %q", logFile, lines, latest)
+	}
+}
