@@ -98,3 +98,35 @@ func TestSlowProgressHoldsUpNoOtherCall(t *testing.T) {
 		t.Errorf("snapshot %q %d %q", logFile, lines, latest)
 	}
 }
+
+// TestDetachedBuildsBounds: a service keeps at most its bound of detached
+// builds; when a new one needs room the finished one already read goes
+// first, else the one that ended first; a running one never goes, so with
+// every kept build running there is no room and the call waits for its
+// whole build instead.
+func TestDetachedBuildsBounds(t *testing.T) {
+	t.Parallel()
+	s := newDetachedBuilds(3, time.Hour)
+	build := func() *detachedBuild { return &detachedBuild{done: make(chan struct{})} }
+	a, b, c := build(), build(), build()
+	for _, d := range []*detachedBuild{a, b, c} {
+		if !s.keep(d) {
+			t.Fatal("no room below the bound")
+		}
+	}
+	if s.keep(build()) {
+		t.Fatal("a fourth build was kept while three run")
+	}
+	a.finish(s, Result{}, nil)
+	b.finish(s, Result{}, nil) // ended after a, but read
+	s.markRead(b)
+	if d := build(); !s.keep(d) || s.get(b.id) != nil || s.get(a.id) != a || s.get(c.id) != c || s.get(d.id) != d {
+		t.Fatal("room was not made by dropping the finished build already read")
+	}
+	if d := build(); !s.keep(d) || s.get(a.id) != nil || s.get(c.id) != c {
+		t.Fatal("room was not made by dropping the build that ended first")
+	}
+	if s.keep(build()) {
+		t.Fatal("a running build was dropped to make room")
+	}
+}
