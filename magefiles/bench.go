@@ -49,8 +49,11 @@ func benchMetric(metrics, unit string) (float64, bool) {
 // smaller, docs/safe-build.md#12); each row of docs/performance.md#1
 // (start-up, wrapper and HTTP against the bare go-sdk floor, target ≤ 1.2×,
 // and the wrapper against its floor linked with go-sdk);
-// and the guard's share of one cycle of a continuous build (target ≤ 50 ms,
-// docs/decisions.md#D20).
+// the guard's share of one cycle of a continuous build (target ≤ 50 ms,
+// docs/decisions.md#D20); and the scale bench: `buildguard build run` next
+// to the raw build on generated projects of 1,000 to 100,000 class files,
+// for changes of 1, 512 and every class, and the cost of each scan of the
+// search for changed classes per 10,000 class files (docs/performance.md#5).
 func Bench() error {
 	results := map[string]string{}
 	for _, run := range []struct{ pattern, benchtime, pkg string }{
@@ -80,6 +83,13 @@ func Bench() error {
 		{"^BenchmarkFloorHTTPConcurrent$", "20x", "./cmd/buildguard/"},
 		{"^BenchmarkContinuousCycle$", "300x", "./buildguard/"},
 		{"^BenchmarkProof$", "10x", "./service/safebuild/"},
+		// The scale bench (docs/performance.md#5): each iteration waits
+		// about 2 s for the files to settle, and the largest project's
+		// change of every class takes most of a minute.
+		{"^BenchmarkScale$/^files=1000$", "3x", "./harness/scale/"},
+		{"^BenchmarkScale$/^files=20000$", "3x", "./harness/scale/"},
+		{"^BenchmarkScale$/^files=100000$", "1x", "./harness/scale/"},
+		{"^BenchmarkScan$", "1x", "./service/safebuild/"},
 	} {
 		out, err := sh.Output("go", "test", "-run", "^$", "-bench", run.pattern, "-benchtime", run.benchtime, run.pkg)
 		fmt.Println(out)
@@ -153,6 +163,9 @@ func Bench() error {
 	}
 	fmt.Printf("continuous build: the guard's share of one cycle (channel start, BUILD started ack, finish, BUILD ok ack) %.0f µs (target ≤ 50 ms; docs/decisions.md#D20)\n", m[0])
 	if err := proofBench(r); err != nil {
+		return err
+	}
+	if err := scaleBench(r); err != nil {
 		return err
 	}
 	return diagnosticsBench(r)
@@ -250,6 +263,49 @@ func proofBench(r benchResults) error {
 		fmt.Printf("proof of %s changed classes (fake agent): %.1f ms from BUILD ok to the answer, every class verified\n", n, m[0])
 	}
 	return nil
+}
+
+// scaleBench prints the scale bench's rows (docs/performance.md#5): per
+// generated project and change, the safe build next to the raw build, with
+// the targets of the 20,000-class project beside its rows; then the cost of
+// each scan per 10,000 class files.
+func scaleBench(r benchResults) error {
+	for _, n := range []int{1000, 20000, 100000} {
+		for _, k := range []string{"1", "512", "all"} {
+			name := fmt.Sprintf("Scale/files=%d/change=%s", n, k)
+			m, err := r.units(name, "raw-ms", "safe-ms", "extra-ms", "ratio", "before-hold-ms", "hold-ms",
+				"raw-build-ms", "guarded-build-ms", "ok-to-answer-ms", "peak-MiB", "raw-peak-MiB", "changed", "all-applied")
+			if err != nil {
+				return err
+			}
+			applied := map[bool]string{true: "all verified applied", false: "not all verified applied"}[m[12] == 1]
+			fmt.Printf("scale %d classes, change of %s: safe build %.0f ms vs raw %.0f ms: +%.0f ms, %.2f× (%s); start to BUILD started %.0f ms, BUILD started to ok %.0f ms (the rewriting itself %.1f ms guarded, %.1f ms raw), BUILD ok to the answer %.1f ms; peak RSS %.1f MiB (raw %.1f MiB); %.0f changed, %s\n",
+				n, k, m[1], m[0], m[2], m[3], scaleTarget(n, k, m[0], m[1], m[9]), m[4], m[5], m[7], m[6], m[8], m[9], m[10], m[11], applied)
+		}
+	}
+	for _, n := range []int{1000, 20000, 100000} {
+		m, err := r.units(fmt.Sprintf("Scan/files=%d", n), "settled-ms/10k", "fresh-ms/10k", "changes-ms/10k")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("scan of %d class files, per 10,000: %.1f ms settled (stat only), %.1f ms right after every one changed (each hashed as it is scanned), %.1f ms comparing two snapshots\n", n, m[0], m[1], m[2])
+	}
+	return nil
+}
+
+// scaleTarget words the target of issue 33 for a row of the 20,000-class
+// project and whether the row meets it; "no target" for the others.
+func scaleTarget(n int, k string, raw, safe, peak float64) string {
+	met := map[bool]string{true: "met", false: "NOT met"}
+	switch {
+	case n == 20000 && k == "1":
+		limit := 1.02*raw + 30
+		return fmt.Sprintf("target ≤ 1.02× raw + 30 ms = %.0f ms: %s", limit, met[safe <= limit])
+	case n == 20000 && k == "all":
+		limit := 1.05*raw + 200
+		return fmt.Sprintf("target ≤ 1.05× raw + 200 ms = %.0f ms: %s; peak ≤ 64 MiB: %s", limit, met[safe <= limit], met[peak <= 64])
+	}
+	return "no target"
 }
 
 // diagnosticsBench prints the diagnostics parser's throughput and, per

@@ -6,7 +6,9 @@
 // writes is a function of its inputs: the same project, change and run give
 // the same paths and the same bytes.
 //
-// It owns the projects and their bytes only.
+// It owns the projects and their bytes only; the benchmark that runs the
+// raw build next to `buildguard build run` against the fake agent is in
+// this package's tests.
 package scale
 
 import (
