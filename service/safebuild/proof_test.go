@@ -4,6 +4,7 @@ package safebuild
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -257,7 +258,7 @@ func TestScanHonoursItsContext(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	snap := scan(ctx, []watchedDir{{named: dir, root: dir}})
+	snap := scan(ctx, []watchedDir{{named: dir, root: dir}}, true)
 	if len(snap.problems) == 0 || !strings.Contains(snap.problems[0], "ran out of time") {
 		t.Errorf("problems %q, want the search cut short", snap.problems)
 	}
@@ -311,6 +312,45 @@ func TestChangesUsesStampsAndChangeTimes(t *testing.T) {
 	}
 	if want := "JustBefore New Touched"; strings.Join(got, " ") != want {
 		t.Errorf("changed %q, want %q", got, want)
+	}
+}
+
+// The scan after a build hashes no file, however many the build rewrote:
+// only the MaxVerifiedClasses files that are verified are read
+// (docs/performance.md#5), and what they hold is what the build wrote.
+func TestSearchAfterHashesOnlyWhatIsVerified(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dirs := []watchedDir{{named: dir, root: dir}}
+	n := MaxVerifiedClasses + 20
+	write := func(content string) {
+		for i := range n {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("C%04d.class", i)), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("old")
+	before := scan(context.Background(), dirs, true)
+	write("new!") // every file changed, within recentWindow of the next scan
+	after := scan(context.Background(), dirs, false)
+	for path, f := range after.files {
+		if f.stamp.sum != "" {
+			t.Fatalf("the scan after the build hashed %s", path)
+		}
+	}
+	changed := changes(context.Background(), before, after)
+	if len(changed) != n {
+		t.Fatalf("%d changed, want %d", len(changed), n)
+	}
+	want := fmt.Sprintf("%x", sha256.Sum256([]byte("new!")))
+	for i, c := range changed {
+		switch {
+		case i < MaxVerifiedClasses && (c.sum != want || c.err != nil):
+			t.Errorf("%s: sum %q (%v), want the bytes the build wrote", c.class, c.sum, c.err)
+		case i >= MaxVerifiedClasses && c.sum != "":
+			t.Errorf("%s beyond the verified %d was hashed", c.class, MaxVerifiedClasses)
+		}
 	}
 }
 

@@ -21,7 +21,7 @@ func (a *attempt) searchBefore(ctx context.Context, conn *agentproto.Conn) {
 	a.knownBefore = err == nil && d.Status == agentproto.DoctorObserved
 	sctx, cancel := context.WithTimeout(ctx, a.b.cfg.VerifyWait)
 	defer cancel()
-	a.before = scan(sctx, a.search.dirs)
+	a.before = scan(sctx, a.search.dirs, true)
 }
 
 func (a *attempt) doctor(ctx context.Context, conn *agentproto.Conn) (*agentproto.Doctor, error) {
@@ -82,7 +82,7 @@ func (a *attempt) searchAfter() {
 	// the proof incomplete, never the build late.
 	sctx, cancel := context.WithTimeout(ctx, a.b.cfg.VerifyWait)
 	defer cancel()
-	after := scan(sctx, a.search.dirs)
+	after := scan(sctx, a.search.dirs, false)
 	a.changed = changes(sctx, a.before, after)
 	for _, p := range append(a.before.problems, after.problems...) {
 		a.search.problem("%s", p)

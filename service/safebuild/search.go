@@ -160,13 +160,16 @@ type snapshot struct {
 	at       time.Time
 }
 
-// scan walks the watched directories for class files within ctx. Files
-// changed within recentWindow of the scan are hashed (bounded reads, as
-// docs/decisions.md#D13 reads every file). A directory that does not exist
+// scan walks the watched directories for class files within ctx. With
+// hashRecent, files changed within recentWindow of the scan are hashed
+// (bounded reads, as docs/decisions.md#D13 reads every file): the snapshot
+// before the build needs them to tell a rewrite that kept size and times.
+// The snapshot after it hashes nothing: changes hashes the files it
+// verifies, at most MaxVerifiedClasses, whatever the build rewrote. A directory that does not exist
 // is empty; one that cannot be read, an entry named like a class file that
 // is not a regular file, the bound of maxScannedFiles or the end of ctx make
 // the snapshot incomplete.
-func scan(ctx context.Context, dirs []watchedDir) snapshot {
+func scan(ctx context.Context, dirs []watchedDir, hashRecent bool) snapshot {
 	snap := snapshot{files: map[string]classFile{}, at: time.Now()}
 	s := &search{}
 	entries := 0
@@ -225,7 +228,7 @@ func scan(ctx context.Context, dirs []watchedDir) snapshot {
 				return nil
 			}
 			st := fileStamp(fi)
-			if recent(st, snap.at) {
+			if hashRecent && recent(st, snap.at) {
 				st.sum, _ = hashFile(ctx, path) // unreadable now: compared by times only
 			}
 			snap.files[path] = classFile{class: class, stamp: st}
@@ -270,9 +273,8 @@ type changedFile struct {
 // first snapshot (and was hashed then). A file the first snapshot did not
 // see (its directory was not watched yet) whose change time is older than
 // that snapshot was not written by the build. The first MaxVerifiedClasses
-// are hashed now, within ctx, unless after hashed them already (a file
-// written within recentWindow of the scan): what the build wrote is what
-// is verified.
+// are hashed now, within ctx, unless after hashed them already: what the
+// build wrote is what is verified.
 func changes(ctx context.Context, before, after snapshot) []changedFile {
 	var out []changedFile
 	for path, f := range after.files {
