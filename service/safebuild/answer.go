@@ -245,8 +245,8 @@ func mib(n int64) string {
 }
 
 // changedClasses is what p proved of the changed classes, and what the
-// detail says of it: the first MaxVerifiedClasses by name were verified,
-// at most MaxChangedClasses are listed.
+// detail says of it: at most MaxVerifiedClasses were verified, those
+// written last, and at most MaxChangedClasses are listed.
 func changedClasses(p *proof) (ChangedClasses, string) {
 	cc := ChangedClasses{Count: p.count, Complete: len(p.problems) == 0}
 	t := tallyOf(p.v)
@@ -316,7 +316,7 @@ func proofDetail(cc ChangedClasses, t tally, problems []string) string {
 		verified = "were to be verified"
 	}
 	if cc.Count > t.checked {
-		why = append(why, fmt.Sprintf("%d classes changed, more than the %d an agent keeps receipts for, so no agent can prove them all: the first %d by binary name (%s to %s) %s, the other %d were not",
+		why = append(why, fmt.Sprintf("%d classes changed, more than the %d an agent keeps receipts for, so no agent can prove them all: the %d written last (by name %s to %s) %s, the other %d were not",
 			cc.Count, MaxVerifiedClasses, t.checked, t.first, t.last, verified, cc.Count-t.checked))
 	}
 	switch {

@@ -102,7 +102,8 @@ type proof struct {
 }
 
 // prove verifies the changed class files against the agent after BUILD ok
-// was acknowledged: the first MaxVerifiedClasses by name. A build that was
+// was acknowledged: at most MaxVerifiedClasses, those written last
+// (changes puts them first). A build that was
 // not ok proves nothing. Stop ends the verification too.
 func (b *Builder) prove(r *ran) *proof {
 	p := &proof{ran: r}

@@ -1,6 +1,7 @@
 package safebuild
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -263,6 +263,7 @@ func className(root, path string) (string, bool) {
 // wrote (or why it could not be read).
 type changedFile struct {
 	class, path string
+	changed     int64 // ns: the later of its modification and change time
 	sum         string
 	err         error
 }
@@ -273,8 +274,11 @@ type changedFile struct {
 // first snapshot (and was hashed then). A file the first snapshot did not
 // see (its directory was not watched yet) whose change time is older than
 // that snapshot was not written by the build. The first MaxVerifiedClasses
-// are hashed now, within ctx, unless after hashed them already: what the
-// build wrote is what is verified.
+// are those verified: when more changed, the ones written last (by change
+// time, then binary name), since an agent keeps the receipts of the classes
+// it reloaded last (docs/agent-protocol.md#8); they come first, by name,
+// and are hashed now, within ctx, unless after hashed them already: what
+// the build wrote is what is verified.
 func changes(ctx context.Context, before, after snapshot) []changedFile {
 	var out []changedFile
 	for path, f := range after.files {
@@ -291,14 +295,20 @@ func changes(ctx context.Context, before, after snapshot) []changedFile {
 				continue
 			}
 		}
-		out = append(out, changedFile{class: f.class, path: path, sum: f.stamp.sum})
+		out = append(out, changedFile{class: f.class, path: path, changed: max(f.stamp.mtime, f.stamp.ctime), sum: f.stamp.sum})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].class != out[j].class {
-			return out[i].class < out[j].class
-		}
-		return out[i].path < out[j].path
-	})
+	byName := func(a, b changedFile) int {
+		return cmp.Or(strings.Compare(a.class, b.class), strings.Compare(a.path, b.path))
+	}
+	if len(out) > MaxVerifiedClasses {
+		slices.SortFunc(out, func(a, b changedFile) int { // written last first
+			return cmp.Or(cmp.Compare(b.changed, a.changed), byName(b, a))
+		})
+	}
+	slices.SortFunc(out[:min(len(out), MaxVerifiedClasses)], byName)
+	if len(out) > MaxVerifiedClasses {
+		slices.SortFunc(out[MaxVerifiedClasses:], byName)
+	}
 	for i := range out[:min(len(out), MaxVerifiedClasses)] {
 		if out[i].sum == "" {
 			out[i].sum, out[i].err = hashFile(ctx, out[i].path)
