@@ -19,6 +19,7 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/mcp/protocol"
 	"github.com/buildguard/buildguard/service/safebuild"
 	"github.com/buildguard/buildguard/service/tools"
@@ -42,38 +43,41 @@ var buildIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
 // (gatedFail) and other (gatedOK again, a second build), served by a
 // service made with deps (its Base and grace filled in), stopped at the
 // end of the test.
-func newGatedProject(t *testing.T, deps tools.Deps) *buildProject {
+func newGatedProject(t *testing.T, deps tools.Deps) *gatedProject {
 	t.Helper()
-	p := newBuildProject(t, map[string]string{"ok": gatedOK})
+	p := &gatedProject{mcptest.NewBuildProject(t, map[string]string{"ok": gatedOK})}
 	cfg := map[string]any{"defaultBuild": "ok", "builds": map[string]any{
 		"ok":    map[string]any{"command": []string{"sh", "-c", gatedOK}, "timeoutSeconds": 120},
 		"other": map[string]any{"command": []string{"sh", "-c", gatedOK}, "timeoutSeconds": 120},
 		"fail":  map[string]any{"command": []string{"sh", "-c", gatedFail}, "timeoutSeconds": 120},
 	}}
 	data, _ := json.Marshal(cfg)
-	if err := os.WriteFile(filepath.Join(p.dir, safebuild.ConfigFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(p.Dir, safebuild.ConfigFile), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	deps.Base, deps.BuildGrace, deps.VerifyWait = p.dir, 500*time.Millisecond, 5*time.Second
-	p.svc = tools.NewService(deps)
-	t.Cleanup(p.svc.Stop)
+	deps.Base, deps.BuildGrace, deps.VerifyWait = p.Dir, 500*time.Millisecond, 5*time.Second
+	p.Svc = tools.NewService(deps)
+	t.Cleanup(p.Svc.Stop)
 	return p
 }
 
+// gatedProject is a build project whose builds wait for a file named go.
+type gatedProject struct{ *mcptest.BuildProject }
+
 // open lets the project's waiting build go on.
-func (p *buildProject) open(t *testing.T) {
+func (p *gatedProject) open(t *testing.T) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(p.dir, "go"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(p.Dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // runningPIDs waits for the pid of the gated build now running, and takes
 // its file away for the next build.
-func (p *buildProject) runningPIDs(t *testing.T) []int {
+func (p *gatedProject) runningPIDs(t *testing.T) []int {
 	t.Helper()
-	pids := wait.PIDFile(t, 20*time.Second, filepath.Join(p.dir, "pids"))
-	os.Remove(filepath.Join(p.dir, "pids"))
+	pids := wait.PIDFile(t, 20*time.Second, filepath.Join(p.Dir, "pids"))
+	os.Remove(filepath.Join(p.Dir, "pids"))
 	return pids
 }
 
@@ -169,7 +173,7 @@ func testAnswersRunningThenResumes(t *testing.T, connect func(*testing.T, Caller
 	var mu sync.Mutex
 	progress := map[string]int{}
 	heard := make(chan string, 64)
-	cs := connect(t, p.svc, protocol.Version20251125, &sdkmcp.ClientOptions{
+	cs := connect(t, p.Svc, protocol.Version20251125, &sdkmcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *sdkmcp.ProgressNotificationClientRequest) {
 			tok, _ := req.Params.ProgressToken.(string)
 			mu.Lock()
@@ -215,11 +219,11 @@ func testAnswersRunningThenResumes(t *testing.T, connect func(*testing.T, Caller
 		t.Fatalf("resume answered running for another build: %v", m)
 	}
 	out := m["output"].(map[string]any)
-	if logFile, _ := out["logFile"].(string); !strings.HasPrefix(logFile, filepath.Join(p.dir, ".buildguard", "logs")) || out["lines"].(float64) < 1 {
+	if logFile, _ := out["logFile"].(string); !strings.HasPrefix(logFile, filepath.Join(p.Dir, ".buildguard", "logs")) || out["lines"].(float64) < 1 {
 		t.Errorf("a running build's answer does not say where its log is: %v", out)
 	}
-	if !alive(pids) || p.agent.Received("BUILD failed request=") || p.agent.Received("BUILD ok request=") {
-		t.Fatalf("the build did not go on after its calls ended: alive %v, agent %q", alive(pids), p.agent.Commands())
+	if !alive(pids) || p.Agent.Received("BUILD failed request=") || p.Agent.Received("BUILD ok request=") {
+		t.Fatalf("the build did not go on after its calls ended: alive %v, agent %q", alive(pids), p.Agent.Commands())
 	}
 
 	p.open(t)
@@ -231,8 +235,8 @@ func testAnswersRunningThenResumes(t *testing.T, connect func(*testing.T, Caller
 	if cc := m["changedClasses"].(map[string]any); cc["allApplied"] != true {
 		t.Errorf("changedClasses %v", cc)
 	}
-	if !p.agent.Received("BUILD ok request=") || p.agent.Received("BUILD failed request=") {
-		t.Errorf("agent commands %q, want BUILD ok and no BUILD failed", p.agent.Commands())
+	if !p.Agent.Received("BUILD ok request=") || p.Agent.Received("BUILD failed request=") {
+		t.Errorf("agent commands %q, want BUILD ok and no BUILD failed", p.Agent.Commands())
 	}
 	again, _ := mustRun(t, cs, map[string]any{"resume": id})
 	a, b := mustJSON(t, res), mustJSON(t, again)
@@ -263,7 +267,7 @@ func mustJSON(t *testing.T, v any) string {
 func TestSafeBuildResumedResultIsTheDirectOne(t *testing.T) {
 	t.Parallel()
 	p := newGatedProject(t, tools.Deps{})
-	cs := connectSDKClient(t, p.svc, protocol.Version20251125)
+	cs := connectSDKClient(t, p.Svc, protocol.Version20251125)
 	p.open(t)
 	direct, dm := mustRun(t, cs, map[string]any{"build": "fail"})
 	first, fm := mustRun(t, cs, map[string]any{"build": "fail", "answerWithinMs": "1000"})
@@ -308,7 +312,7 @@ func TestSafeBuildResumeArgumentErrors(t *testing.T) {
 	t.Parallel()
 	p := newGatedProject(t, tools.Deps{})
 	for _, version := range []string{protocol.Version20250618, protocol.Version20251125} {
-		cs := connectSDKClient(t, p.svc, version)
+		cs := connectSDKClient(t, p.Svc, version)
 		for _, c := range []struct {
 			args map[string]any
 			want string
@@ -340,8 +344,8 @@ func TestSafeBuildResumeArgumentErrors(t *testing.T) {
 			}
 		}
 	}
-	if p.agent.Received("BUILD started") {
-		t.Errorf("an argument error asked for a hold: %q", p.agent.Commands())
+	if p.Agent.Received("BUILD started") {
+		t.Errorf("an argument error asked for a hold: %q", p.Agent.Commands())
 	}
 }
 
@@ -352,7 +356,7 @@ func TestSafeBuildResumeArgumentErrors(t *testing.T) {
 func TestSafeBuildAnswerWithinDefault(t *testing.T) {
 	t.Parallel()
 	p := newGatedProject(t, tools.Deps{AnswerWithin: time.Second})
-	cs := connectSDKClient(t, p.svc, protocol.Version20251125)
+	cs := connectSDKClient(t, p.Svc, protocol.Version20251125)
 	res, m := mustRun(t, cs, map[string]any{})
 	id := requireRunning(t, res, m)
 	p.runningPIDs(t)
@@ -363,7 +367,7 @@ func TestSafeBuildAnswerWithinDefault(t *testing.T) {
 		t.Fatalf("resumed: %v", m)
 	}
 
-	_, c := startHTTPTasks(t, p.svc)
+	_, c := startHTTPTasks(t, p.Svc)
 	created, code := c.call("tools/call", safeBuild(true))
 	if code != 0 {
 		t.Fatalf("reclazz_safe_build as a task: error %d", code)
@@ -396,7 +400,7 @@ func TestSafeBuildKeptResultsBounded(t *testing.T) {
 	t.Run("count", func(t *testing.T) {
 		t.Parallel()
 		p := newGatedProject(t, tools.Deps{KeptBuilds: 1})
-		cs := connectSDKClient(t, p.svc, protocol.Version20251125)
+		cs := connectSDKClient(t, p.Svc, protocol.Version20251125)
 		res, m := mustRun(t, cs, map[string]any{"answerWithinMs": "1000"})
 		first := requireRunning(t, res, m)
 		p.open(t)
@@ -418,7 +422,7 @@ func TestSafeBuildKeptResultsBounded(t *testing.T) {
 		t.Parallel()
 		p := newGatedProject(t, tools.Deps{KeepResult: time.Nanosecond})
 		heard := make(chan struct{}, 1)
-		cs := connectSDKClientWith(t, p.svc, protocol.Version20251125, &sdkmcp.ClientOptions{
+		cs := connectSDKClientWith(t, p.Svc, protocol.Version20251125, &sdkmcp.ClientOptions{
 			ProgressNotificationHandler: func(context.Context, *sdkmcp.ProgressNotificationClientRequest) {
 				select {
 				case heard <- struct{}{}:
@@ -460,7 +464,7 @@ func TestSafeBuildKeptResultsBounded(t *testing.T) {
 func TestSafeBuildManyResumes(t *testing.T) {
 	t.Parallel()
 	p := newGatedProject(t, tools.Deps{})
-	cs := connectSDKClient(t, p.svc, protocol.Version20251125)
+	cs := connectSDKClient(t, p.Svc, protocol.Version20251125)
 	res, m := mustRun(t, cs, map[string]any{"answerWithinMs": "1000"})
 	id := requireRunning(t, res, m)
 	p.runningPIDs(t)
@@ -505,7 +509,7 @@ func TestSafeBuildManyResumes(t *testing.T) {
 	if n != waiting+racing || !strings.Contains(want, `"outcome":"ok"`) {
 		t.Fatalf("%d results, want %d ok: %s", n, waiting+racing, want)
 	}
-	if c := strings.Count(strings.Join(p.agent.Commands(), "\n"), "BUILD started"); c != 1 {
+	if c := strings.Count(strings.Join(p.Agent.Commands(), "\n"), "BUILD started"); c != 1 {
 		t.Errorf("%d builds ran, want 1", c)
 	}
 }
@@ -517,16 +521,16 @@ func TestSafeBuildManyResumes(t *testing.T) {
 func TestSafeBuildStopEndsDetachedBuilds(t *testing.T) {
 	t.Parallel()
 	p := newGatedProject(t, tools.Deps{})
-	cs := connectSDKClient(t, p.svc, protocol.Version20251125)
+	cs := connectSDKClient(t, p.Svc, protocol.Version20251125)
 	res, m := mustRun(t, cs, map[string]any{"answerWithinMs": "1000"})
 	id := requireRunning(t, res, m)
 	pids := p.runningPIDs(t)
-	p.svc.Stop()
+	p.Svc.Stop()
 	if alive(pids) {
 		t.Errorf("the build's processes %v outlived Stop", pids)
 	}
-	if !p.agent.Received("BUILD failed request=") {
-		t.Errorf("BUILD failed not sent before Stop returned: %q", p.agent.Commands())
+	if !p.Agent.Received("BUILD failed request=") {
+		t.Errorf("BUILD failed not sent before Stop returned: %q", p.Agent.Commands())
 	}
 	res, m = mustRun(t, cs, map[string]any{"resume": id})
 	if !res.IsError || m["outcome"] != "cancelled" {

@@ -13,6 +13,7 @@ import (
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/mcp/protocol"
 	"github.com/buildguard/buildguard/service/tools"
 )
@@ -37,8 +38,8 @@ func TestSafeBuildFailedLeadsWithDiagnostics(t *testing.T) {
 	} {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
-			p := newBuildProject(t, map[string]string{"ok": noisyFailBuild})
-			cs := connect(t, p.svc, protocol.Version20250618, nil)
+			p := mcptest.NewBuildProject(t, map[string]string{"ok": noisyFailBuild})
+			cs := connect(t, p.Svc, protocol.Version20250618, nil)
 			res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
 			if err != nil {
 				t.Fatal(err)
@@ -75,7 +76,7 @@ func TestSafeBuildFailedLeadsWithDiagnostics(t *testing.T) {
 			if len(rr.Contents) != 1 || rr.Contents[0].Text != string(whole) || !strings.Contains(rr.Contents[0].Text, "reactor summary line 1499") {
 				t.Errorf("resources/read gave %d contents, not the whole log", len(rr.Contents))
 			}
-			for _, path := range []string{filepath.Join(p.dir, ".buildguard.json"), filepath.Join(p.dir, ".buildguard", "owner"), "/etc/passwd"} {
+			for _, path := range []string{filepath.Join(p.Dir, ".buildguard.json"), filepath.Join(p.Dir, ".buildguard", "owner"), "/etc/passwd"} {
 				if _, err := cs.ReadResource(context.Background(), &sdkmcp.ReadResourceParams{URI: tools.LogURI(path)}); !isInvalidParams(err) || !strings.Contains(err.Error(), "Resource not found") {
 					t.Errorf("resources/read of %s: %v, want Resource not found", path, err)
 				}
@@ -91,8 +92,8 @@ func TestSafeBuildFailedLeadsWithDiagnostics(t *testing.T) {
 // with the outcome.
 func TestSafeBuildAnswerOnTheWire(t *testing.T) {
 	t.Parallel()
-	p := newBuildProject(t, map[string]string{"ok": noisyFailBuild})
-	s := startSession(t, p.svc, time.Second)
+	p := mcptest.NewBuildProject(t, map[string]string{"ok": noisyFailBuild})
+	s := startSession(t, p.Svc, time.Second)
 	s.send(initLine)
 	s.recv()
 	s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{}}}`)
@@ -127,8 +128,8 @@ func TestSafeBuildAnswerOnTheWire(t *testing.T) {
 // diagnostics-led text, and no resource link.
 func TestSafeBuildFailedLegacyText(t *testing.T) {
 	t.Parallel()
-	p := newBuildProject(t, map[string]string{"ok": noisyFailBuild})
-	cs := connectSDKClient(t, p.svc, protocol.Version20250326)
+	p := mcptest.NewBuildProject(t, map[string]string{"ok": noisyFailBuild})
+	cs := connectSDKClient(t, p.Svc, protocol.Version20250326)
 	res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)

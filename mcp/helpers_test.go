@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/buildguard/buildguard/mcp/mcptest"
 )
 
 // initLine initializes a stdio session at 2025-06-18.
@@ -19,7 +21,7 @@ const initLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"proto
 func serveAll(t *testing.T, in string) string {
 	t.Helper()
 	var out, logs bytes.Buffer
-	srv := NewServer(Config{Caller: &fakeCaller{}, Logger: testLogger(&logs)})
+	srv := NewServer(Config{Caller: &mcptest.FakeCaller{}, Logger: testLogger(&logs)})
 	if err := srv.ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}

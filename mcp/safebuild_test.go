@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,70 +21,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/buildguard/buildguard/harness/fakeagent"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/mcp/protocol"
 	"github.com/buildguard/buildguard/service/safebuild"
 	"github.com/buildguard/buildguard/service/tools"
 	"github.com/buildguard/buildguard/service/tools/toolstest"
-)
-
-// buildProject is a project with a .buildguard.json of shell-script builds,
-// a watched output directory, and a fake agent that, on an accepted BUILD
-// ok, captures the class files there as its watcher would have.
-type buildProject struct {
-	dir, out string
-	agent    *fakeagent.Server
-	svc      *tools.Service
-}
-
-func newBuildProject(t testing.TB, builds map[string]string) *buildProject {
-	t.Helper()
-	p := &buildProject{dir: t.TempDir()}
-	p.out = filepath.Join(p.dir, "out")
-	os.MkdirAll(p.out, 0o755)
-	cfg := map[string]any{}
-	for name, script := range builds {
-		cfg[name] = map[string]any{"command": []string{"sh", "-c", script}}
-	}
-	data, _ := json.Marshal(map[string]any{"builds": cfg, "defaultBuild": "ok"})
-	if err := os.WriteFile(filepath.Join(p.dir, safebuild.ConfigFile), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var srv *fakeagent.Server
-	p.agent = fakeagent.NewServer(t,
-		fakeagent.WithHeartbeat(-1),
-		fakeagent.WithPortFile(filepath.Join(p.dir, ".reclazz", "agent.port")),
-		fakeagent.WithDoctor(fakeagent.Evidence{WatchedDirectories: []string{p.out}}),
-		fakeagent.WithAcceptance(func(context.Context, string) fakeagent.Outcome {
-			mu.Lock()
-			s := srv
-			mu.Unlock()
-			filepath.WalkDir(p.out, func(path string, d fs.DirEntry, err error) error {
-				if err == nil && !d.IsDir() && strings.HasSuffix(path, ".class") {
-					rel, _ := filepath.Rel(p.out, path)
-					data, _ := os.ReadFile(path)
-					s.AddPendingClass(strings.ReplaceAll(strings.TrimSuffix(rel, ".class"), "/", "."), path, data)
-				}
-				return nil
-			})
-			return fakeagent.AcceptSuccess
-		}))
-	mu.Lock()
-	srv = p.agent
-	mu.Unlock()
-	p.svc = tools.NewService(tools.Deps{Base: p.dir, BuildGrace: 500 * time.Millisecond, VerifyWait: 5 * time.Second})
-	return p
-}
-
-// The builds of the tests: one that compiles a class while printing, one
-// that fails, one that runs until it is stopped (recording its pid and its
-// child's in pids).
-const (
-	okBuild   = `for i in 1 2 3 4 5; do echo "compiling step $i"; sleep 0.05; done; mkdir -p out/app; printf 'bytes-%s' "$$" > out/app/Main.class; echo BUILD SUCCESSFUL`
-	failBuild = `echo "B.java:3: error: cannot find symbol missingSymbol" >&2; exit 1`
-	hangBuild = `sleep 300 & echo "$$ $!" > pids.tmp; mv pids.tmp pids; echo compiling forever; wait`
 )
 
 func structured(t *testing.T, res *sdkmcp.CallToolResult) map[string]any {
@@ -118,12 +59,12 @@ func TestSafeBuildProgressBeforeResult(t *testing.T) {
 }
 
 func testSafeBuildProgressBeforeResult(t *testing.T, connect func(*testing.T, Caller, string, *sdkmcp.ClientOptions) *sdkmcp.ClientSession) {
-	p := newBuildProject(t, map[string]string{"ok": okBuild})
+	p := mcptest.NewBuildProject(t, map[string]string{"ok": mcptest.OKBuild})
 	var mu sync.Mutex
 	var progress []*sdkmcp.ProgressNotificationParams
 	done := false
 	late := 0
-	cs := connect(t, p.svc, protocol.Version20251125, &sdkmcp.ClientOptions{
+	cs := connect(t, p.Svc, protocol.Version20251125, &sdkmcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *sdkmcp.ProgressNotificationClientRequest) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -165,7 +106,7 @@ func testSafeBuildProgressBeforeResult(t *testing.T, connect func(*testing.T, Ca
 		t.Fatalf("changedClasses %v", cc)
 	}
 	c0 := classes[0].(map[string]any)
-	want, _ := os.ReadFile(filepath.Join(p.out, "app", "Main.class"))
+	want, _ := os.ReadFile(filepath.Join(p.Out, "app", "Main.class"))
 	if c0["className"] != "app.Main" || c0["status"] != "applied" || c0["sha256"] != sha256Hex(want) {
 		t.Errorf("changed class %v, want app.Main applied with the built bytes", c0)
 	}
@@ -191,30 +132,30 @@ func testSafeBuildProgressBeforeResult(t *testing.T, connect func(*testing.T, Ca
 // failed is acknowledged; the agent keeps its hold.
 func TestSafeBuildCancel(t *testing.T) {
 	t.Parallel()
-	p := newBuildProject(t, map[string]string{"ok": hangBuild})
-	cs := connectSDKClient(t, p.svc, protocol.Version20250618)
+	p := mcptest.NewBuildProject(t, map[string]string{"ok": mcptest.HangBuild})
+	cs := connectSDKClient(t, p.Svc, protocol.Version20250618)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
 		_, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
 		errc <- err
 	}()
-	pids := wait.PIDFile(t, 10*time.Second, filepath.Join(p.dir, "pids"))
+	pids := wait.PIDFile(t, 10*time.Second, filepath.Join(p.Dir, "pids"))
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled call returned %v", err)
 	}
 	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer wcancel()
-	if _, err := p.agent.WaitCommand(wctx, "BUILD failed request="); err != nil {
+	if _, err := p.Agent.WaitCommand(wctx, "BUILD failed request="); err != nil {
 		t.Fatalf("BUILD failed never reached the agent: %v", err)
 	}
 	wait.Gone(t, 10*time.Second, pids...)
-	if held, _ := p.agent.Hold(); !held {
+	if held, _ := p.Agent.Hold(); !held {
 		t.Error("the hold is gone after a cancelled build")
 	}
 	// The server serves the next build once the cancelled one has finished.
-	os.WriteFile(filepath.Join(p.dir, safebuild.ConfigFile), []byte(`{"builds":{"ok":{"command":["true"]}}}`), 0o644)
+	os.WriteFile(filepath.Join(p.Dir, safebuild.ConfigFile), []byte(`{"builds":{"ok":{"command":["true"]}}}`), 0o644)
 	for {
 		res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
 		if err != nil {
@@ -236,11 +177,11 @@ func TestSafeBuildCancel(t *testing.T) {
 // the first has ended.
 func TestSafeBuildSecondCallWaitsItsTurn(t *testing.T) {
 	t.Parallel()
-	p := newBuildProject(t, map[string]string{"ok": hangBuild, "other": "touch other-ran"})
+	p := mcptest.NewBuildProject(t, map[string]string{"ok": mcptest.HangBuild, "other": "touch other-ran"})
 	var mu sync.Mutex
 	var progress []*sdkmcp.ProgressNotificationParams
 	queued := make(chan string, 16)
-	cs := connectSDKClientWith(t, p.svc, protocol.Version20250618, &sdkmcp.ClientOptions{
+	cs := connectSDKClientWith(t, p.Svc, protocol.Version20250618, &sdkmcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *sdkmcp.ProgressNotificationClientRequest) {
 			mu.Lock()
 			progress = append(progress, req.Params)
@@ -254,7 +195,7 @@ func TestSafeBuildSecondCallWaitsItsTurn(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go cs.CallTool(ctx, &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
-	wait.PIDFile(t, 10*time.Second, filepath.Join(p.dir, "pids"))
+	wait.PIDFile(t, 10*time.Second, filepath.Join(p.Dir, "pids"))
 
 	params := &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{"build": "other"}}
 	params.SetProgressToken("second")
@@ -274,7 +215,7 @@ func TestSafeBuildSecondCallWaitsItsTurn(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no queue progress within 10s")
 	}
-	if _, err := os.Stat(filepath.Join(p.dir, "other-ran")); err == nil {
+	if _, err := os.Stat(filepath.Join(p.Dir, "other-ran")); err == nil {
 		t.Fatal("the second build ran while the first ran")
 	}
 	if res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolStatus, Arguments: map[string]any{}}); err != nil || res.IsError {
@@ -282,9 +223,9 @@ func TestSafeBuildSecondCallWaitsItsTurn(t *testing.T) {
 	}
 
 	// A third call with a short queue timeout gives up with queued-timeout.
-	cfg := `{"builds":{"ok":{"command":["sh","-c",` + strconv.Quote(hangBuild) + `]},"other":{"command":["sh","-c","touch other-ran"]},` +
+	cfg := `{"builds":{"ok":{"command":["sh","-c",` + strconv.Quote(mcptest.HangBuild) + `]},"other":{"command":["sh","-c","touch other-ran"]},` +
 		`"impatient":{"command":["sh","-c","touch impatient-ran"],"queueTimeoutSeconds":1}},"defaultBuild":"ok"}`
-	if err := os.WriteFile(filepath.Join(p.dir, safebuild.ConfigFile), []byte(cfg), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(p.Dir, safebuild.ConfigFile), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{"build": "impatient"}})
@@ -308,10 +249,10 @@ func TestSafeBuildSecondCallWaitsItsTurn(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the second call did not end within 30s of the first")
 	}
-	if _, err := os.Stat(filepath.Join(p.dir, "other-ran")); err != nil {
+	if _, err := os.Stat(filepath.Join(p.Dir, "other-ran")); err != nil {
 		t.Error("the second build did not run")
 	}
-	if _, err := os.Stat(filepath.Join(p.dir, "impatient-ran")); err == nil {
+	if _, err := os.Stat(filepath.Join(p.Dir, "impatient-ran")); err == nil {
 		t.Error("the timed-out build ran")
 	}
 	mu.Lock()
@@ -331,8 +272,8 @@ func TestSafeBuildSecondCallWaitsItsTurn(t *testing.T) {
 // .buildguard.json are argument errors that run nothing.
 func TestSafeBuildFailedAndArgumentErrors(t *testing.T) {
 	t.Parallel()
-	p := newBuildProject(t, map[string]string{"ok": failBuild})
-	cs := connectSDKClient(t, p.svc, protocol.Version20250618)
+	p := mcptest.NewBuildProject(t, map[string]string{"ok": mcptest.FailBuild})
+	cs := connectSDKClient(t, p.Svc, protocol.Version20250618)
 	res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
@@ -347,12 +288,12 @@ func TestSafeBuildFailedAndArgumentErrors(t *testing.T) {
 	if !isInvalidParams(err) || !strings.Contains(err.Error(), `unknown build "nope"`) {
 		t.Errorf("unknown build: %v", err)
 	}
-	os.WriteFile(filepath.Join(p.dir, safebuild.ConfigFile), []byte(`{"builds":{"ok":{"command":"make"}}}`), 0o644)
+	os.WriteFile(filepath.Join(p.Dir, safebuild.ConfigFile), []byte(`{"builds":{"ok":{"command":"make"}}}`), 0o644)
 	_, err = cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: tools.ToolSafeBuild, Arguments: map[string]any{}})
 	if !isInvalidParams(err) || !strings.Contains(err.Error(), "invalid .buildguard.json") {
 		t.Errorf("malformed config: %v", err)
 	}
-	if n := strings.Count(strings.Join(p.agent.Commands(), "\n"), "BUILD started"); n != 1 {
+	if n := strings.Count(strings.Join(p.Agent.Commands(), "\n"), "BUILD started"); n != 1 {
 		t.Errorf("%d holds asked for, want only the failed build's", n)
 	}
 }
@@ -389,8 +330,8 @@ func sha256Hex(b []byte) string {
 // the answer (docs/safe-build.md#5).
 func TestSafeBuildOverHTTP(t *testing.T) {
 	t.Parallel()
-	p := newBuildProject(t, map[string]string{"ok": okBuild})
-	srv := NewServer(Config{Caller: p.svc, Version: "test", Logger: testLogger(&strings.Builder{})})
+	p := mcptest.NewBuildProject(t, map[string]string{"ok": mcptest.OKBuild})
+	srv := NewServer(Config{Caller: p.Svc, Version: "test", Logger: testLogger(&strings.Builder{})})
 	h := srv.HTTPHandler(testToken)
 	ts := httptest.NewServer(h)
 	defer ts.Close()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 	"github.com/buildguard/buildguard/mcp/httpfront"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/mcp/protocol"
 	"github.com/buildguard/buildguard/service/tools"
 )
@@ -82,7 +83,7 @@ func TestSDKClient(t *testing.T) {
 	} {
 		t.Run("ask="+c.ask, func(t *testing.T) {
 			t.Parallel()
-			cs := connectSDKClient(t, &fakeCaller{}, c.ask)
+			cs := connectSDKClient(t, &mcptest.FakeCaller{}, c.ask)
 			ctx := context.Background()
 			init := cs.InitializeResult()
 			if init.ProtocolVersion != c.want {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 	"github.com/buildguard/buildguard/mcp/httpfront"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/service/mcptask"
 	"github.com/buildguard/buildguard/service/tools"
 )
@@ -183,8 +184,8 @@ func pollTask(t *testing.T, c taskClient, id string) (map[string]json.RawMessage
 // Accept the front leaves to go-sdk (a wildcard) gets the same bytes.
 func TestHTTPTaskPollSameAsSDK(t *testing.T) {
 	t.Parallel()
-	p := newBuildProject(t, map[string]string{"ok": okBuild})
-	_, c := startHTTPTasks(t, p.svc)
+	p := mcptest.NewBuildProject(t, map[string]string{"ok": mcptest.OKBuild})
+	_, c := startHTTPTasks(t, p.Svc)
 	created, code := c.call("tools/call", safeBuild(true))
 	if code != 0 {
 		t.Fatalf("reclazz_safe_build: error %d", code)

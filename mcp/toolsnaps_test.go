@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/mcp/protocol"
 	"github.com/buildguard/buildguard/service/tools"
 )
@@ -27,7 +28,7 @@ var snapVersions = []string{"pre-init", protocol.Version20241105, protocol.Versi
 // ("pre-init": no initialize) and returns the raw entries.
 func listTools(t *testing.T, version string) []json.RawMessage {
 	t.Helper()
-	s := startSession(t, &fakeCaller{}, time.Second)
+	s := startSession(t, &mcptest.FakeCaller{}, time.Second)
 	if version != "pre-init" {
 		s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version + `"}}`)
 		if got := s.recv(); !strings.Contains(got, `"protocolVersion":"`+version+`"`) {

@@ -12,6 +12,7 @@ import (
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp"
 	"github.com/buildguard/buildguard/mcp/httpfront"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/mcp/protocol"
 	"github.com/buildguard/buildguard/service/tools"
 )
@@ -41,7 +42,7 @@ func (f *httpFixture) initializeSession(t *testing.T) string {
 // never answered (204); a client closing its request cancels the call too.
 func TestHTTPCancellation(t *testing.T) {
 	t.Parallel()
-	caller := &fakeCaller{started: make(chan string, 4)}
+	caller := &mcptest.FakeCaller{Started: make(chan string, 4)}
 	f := newHTTPFixture(t, caller)
 	session := f.initializeSession(t)
 	batch := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{"classes":[]}}}`
@@ -55,7 +56,7 @@ func TestHTTPCancellation(t *testing.T) {
 		s, b := f.post(context.Background(), batch, hdr...)
 		done <- answer{s, b}
 	}()
-	caller.awaitStart(t)
+	caller.AwaitStart(t)
 	if s, b := f.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"test"}}`, hdr...); s != http.StatusAccepted || b != "" {
 		t.Errorf("cancellation: %d %q", s, b)
 	}
@@ -67,7 +68,7 @@ func TestHTTPCancellation(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("cancelled batch still running after 10 s")
 	}
-	if n := caller.cancelledCount(); n != 1 {
+	if n := caller.CancelledCount(); n != 1 {
 		t.Errorf("batches cancelled: %d, want 1", n)
 	}
 
@@ -76,10 +77,10 @@ func TestHTTPCancellation(t *testing.T) {
 		s, b := f.post(ctx, batch, hdr...)
 		done <- answer{s, b}
 	}()
-	caller.awaitStart(t)
+	caller.AwaitStart(t)
 	cancel()
 	<-done
-	wait.For(t, 10*time.Second, "the closed request's call is cancelled", func() bool { return caller.cancelledCount() == 2 })
+	wait.For(t, 10*time.Second, "the closed request's call is cancelled", func() bool { return caller.CancelledCount() == 2 })
 }
 
 // TestHTTPCancelReachesOnlyItsOwnRequest: a notifications/cancelled from
@@ -89,7 +90,7 @@ func TestHTTPCancellation(t *testing.T) {
 func TestHTTPCancelReachesOnlyItsOwnRequest(t *testing.T) {
 	t.Parallel()
 	release := make(chan tools.Result, 1)
-	caller := &fakeCaller{started: make(chan string, 1), release: release}
+	caller := &mcptest.FakeCaller{Started: make(chan string, 1), Release: release}
 	f := newHTTPFixture(t, caller)
 	mine, other := f.initializeSession(t), f.initializeSession(t)
 	if mine == other {
@@ -101,7 +102,7 @@ func TestHTTPCancelReachesOnlyItsOwnRequest(t *testing.T) {
 			"MCP-Protocol-Version", protocol.Version20251125, "Mcp-Session-Id", mine)
 		done <- s
 	}()
-	caller.awaitStart(t)
+	caller.AwaitStart(t)
 	cancel := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`
 	for _, hdr := range [][]string{
 		{"MCP-Protocol-Version", protocol.Version20251125, "Mcp-Session-Id", other},
@@ -121,7 +122,7 @@ func TestHTTPCancelReachesOnlyItsOwnRequest(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call did not finish within 10 s of its release")
 	}
-	if n := caller.cancelledCount(); n != 0 {
+	if n := caller.CancelledCount(); n != 0 {
 		t.Errorf("calls cancelled by foreign notifications: %d", n)
 	}
 }
@@ -131,7 +132,7 @@ func TestHTTPCancelReachesOnlyItsOwnRequest(t *testing.T) {
 // for it, however the abort meets the answer.
 func TestHTTPClientAbortsAreNotLogged(t *testing.T) {
 	t.Parallel()
-	caller := &fakeCaller{started: make(chan string, 1)}
+	caller := &mcptest.FakeCaller{Started: make(chan string, 1)}
 	f := newHTTPFixture(t, caller)
 	for i := range 40 {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -141,10 +142,10 @@ func TestHTTPClientAbortsAreNotLogged(t *testing.T) {
 			f.post(ctx, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{}}}`,
 				"MCP-Protocol-Version", protocol.Version20251125)
 		}()
-		caller.awaitStart(t)
+		caller.AwaitStart(t)
 		cancel()
 		<-done
-		wait.For(t, 10*time.Second, "the aborted call is cancelled", func() bool { return caller.cancelledCount() == i+1 })
+		wait.For(t, 10*time.Second, "the aborted call is cancelled", func() bool { return caller.CancelledCount() == i+1 })
 	}
 	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
 	if s, b := f.post(context.Background(), ping); s != http.StatusOK {
@@ -159,7 +160,7 @@ func TestHTTPClientAbortsAreNotLogged(t *testing.T) {
 // call in flight and returns well within 5 s.
 func TestHTTPShutdown(t *testing.T) {
 	checkNoLeakedGoroutines(t)
-	caller := &fakeCaller{started: make(chan string, 1)}
+	caller := &mcptest.FakeCaller{Started: make(chan string, 1)}
 	srv := mcp.NewServer(mcp.Config{Caller: caller, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -184,7 +185,7 @@ func TestHTTPShutdown(t *testing.T) {
 		resp.Body.Close()
 		answered <- resp.StatusCode
 	}()
-	caller.awaitStart(t)
+	caller.AwaitStart(t)
 	start := time.Now()
 	cancel()
 	select {
@@ -201,7 +202,7 @@ func TestHTTPShutdown(t *testing.T) {
 	if s := <-answered; s != http.StatusOK {
 		t.Errorf("the cancelled call's request ended with %d, want its 200 answer", s)
 	}
-	if caller.cancelledCount() != 1 {
+	if caller.CancelledCount() != 1 {
 		t.Error("the call in flight was not cancelled")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/service/tools"
 )
 
@@ -36,7 +37,7 @@ func FuzzHTTPRequest(f *testing.F) {
 	}
 	closed := make(chan tools.Result)
 	close(closed)
-	srv := mcp.NewServer(mcp.Config{Caller: &fakeCaller{release: closed}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
+	srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{Release: closed}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
 	h := srv.HTTPHandler(testToken)
 	defer h.Close()
 	local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4711}

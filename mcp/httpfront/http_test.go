@@ -26,6 +26,7 @@ import (
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp"
 	"github.com/buildguard/buildguard/mcp/httpfront"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/mcp/protocol"
 )
 
@@ -33,14 +34,14 @@ import (
 // listener.
 type httpFixture struct {
 	t      *testing.T
-	caller *fakeCaller
+	caller *mcptest.FakeCaller
 	ts     *httptest.Server
 	client *http.Client
 	logs   *lockedbuf.Buffer
 	port   string
 }
 
-func newHTTPFixture(t *testing.T, caller *fakeCaller) *httpFixture {
+func newHTTPFixture(t *testing.T, caller *mcptest.FakeCaller) *httpFixture {
 	t.Helper()
 	logs := &lockedbuf.Buffer{}
 	srv := mcp.NewServer(mcp.Config{Caller: caller, Version: "test", Logger: testLogger(logs)})
@@ -100,7 +101,7 @@ func TestHTTPTranscripts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := newHTTPFixture(t, &fakeCaller{})
+			f := newHTTPFixture(t, &mcptest.FakeCaller{})
 			expand := strings.NewReplacer("$TOKEN", testToken, "$PORT", f.port).Replace
 			changed := false
 			for i := 0; i < len(ar.Files); i++ {
@@ -184,7 +185,7 @@ func (f *httpFixture) exchange(t *testing.T, spec string) string {
 // byte is 413 with a JSON-RPC error.
 func TestHTTPBodyLimit(t *testing.T) {
 	t.Parallel()
-	f := newHTTPFixture(t, &fakeCaller{})
+	f := newHTTPFixture(t, &mcptest.FakeCaller{})
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	fit := ping + strings.Repeat(" ", httpfront.MaxHTTPBody-len(ping))
 	if status, body := f.post(context.Background(), fit); status != http.StatusOK || body != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
@@ -203,7 +204,7 @@ func TestHTTPBodyLimit(t *testing.T) {
 // differing only in case are one name, checked once (docs/http.md#3).
 func TestHTTPAnswersLikeStdio(t *testing.T) {
 	t.Parallel()
-	f := newHTTPFixture(t, &fakeCaller{})
+	f := newHTTPFixture(t, &mcptest.FakeCaller{})
 	deep := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_status","arguments":{"x":` +
 		strings.Repeat(`{"a":`, 998) + "1" + strings.Repeat("}", 998) + `}}}`
 	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"params must not nest deeper than 64 levels"}}` + "\n"
@@ -211,7 +212,7 @@ func TestHTTPAnswersLikeStdio(t *testing.T) {
 		t.Errorf("deep arguments over HTTP: %d %s", s, b)
 	}
 	var out bytes.Buffer
-	srv := mcp.NewServer(mcp.Config{Caller: &fakeCaller{}, Version: "test"})
+	srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{}, Version: "test"})
 	if err := srv.ServeStdio(context.Background(), strings.NewReader(deep+"\n"), &out); err != nil || out.String() != want {
 		t.Errorf("deep arguments over stdio: %v %s", err, out.String())
 	}
@@ -255,7 +256,7 @@ func TestHTTPAnswersLikeStdio(t *testing.T) {
 // with -32602 naming what is missing (docs/http.md#4).
 func TestHTTP20260728RemovedMethods(t *testing.T) {
 	t.Parallel()
-	f := newHTTPFixture(t, &fakeCaller{})
+	f := newHTTPFixture(t, &mcptest.FakeCaller{})
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	for _, c := range []struct{ method, params string }{
 		{"initialize", `{"protocolVersion":"2026-07-28",` + meta + `}`},
@@ -311,11 +312,11 @@ func TestHTTPSameAsStdio(t *testing.T) {
 		`{"jsonrpc":"2.0","id":8,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":9,"method":"ping"}`,
 	}
-	f := newHTTPFixture(t, &fakeCaller{})
+	f := newHTTPFixture(t, &mcptest.FakeCaller{})
 	for _, v := range mcp.SupportedVersions() {
 		in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + v + `"}}` + "\n" + strings.Join(calls, "\n") + "\n"
 		var out bytes.Buffer
-		srv := mcp.NewServer(mcp.Config{Caller: &fakeCaller{}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
+		srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
 		if err := srv.ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
 			t.Fatal(err)
 		}
@@ -355,7 +356,7 @@ func checkNoLeakedGoroutines(t *testing.T) {
 func TestHTTPTokenNeverLogged(t *testing.T) {
 	t.Parallel()
 	logs := &lockedbuf.Buffer{}
-	srv := mcp.NewServer(mcp.Config{Caller: &fakeCaller{}, Version: "test", Logger: hclog.New(&hclog.LoggerOptions{Name: "mcp", Level: hclog.Trace, Output: logs, Color: hclog.ColorOff})})
+	srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{}, Version: "test", Logger: hclog.New(&hclog.LoggerOptions{Name: "mcp", Level: hclog.Trace, Output: logs, Color: hclog.ColorOff})})
 	h := srv.HTTPHandler(testToken)
 	ts := httptest.NewServer(h)
 	defer ts.Close()
@@ -394,7 +395,7 @@ func TestHTTPTokenNeverLogged(t *testing.T) {
 // another or an upper-case method is HTTP 400 with -32020.
 func TestHTTPHeaderRules(t *testing.T) {
 	t.Parallel()
-	f := newHTTPFixture(t, &fakeCaller{})
+	f := newHTTPFixture(t, &mcptest.FakeCaller{})
 	host := strings.TrimPrefix(f.ts.URL, "http://")
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	body := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + meta + `}}`

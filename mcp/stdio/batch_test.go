@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/service/tools"
 )
 
@@ -16,23 +17,23 @@ var appliedBatch = tools.Result{Data: json.RawMessage(`{"status":"applied","allA
 
 func TestBatchAnswersWhenDoneAndFreesTheSlot(t *testing.T) {
 	t.Parallel()
-	f := &fakeCaller{release: make(chan tools.Result), started: make(chan string, 4)}
+	f := &mcptest.FakeCaller{Release: make(chan tools.Result), Started: make(chan string, 4)}
 	s := startSession(t, f, time.Second)
 	s.send(initLine)
 	s.recv()
 	s.send(fmt.Sprintf(batchCall, "1"))
-	f.awaitStart(t)
+	f.AwaitStart(t)
 	s.send(fmt.Sprintf(pingLine, "2"))
 	if got := s.recv(); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("ping during batch: %s", got)
 	}
-	f.release <- appliedBatch
+	f.Release <- appliedBatch
 	got := s.recv()
 	if field(t, got, "id") != "1" || !strings.Contains(got, `"structuredContent":{"status":"applied","allApplied":true}`) {
 		t.Fatalf("batch answer: %s", got)
 	}
 	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"reclazz_status"}}`)
-	f.awaitStart(t)
+	f.AwaitStart(t)
 	if got := s.recv(); field(t, got, "id") != "3" || field(t, got, "error") != "" {
 		t.Fatalf("call after the batch: %s", got)
 	}
@@ -43,18 +44,18 @@ func TestBatchAnswersWhenDoneAndFreesTheSlot(t *testing.T) {
 
 func TestBatchCancelSuppressesTheAnswer(t *testing.T) {
 	t.Parallel()
-	f := &fakeCaller{started: make(chan string, 1)}
+	f := &mcptest.FakeCaller{Started: make(chan string, 1)}
 	s := startSession(t, f, time.Second)
 	s.send(fmt.Sprintf(batchCall, `"b"`))
-	f.awaitStart(t)
+	f.AwaitStart(t)
 	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b","reason":"stop"}}`)
 	s.send(fmt.Sprintf(pingLine, "2"))
 	if got := s.recv(); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("got %s, want only the ping answer", got)
 	}
 	// The slot frees once the tool returned; a later batch is then accepted.
-	wait.Until(10*time.Second, func() bool { return f.cancelledCount() != 0 })
-	if f.cancelledCount() != 1 {
+	wait.Until(10*time.Second, func() bool { return f.CancelledCount() != 0 })
+	if f.CancelledCount() != 1 {
 		t.Fatal("the tool never saw its context cancelled")
 	}
 	if rest := s.closeAndRest(); len(rest) != 0 {
@@ -68,15 +69,15 @@ func TestBatchCancelSuppressesTheAnswer(t *testing.T) {
 func TestBatchCancelRacesCompletion(t *testing.T) {
 	t.Parallel()
 	for i := 0; i < 100; i++ {
-		f := &fakeCaller{release: make(chan tools.Result, 1), started: make(chan string, 2)}
+		f := &mcptest.FakeCaller{Release: make(chan tools.Result, 1), Started: make(chan string, 2)}
 		s := startSession(t, f, time.Second)
 		s.send(fmt.Sprintf(batchCall, "7"))
 		if i%2 == 0 {
-			f.awaitStart(t) // else: cancel may even beat the tool's start
+			f.AwaitStart(t) // else: cancel may even beat the tool's start
 		}
 		var wg sync.WaitGroup
 		wg.Add(2)
-		go func() { defer wg.Done(); f.release <- appliedBatch }()
+		go func() { defer wg.Done(); f.Release <- appliedBatch }()
 		go func() {
 			defer wg.Done()
 			s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7.0}}`)
@@ -106,10 +107,10 @@ func TestBatchCancelRacesCompletion(t *testing.T) {
 
 func TestSameIDAsActiveBatchIsRefused(t *testing.T) {
 	t.Parallel()
-	f := &fakeCaller{started: make(chan string, 1)}
+	f := &mcptest.FakeCaller{Started: make(chan string, 1)}
 	s := startSession(t, f, time.Second)
 	s.send(fmt.Sprintf(batchCall, "5"))
-	f.awaitStart(t)
+	f.AwaitStart(t)
 	for _, id := range []string{"5", "5.0", "50e-1"} {
 		s.send(fmt.Sprintf(pingLine, id))
 		want := `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32600,"message":"Request ID is already active"}}`
@@ -126,14 +127,14 @@ func TestSameIDAsActiveBatchIsRefused(t *testing.T) {
 
 func TestEOFCancelsTheBatch(t *testing.T) {
 	t.Parallel()
-	f := &fakeCaller{started: make(chan string, 1)}
+	f := &mcptest.FakeCaller{Started: make(chan string, 1)}
 	s := startSession(t, f, 5*time.Second)
 	s.send(fmt.Sprintf(batchCall, "1"))
-	f.awaitStart(t)
+	f.AwaitStart(t)
 	if rest := s.closeAndRest(); len(rest) != 0 {
 		t.Errorf("batch answered after EOF: %q", rest)
 	}
-	if f.cancelledCount() != 1 {
+	if f.CancelledCount() != 1 {
 		t.Errorf("the batch's context was not cancelled at EOF")
 	}
 }
@@ -144,11 +145,11 @@ func TestEOFCancelsTheBatch(t *testing.T) {
 // wait a second time for the same handler.
 func TestEOFWaitIsBounded(t *testing.T) {
 	t.Parallel()
-	f := &fakeCaller{deaf: make(chan struct{}), started: make(chan string, 1)}
-	defer close(f.deaf)
+	f := &mcptest.FakeCaller{Deaf: make(chan struct{}), Started: make(chan string, 1)}
+	defer close(f.Deaf)
 	s := startSession(t, f, 20*time.Millisecond)
 	s.send(fmt.Sprintf(batchCall, "1"))
-	f.awaitStart(t)
+	f.AwaitStart(t)
 	if rest := s.closeAndRest(); len(rest) != 0 {
 		t.Errorf("batch answered after EOF: %q", rest)
 	}
@@ -163,7 +164,7 @@ func TestEOFWaitIsBounded(t *testing.T) {
 
 func TestBatchPanicIsBatchProcessingFailed(t *testing.T) {
 	t.Parallel()
-	s := startSession(t, &fakeCaller{}, time.Second)
+	s := startSession(t, &mcptest.FakeCaller{}, time.Second)
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{"mode":"panic"}}}`)
 	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Batch processing failed"}}`
 	if got := s.recv(); got != want {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 )
 
 // watchedFile is a pipe's read end that reports when a read began and when
@@ -43,7 +44,7 @@ func TestServeCancelInterruptsTheRead(t *testing.T) {
 	defer inR.Close()
 	defer inW.Close()
 	in := &watchedFile{File: inR, reading: make(chan struct{}), interrupted: make(chan struct{})}
-	srv := mcp.NewServer(mcp.Config{Caller: &fakeCaller{}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
+	srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.ServeStdio(ctx, in, io.Discard) }()

@@ -10,13 +10,14 @@ import (
 	"github.com/buildguard/buildguard/mcp/stdio"
 
 	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 )
 
 // serveAll runs a whole session over in and returns stdout.
 func serveAll(t *testing.T, in string) string {
 	t.Helper()
 	var out, logs bytes.Buffer
-	srv := mcp.NewServer(mcp.Config{Caller: &fakeCaller{}, Logger: testLogger(&logs)})
+	srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{}, Logger: testLogger(&logs)})
 	if err := srv.ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}

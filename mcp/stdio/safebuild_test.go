@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 )
 
 // TestSafeBuildOnStdio drives the stdio transport line by line: the build
@@ -19,12 +20,12 @@ import (
 // group is gone and whose BUILD failed the agent got before Serve returns.
 func TestSafeBuildOnStdio(t *testing.T) {
 	t.Parallel()
-	p := newBuildProject(t, map[string]string{"ok": hangBuild})
-	s := startSession(t, p.svc, time.Second)
+	p := mcptest.NewBuildProject(t, map[string]string{"ok": mcptest.HangBuild})
+	s := startSession(t, p.Svc, time.Second)
 	s.send(initLine)
 	s.recv()
 	s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{},"_meta":{"progressToken":42}}}`)
-	pids := wait.PIDFile(t, 10*time.Second, filepath.Join(p.dir, "pids"))
+	pids := wait.PIDFile(t, 10*time.Second, filepath.Join(p.Dir, "pids"))
 	if got := s.recv(); got != `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":42,"message":"compiling forever","progress":1}}` {
 		t.Errorf("progress line %s", got)
 	}
@@ -39,8 +40,8 @@ func TestSafeBuildOnStdio(t *testing.T) {
 	if rest := s.closeAndRest(); len(rest) != 0 {
 		t.Errorf("answered after EOF: %q", rest)
 	}
-	if !p.agent.Received("BUILD failed request=") {
-		t.Errorf("BUILD failed not sent before the server stopped: %q", p.agent.Commands())
+	if !p.Agent.Received("BUILD failed request=") {
+		t.Errorf("BUILD failed not sent before the server stopped: %q", p.Agent.Commands())
 	}
 	wait.Gone(t, 10*time.Second, pids...)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of the testdata/*.txtar transcripts")
@@ -37,7 +38,7 @@ func TestTranscripts(t *testing.T) {
 			}
 			in := section(t, ar, "in")
 			var stdout, logs bytes.Buffer
-			srv := mcp.NewServer(mcp.Config{Caller: &fakeCaller{}, Version: "test", Logger: testLogger(&logs), DrainTimeout: 5 * time.Second})
+			srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{}, Version: "test", Logger: testLogger(&logs), DrainTimeout: 5 * time.Second})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if err := srv.ServeStdio(ctx, bytes.NewReader(in), &stdout); err != nil {

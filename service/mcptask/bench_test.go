@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/buildguard/buildguard/mcp"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/service/mcptask"
 	"github.com/buildguard/buildguard/service/tools"
 )
@@ -26,8 +27,8 @@ import (
 // `true`: it runs between the timed steps, and each iteration waits for it
 // (untimed) so builds do not queue.
 func BenchmarkTaskPoll(b *testing.B) {
-	p := newBuildProject(b, map[string]string{"ok": `true`})
-	srv := mcp.NewServer(mcp.Config{Caller: p.svc, Version: "bench"})
+	p := mcptest.NewBuildProject(b, map[string]string{"ok": `true`})
+	srv := mcp.NewServer(mcp.Config{Caller: p.Svc, Version: "bench"})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)

@@ -20,6 +20,7 @@ import (
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp"
 	"github.com/buildguard/buildguard/mcp/httpfront"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/service/mcptask"
 	"github.com/buildguard/buildguard/service/tools"
 )
@@ -248,12 +249,12 @@ func TestSafeBuildTask(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
-			p := newBuildProject(t, map[string]string{"ok": okBuild})
+			p := mcptest.NewBuildProject(t, map[string]string{"ok": mcptest.OKBuild})
 			var c taskClient
 			if transport == "stdio" {
-				c = startStdioTasks(t, p.svc)
+				c = startStdioTasks(t, p.Svc)
 			} else {
-				_, c = startHTTPTasks(t, p.svc)
+				_, c = startHTTPTasks(t, p.Svc)
 			}
 			disc, code := c.call("server/discover", map[string]any{"_meta": meta2026(false)})
 			var caps struct {
@@ -323,14 +324,14 @@ func TestSafeBuildTask(t *testing.T) {
 // second cancel is the same empty acknowledgement.
 func TestSafeBuildTaskCancel(t *testing.T) {
 	t.Parallel()
-	p := newBuildProject(t, map[string]string{"ok": hangBuild})
-	c := startStdioTasks(t, p.svc)
+	p := mcptest.NewBuildProject(t, map[string]string{"ok": mcptest.HangBuild})
+	c := startStdioTasks(t, p.Svc)
 	created, code := c.call("tools/call", safeBuild(true))
 	if code != 0 {
 		t.Fatalf("tools/call: error %d", code)
 	}
 	id := str(created["taskId"])
-	pids := wait.PIDFile(t, 10*time.Second, filepath.Join(p.dir, "pids"))
+	pids := wait.PIDFile(t, 10*time.Second, filepath.Join(p.Dir, "pids"))
 	for range 2 {
 		ack, code := c.call(mcptask.MethodCancel, taskParams(id, true))
 		if code != 0 || len(ack) != 2 || str(ack["resultType"]) != "complete" || ack["_meta"] == nil {
@@ -343,7 +344,7 @@ func TestSafeBuildTaskCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := p.agent.WaitCommand(ctx, "BUILD failed request="); err != nil {
+	if _, err := p.Agent.WaitCommand(ctx, "BUILD failed request="); err != nil {
 		t.Fatalf("BUILD failed never reached the agent: %v", err)
 	}
 	wait.Gone(t, 10*time.Second, pids...)
@@ -362,13 +363,13 @@ func TestTaskErrors(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
-			p := newBuildProject(t, map[string]string{"ok": `echo done`})
+			p := mcptest.NewBuildProject(t, map[string]string{"ok": `echo done`})
 			var c taskClient
 			var h *httpTasks
 			if transport == "stdio" {
-				c = startStdioTasks(t, p.svc)
+				c = startStdioTasks(t, p.Svc)
 			} else {
-				_, h = startHTTPTasks(t, p.svc)
+				_, h = startHTTPTasks(t, p.Svc)
 				c = h
 			}
 			created, _ := c.call("tools/call", safeBuild(true))
@@ -479,8 +480,8 @@ func TestTaskParamsOfTheWrongType(t *testing.T) {
 // request reads its result.
 func TestSafeBuildTaskOutlivesItsRequest(t *testing.T) {
 	t.Parallel()
-	p := newBuildProject(t, map[string]string{"ok": `sleep 1; mkdir -p out/app; printf x > out/app/Main.class; echo built`})
-	_, c := startHTTPTasks(t, p.svc)
+	p := mcptest.NewBuildProject(t, map[string]string{"ok": `sleep 1; mkdir -p out/app; printf x > out/app/Main.class; echo built`})
+	_, c := startHTTPTasks(t, p.Svc)
 	start := time.Now()
 	created, code := c.call("tools/call", safeBuild(true))
 	if code != 0 || time.Since(start) > 900*time.Millisecond {
@@ -497,11 +498,11 @@ func TestSafeBuildTaskOutlivesItsRequest(t *testing.T) {
 // does: BUILD failed acknowledged, group gone, the task cancelled.
 func TestCloseEndsRunningTasks(t *testing.T) {
 	t.Parallel()
-	p := newBuildProject(t, map[string]string{"ok": hangBuild})
-	c := startStdioTasks(t, p.svc)
+	p := mcptest.NewBuildProject(t, map[string]string{"ok": mcptest.HangBuild})
+	c := startStdioTasks(t, p.Svc)
 	created, _ := c.call("tools/call", safeBuild(true))
 	id := str(created["taskId"])
-	pids := wait.PIDFile(t, 10*time.Second, filepath.Join(p.dir, "pids"))
+	pids := wait.PIDFile(t, 10*time.Second, filepath.Join(p.Dir, "pids"))
 	c.in.Close() // stdin EOF: the session ends, the build does not
 	select {
 	case err := <-c.served:
@@ -519,7 +520,7 @@ func TestCloseEndsRunningTasks(t *testing.T) {
 	if err := c.srv.Close(ctx); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if _, err := p.agent.WaitCommand(ctx, "BUILD failed request="); err != nil {
+	if _, err := p.Agent.WaitCommand(ctx, "BUILD failed request="); err != nil {
 		t.Fatalf("BUILD failed never reached the agent: %v", err)
 	}
 	wait.Gone(t, 10*time.Second, pids...)
@@ -537,13 +538,13 @@ func TestCloseEndsRunningTasks(t *testing.T) {
 // nothing.
 func TestSafeBuildTaskWaitingShowsItsPlace(t *testing.T) {
 	t.Parallel()
-	p := newBuildProject(t, map[string]string{"ok": hangBuild})
-	c := startStdioTasks(t, p.svc)
+	p := mcptest.NewBuildProject(t, map[string]string{"ok": mcptest.HangBuild})
+	c := startStdioTasks(t, p.Svc)
 	first, code := c.call("tools/call", safeBuild(true))
 	if code != 0 {
 		t.Fatalf("tools/call: error %d", code)
 	}
-	wait.PIDFile(t, 10*time.Second, filepath.Join(p.dir, "pids"))
+	wait.PIDFile(t, 10*time.Second, filepath.Join(p.Dir, "pids"))
 	second, code := c.call("tools/call", safeBuild(true))
 	if code != 0 {
 		t.Fatalf("tools/call: error %d", code)
@@ -564,7 +565,7 @@ func TestSafeBuildTaskWaitingShowsItsPlace(t *testing.T) {
 			t.Errorf("task %s: %v", task, done)
 		}
 	}
-	if n := strings.Count(strings.Join(p.agent.Commands(), "\n"), "BUILD started"); n != 1 {
+	if n := strings.Count(strings.Join(p.Agent.Commands(), "\n"), "BUILD started"); n != 1 {
 		t.Errorf("the agent saw %d BUILD started, want only the first task's", n)
 	}
 }

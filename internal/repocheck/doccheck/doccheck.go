@@ -26,8 +26,8 @@
 // directories and outside what stands beside the product's tiers, as
 // internal/repocheck/importcheck places them: the proof (harness/), the
 // build (magefiles/), the test-only helpers (internal/testsupport/, and
-// toolstest/ next to a service) and the repository's checks
-// (internal/repocheck/). A test cell names no code.
+// toolstest/ and mcptest/ next to their service or front) and the
+// repository's checks (internal/repocheck/). A test cell names no code.
 //
 // The package owns the rules and the scan; its test applies them to the
 // repository, so `go test ./...` fails on a dangling or outside citation,

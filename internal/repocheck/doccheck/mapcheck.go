@@ -122,15 +122,19 @@ func nameCovered(sc mapScope, named map[string]bool) {
 // repository's checks, as internal/repocheck/importcheck places them.
 var notProduct = []string{"harness", "magefiles", "internal/testsupport", "internal/repocheck"}
 
+// testHelperDirs are the directories of the test helpers that stand next
+// to their service or front: service/tools/toolstest, mcp/mcptest.
+var testHelperDirs = map[string]bool{"toolstest": true, "mcptest": true}
+
 // isProduct reports whether the Go file name is product code: a .go file
-// that is not a test, outside testdata, a toolstest helper and the trees of
-// notProduct.
+// that is not a test, outside testdata, the test helpers of testHelperDirs
+// and the trees of notProduct.
 func isProduct(name string) bool {
 	if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 		return false
 	}
 	for _, part := range strings.Split(path.Dir(name), "/") {
-		if part == "testdata" || part == "toolstest" {
+		if part == "testdata" || testHelperDirs[part] {
 			return false
 		}
 	}

@@ -18,7 +18,8 @@
 //     the integration scripts — they import nothing of ours.
 //
 // Beside them stand the test-only helpers (internal/testsupport, and a
-// service's own next to it, such as service/tools/toolstest), the
+// service's or a front's own next to it, such as service/tools/toolstest
+// and mcp/mcptest, which may import the proof's fake agent), the
 // repository's own checks (internal/repocheck), the proof (harness/) and
 // the build (magefiles/): product code never imports any of them. A
 // command (cmd/...) is imported by nobody and imports only the CLI, and the
@@ -72,7 +73,7 @@ var arrows = map[Tier][]Tier{
 	Wire:     {Wire},
 	Leaves:   nil,
 
-	TestHelpers: {TestHelpers, Services, Core, Wire, Leaves},
+	TestHelpers: {TestHelpers, Proof, Services, Core, Wire, Leaves},
 	RepoChecks:  nil,
 	Proof:       {Proof, TestHelpers, Fronts, Services, Core, Wire, Leaves},
 	Build:       {Proof, TestHelpers, Fronts, Services, Core, Wire, Leaves},
@@ -97,6 +98,9 @@ type place struct {
 var places = []place{
 	{pattern: "cmd/...", tier: Fronts, sealed: []string{}, only: []string{"cli"}},
 	{pattern: "cli/...", tier: Fronts, sealed: []string{"cmd/..."}},
+	// The fake caller and the safe-build project the MCP server's tests
+	// share: a test helper of the server, next to it.
+	{pattern: "mcp/mcptest", tier: TestHelpers},
 	{pattern: "mcp/...", tier: Fronts},
 
 	// The output-schema check the tool and server tests share: a test
