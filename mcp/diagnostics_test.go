@@ -94,10 +94,10 @@ func TestSafeBuildAnswerOnTheWire(t *testing.T) {
 	t.Parallel()
 	p := mcptest.NewBuildProject(t, map[string]string{"ok": noisyFailBuild})
 	s := startSession(t, p.Svc, time.Second)
-	s.send(initLine)
-	s.recv()
-	s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{}}}`)
-	line := s.recv()
+	s.Send(initLine)
+	s.Recv()
+	s.Send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{}}}`)
+	line := s.Recv()
 	var resp struct {
 		Result struct {
 			Content           []map[string]json.RawMessage `json:"content"`

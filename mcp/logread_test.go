@@ -19,6 +19,7 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/mcp/protocol"
 	"github.com/buildguard/buildguard/service/safebuild"
 	"github.com/buildguard/buildguard/service/tools"
@@ -106,7 +107,7 @@ func TestReadLogReadsAtOnce(t *testing.T) {
 	t.Parallel()
 	uri := writeBuildLog(t, 100)
 	logs := &lockedbuf.Buffer{}
-	srv := NewServer(Config{Version: "test", Logger: testLogger(logs)})
+	srv := NewServer(Config{Version: "test", Logger: mcptest.TestLogger(logs)})
 	srv.logReadWait = 10 * time.Millisecond
 	cs := serveSDKClient(t, srv, logs, protocol.Version20250618, nil)
 	for range MaxLogReads {
@@ -139,7 +140,7 @@ func TestReadLogCacheHintsOnlyIn20260728(t *testing.T) {
 {"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":` + string(uriJSON) + `,` + meta + `}}
 `
 	var out, logs bytes.Buffer
-	srv := NewServer(Config{Version: "test", Logger: testLogger(&logs)})
+	srv := NewServer(Config{Version: "test", Logger: mcptest.TestLogger(&logs)})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := srv.ServeStdio(ctx, strings.NewReader(in), &out); err != nil {

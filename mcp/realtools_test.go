@@ -8,6 +8,7 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/buildguard/buildguard/harness/fakeagent"
+	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/mcp/protocol"
 	"github.com/buildguard/buildguard/service/tools"
 	"github.com/buildguard/buildguard/service/tools/toolstest"
@@ -54,7 +55,7 @@ func TestRealToolsAgainstFakeAgent(t *testing.T) {
 		}
 		raw, _ := json.Marshal(res.StructuredContent)
 		text := res.Content[0].(*sdkmcp.TextContent).Text
-		if !jsonEqual(t, raw, []byte(text)) {
+		if !mcptest.JSONEqual(t, raw, []byte(text)) {
 			t.Errorf("%s: text %s differs from structuredContent %s", c.name, text, raw)
 		}
 		if err := toolstest.Validate(c.name, raw); err != nil {

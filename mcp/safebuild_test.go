@@ -313,7 +313,7 @@ func validateOutput(t *testing.T, tool string, res *sdkmcp.CallToolResult) {
 		if len(text) > tools.MaxFailedText || !strings.HasPrefix(text, "build ") {
 			t.Errorf("a failed safe build's text is not its summary:\n%s", text)
 		}
-	} else if !jsonEqual(t, raw, []byte(text)) {
+	} else if !mcptest.JSONEqual(t, raw, []byte(text)) {
 		t.Errorf("text %s differs from structuredContent %s", text, raw)
 	}
 	if err := toolstest.Validate(tool, raw); err != nil {
@@ -331,7 +331,7 @@ func sha256Hex(b []byte) string {
 func TestSafeBuildOverHTTP(t *testing.T) {
 	t.Parallel()
 	p := mcptest.NewBuildProject(t, map[string]string{"ok": mcptest.OKBuild})
-	srv := NewServer(Config{Caller: p.Svc, Version: "test", Logger: testLogger(&strings.Builder{})})
+	srv := NewServer(Config{Caller: p.Svc, Version: "test", Logger: mcptest.TestLogger(&strings.Builder{})})
 	h := srv.HTTPHandler(testToken)
 	ts := httptest.NewServer(h)
 	defer ts.Close()
@@ -359,20 +359,20 @@ func TestSafeBuildRefusalNamesArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startSession(t, tools.NewService(tools.Deps{Base: dir}), time.Second)
-	s.send(initLine)
-	s.recv()
+	s.Send(initLine)
+	s.Recv()
 	for i, c := range []struct{ args, advice string }{
 		{`{}`, "; the agent writes .reclazz/agent.port in the application's project directory: pass projectDir that directory, or portFile the agent's port file, or port its port"},
 		{`{"portFile":"none.port"}`, "; point portFile at the port file the running agent wrote (.reclazz/agent.port in its project), or pass port"},
 		{`{"port":"1"}`, "; start the application with the Reclazz agent attached, or point port/portFile at its current port"},
 	} {
-		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":%s}}`, i+1, c.args))
+		s.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":%s}}`, i+1, c.args))
 		var msg struct {
 			Result struct {
 				StructuredContent struct{ Outcome, Detail string }
 			}
 		}
-		line := s.recv()
+		line := s.Recv()
 		if err := json.Unmarshal([]byte(line), &msg); err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}

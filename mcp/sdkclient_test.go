@@ -28,7 +28,7 @@ func connectSDKClient(t *testing.T, caller Caller, version string) *sdkmcp.Clien
 func connectSDKClientWith(t *testing.T, caller Caller, version string, opts *sdkmcp.ClientOptions) *sdkmcp.ClientSession {
 	t.Helper()
 	logs := &lockedbuf.Buffer{}
-	srv := NewServer(Config{Caller: caller, Version: "test", Logger: testLogger(logs)})
+	srv := NewServer(Config{Caller: caller, Version: "test", Logger: mcptest.TestLogger(logs)})
 	return serveSDKClient(t, srv, logs, version, opts)
 }
 
@@ -132,7 +132,7 @@ func connectSDKClientHTTP(t *testing.T, caller Caller, version string, opts *sdk
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	logs := &lockedbuf.Buffer{}
-	srv := NewServer(Config{Caller: caller, Version: "test", Logger: testLogger(logs)})
+	srv := NewServer(Config{Caller: caller, Version: "test", Logger: mcptest.TestLogger(logs)})
 	h := srv.HTTPHandler(testToken)
 	ts := httptest.NewServer(h)
 	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "test-client", Version: "1"}, opts)

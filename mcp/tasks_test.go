@@ -124,7 +124,7 @@ func (h *httpTasks) call(method string, params map[string]any) (map[string]json.
 func startHTTPTasks(t *testing.T, caller Caller) (*Server, *httpTasks) {
 	t.Helper()
 	logs := &lockedbuf.Buffer{}
-	srv := NewServer(Config{Caller: caller, Version: "test", Logger: testLogger(logs)})
+	srv := NewServer(Config{Caller: caller, Version: "test", Logger: mcptest.TestLogger(logs)})
 	h := srv.HTTPHandler(testToken)
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {

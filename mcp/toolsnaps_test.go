@@ -30,13 +30,13 @@ func listTools(t *testing.T, version string) []json.RawMessage {
 	t.Helper()
 	s := startSession(t, &mcptest.FakeCaller{}, time.Second)
 	if version != "pre-init" {
-		s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version + `"}}`)
-		if got := s.recv(); !strings.Contains(got, `"protocolVersion":"`+version+`"`) {
+		s.Send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version + `"}}`)
+		if got := s.Recv(); !strings.Contains(got, `"protocolVersion":"`+version+`"`) {
 			t.Fatalf("initialize at %s: %s", version, got)
 		}
 	}
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	line := s.recv()
+	s.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	line := s.Recv()
 	var resp struct {
 		Result map[string]json.RawMessage `json:"result"`
 	}

@@ -37,14 +37,14 @@ func TestTranscripts(t *testing.T) {
 			}
 			in := section(t, ar, "in")
 			var stdout, logs bytes.Buffer
-			srv := NewServer(Config{Caller: &mcptest.FakeCaller{}, Version: "test", Logger: testLogger(&logs), DrainTimeout: 5 * time.Second})
+			srv := NewServer(Config{Caller: &mcptest.FakeCaller{}, Version: "test", Logger: mcptest.TestLogger(&logs), DrainTimeout: 5 * time.Second})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if err := srv.ServeStdio(ctx, bytes.NewReader(in), &stdout); err != nil {
 				t.Fatalf("Serve: %v", err)
 			}
 			checkLogs(t, ar, logs.String())
-			assertOnlyJSONRPC(t, stdout.Bytes())
+			mcptest.AssertOnlyJSONRPC(t, stdout.Bytes())
 			if *update {
 				setSection(ar, "out", stdout.Bytes())
 				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {

@@ -161,7 +161,7 @@ func TestHTTPClientAbortsAreNotLogged(t *testing.T) {
 func TestHTTPShutdown(t *testing.T) {
 	checkNoLeakedGoroutines(t)
 	caller := &mcptest.FakeCaller{Started: make(chan string, 1)}
-	srv := mcp.NewServer(mcp.Config{Caller: caller, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
+	srv := mcp.NewServer(mcp.Config{Caller: caller, Version: "test", Logger: mcptest.TestLogger(&lockedbuf.Buffer{})})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

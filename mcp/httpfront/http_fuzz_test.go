@@ -37,7 +37,7 @@ func FuzzHTTPRequest(f *testing.F) {
 	}
 	closed := make(chan tools.Result)
 	close(closed)
-	srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{Release: closed}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
+	srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{Release: closed}, Version: "test", Logger: mcptest.TestLogger(&lockedbuf.Buffer{})})
 	h := srv.HTTPHandler(testToken)
 	defer h.Close()
 	local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4711}

@@ -44,7 +44,7 @@ type httpFixture struct {
 func newHTTPFixture(t *testing.T, caller *mcptest.FakeCaller) *httpFixture {
 	t.Helper()
 	logs := &lockedbuf.Buffer{}
-	srv := mcp.NewServer(mcp.Config{Caller: caller, Version: "test", Logger: testLogger(logs)})
+	srv := mcp.NewServer(mcp.Config{Caller: caller, Version: "test", Logger: mcptest.TestLogger(logs)})
 	h := srv.HTTPHandler(testToken)
 	ts := httptest.NewServer(h)
 	tr := &http.Transport{DisableKeepAlives: true}
@@ -177,7 +177,7 @@ func (f *httpFixture) exchange(t *testing.T, spec string) string {
 	if resp.StatusCode == http.StatusUnauthorized && resp.Header.Get("WWW-Authenticate") != "Bearer" {
 		t.Errorf("401 without WWW-Authenticate: Bearer")
 	}
-	assertOnlyJSONRPC(t, b)
+	mcptest.AssertOnlyJSONRPC(t, b)
 	return strconv.Itoa(resp.StatusCode) + "\n" + string(b)
 }
 
@@ -316,7 +316,7 @@ func TestHTTPSameAsStdio(t *testing.T) {
 	for _, v := range mcp.SupportedVersions() {
 		in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + v + `"}}` + "\n" + strings.Join(calls, "\n") + "\n"
 		var out bytes.Buffer
-		srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
+		srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{}, Version: "test", Logger: mcptest.TestLogger(&lockedbuf.Buffer{})})
 		if err := srv.ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
 			t.Fatal(err)
 		}

@@ -19,25 +19,25 @@ func TestBatchAnswersWhenDoneAndFreesTheSlot(t *testing.T) {
 	t.Parallel()
 	f := &mcptest.FakeCaller{Release: make(chan tools.Result), Started: make(chan string, 4)}
 	s := startSession(t, f, time.Second)
-	s.send(initLine)
-	s.recv()
-	s.send(fmt.Sprintf(batchCall, "1"))
+	s.Send(initLine)
+	s.Recv()
+	s.Send(fmt.Sprintf(batchCall, "1"))
 	f.AwaitStart(t)
-	s.send(fmt.Sprintf(pingLine, "2"))
-	if got := s.recv(); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+	s.Send(fmt.Sprintf(pingLine, "2"))
+	if got := s.Recv(); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("ping during batch: %s", got)
 	}
 	f.Release <- appliedBatch
-	got := s.recv()
+	got := s.Recv()
 	if field(t, got, "id") != "1" || !strings.Contains(got, `"structuredContent":{"status":"applied","allApplied":true}`) {
 		t.Fatalf("batch answer: %s", got)
 	}
-	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"reclazz_status"}}`)
+	s.Send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"reclazz_status"}}`)
 	f.AwaitStart(t)
-	if got := s.recv(); field(t, got, "id") != "3" || field(t, got, "error") != "" {
+	if got := s.Recv(); field(t, got, "id") != "3" || field(t, got, "error") != "" {
 		t.Fatalf("call after the batch: %s", got)
 	}
-	if rest := s.closeAndRest(); len(rest) != 0 {
+	if rest := s.CloseAndRest(); len(rest) != 0 {
 		t.Errorf("unexpected output after EOF: %q", rest)
 	}
 }
@@ -46,11 +46,11 @@ func TestBatchCancelSuppressesTheAnswer(t *testing.T) {
 	t.Parallel()
 	f := &mcptest.FakeCaller{Started: make(chan string, 1)}
 	s := startSession(t, f, time.Second)
-	s.send(fmt.Sprintf(batchCall, `"b"`))
+	s.Send(fmt.Sprintf(batchCall, `"b"`))
 	f.AwaitStart(t)
-	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b","reason":"stop"}}`)
-	s.send(fmt.Sprintf(pingLine, "2"))
-	if got := s.recv(); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b","reason":"stop"}}`)
+	s.Send(fmt.Sprintf(pingLine, "2"))
+	if got := s.Recv(); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("got %s, want only the ping answer", got)
 	}
 	// The slot frees once the tool returned; a later batch is then accepted.
@@ -58,7 +58,7 @@ func TestBatchCancelSuppressesTheAnswer(t *testing.T) {
 	if f.CancelledCount() != 1 {
 		t.Fatal("the tool never saw its context cancelled")
 	}
-	if rest := s.closeAndRest(); len(rest) != 0 {
+	if rest := s.CloseAndRest(); len(rest) != 0 {
 		t.Errorf("cancelled batch answered: %q", rest)
 	}
 }
@@ -71,7 +71,7 @@ func TestBatchCancelRacesCompletion(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		f := &mcptest.FakeCaller{Release: make(chan tools.Result, 1), Started: make(chan string, 2)}
 		s := startSession(t, f, time.Second)
-		s.send(fmt.Sprintf(batchCall, "7"))
+		s.Send(fmt.Sprintf(batchCall, "7"))
 		if i%2 == 0 {
 			f.AwaitStart(t) // else: cancel may even beat the tool's start
 		}
@@ -80,11 +80,11 @@ func TestBatchCancelRacesCompletion(t *testing.T) {
 		go func() { defer wg.Done(); f.Release <- appliedBatch }()
 		go func() {
 			defer wg.Done()
-			s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7.0}}`)
+			s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7.0}}`)
 		}()
 		wg.Wait()
-		s.send(fmt.Sprintf(pingLine, "8"))
-		lines := s.closeAndRest()
+		s.Send(fmt.Sprintf(pingLine, "8"))
+		lines := s.CloseAndRest()
 		var batch, ping int
 		for _, l := range lines {
 			switch field(t, l, "id") {
@@ -109,18 +109,18 @@ func TestSameIDAsActiveBatchIsRefused(t *testing.T) {
 	t.Parallel()
 	f := &mcptest.FakeCaller{Started: make(chan string, 1)}
 	s := startSession(t, f, time.Second)
-	s.send(fmt.Sprintf(batchCall, "5"))
+	s.Send(fmt.Sprintf(batchCall, "5"))
 	f.AwaitStart(t)
 	for _, id := range []string{"5", "5.0", "50e-1"} {
-		s.send(fmt.Sprintf(pingLine, id))
+		s.Send(fmt.Sprintf(pingLine, id))
 		want := `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32600,"message":"Request ID is already active"}}`
-		if got := s.recv(); got != want {
+		if got := s.Recv(); got != want {
 			t.Errorf("got %s, want %s", got, want)
 		}
 	}
 	// A cancellation in progress still holds the id and the slot.
-	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
-	if rest := s.closeAndRest(); len(rest) != 0 {
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
+	if rest := s.CloseAndRest(); len(rest) != 0 {
 		t.Errorf("unexpected output: %q", rest)
 	}
 }
@@ -129,9 +129,9 @@ func TestEOFCancelsTheBatch(t *testing.T) {
 	t.Parallel()
 	f := &mcptest.FakeCaller{Started: make(chan string, 1)}
 	s := startSession(t, f, 5*time.Second)
-	s.send(fmt.Sprintf(batchCall, "1"))
+	s.Send(fmt.Sprintf(batchCall, "1"))
 	f.AwaitStart(t)
-	if rest := s.closeAndRest(); len(rest) != 0 {
+	if rest := s.CloseAndRest(); len(rest) != 0 {
 		t.Errorf("batch answered after EOF: %q", rest)
 	}
 	if f.CancelledCount() != 1 {
@@ -148,12 +148,12 @@ func TestEOFWaitIsBounded(t *testing.T) {
 	f := &mcptest.FakeCaller{Deaf: make(chan struct{}), Started: make(chan string, 1)}
 	defer close(f.Deaf)
 	s := startSession(t, f, 20*time.Millisecond)
-	s.send(fmt.Sprintf(batchCall, "1"))
+	s.Send(fmt.Sprintf(batchCall, "1"))
 	f.AwaitStart(t)
-	if rest := s.closeAndRest(); len(rest) != 0 {
+	if rest := s.CloseAndRest(); len(rest) != 0 {
 		t.Errorf("batch answered after EOF: %q", rest)
 	}
-	logs := s.logs.String()
+	logs := s.Logs.String()
 	if !strings.Contains(logs, "batch did not finish after cancellation") {
 		t.Errorf("the bounded wait was not logged: %s", logs)
 	}
@@ -165,16 +165,16 @@ func TestEOFWaitIsBounded(t *testing.T) {
 func TestBatchPanicIsBatchProcessingFailed(t *testing.T) {
 	t.Parallel()
 	s := startSession(t, &mcptest.FakeCaller{}, time.Second)
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{"mode":"panic"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{"mode":"panic"}}}`)
 	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Batch processing failed"}}`
-	if got := s.recv(); got != want {
+	if got := s.Recv(); got != want {
 		t.Fatalf("got %s, want %s", got, want)
 	}
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"reclazz_status"}}`)
-	if got := s.recv(); field(t, got, "error") != "" {
+	s.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"reclazz_status"}}`)
+	if got := s.Recv(); field(t, got, "error") != "" {
 		t.Fatalf("slot not released after the panic: %s", got)
 	}
-	if !strings.Contains(s.logs.String(), "fake caller panicked") {
-		t.Errorf("panic not logged: %s", s.logs.String())
+	if !strings.Contains(s.Logs.String(), "fake caller panicked") {
+		t.Errorf("panic not logged: %s", s.Logs.String())
 	}
 }

@@ -44,7 +44,7 @@ func TestServeCancelInterruptsTheRead(t *testing.T) {
 	defer inR.Close()
 	defer inW.Close()
 	in := &watchedFile{File: inR, reading: make(chan struct{}), interrupted: make(chan struct{})}
-	srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{}, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
+	srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{}, Version: "test", Logger: mcptest.TestLogger(&lockedbuf.Buffer{})})
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.ServeStdio(ctx, in, io.Discard) }()

@@ -17,14 +17,14 @@ import (
 func serveAll(t *testing.T, in string) string {
 	t.Helper()
 	var out, logs bytes.Buffer
-	srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{}, Logger: testLogger(&logs)})
+	srv := mcp.NewServer(mcp.Config{Caller: &mcptest.FakeCaller{}, Logger: mcptest.TestLogger(&logs)})
 	if err := srv.ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 	if logs.Len() > 0 {
 		t.Errorf("unexpected log output:\n%s", logs.String())
 	}
-	assertOnlyJSONRPC(t, out.Bytes())
+	mcptest.AssertOnlyJSONRPC(t, out.Bytes())
 	return out.String()
 }
 

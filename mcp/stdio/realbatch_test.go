@@ -24,16 +24,16 @@ func TestRealBatchCancel(t *testing.T) {
 		}
 	}))
 	s := startSession(t, tools.NewService(tools.Deps{Base: agent.Dir()}), time.Second)
-	s.send(`{"jsonrpc":"2.0","id":"batch","method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{"timeoutMs":"60000","items":[{"className":"app.Main","sha256":"` + sha + `"}]}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":"batch","method":"tools/call","params":{"name":"reclazz_verify_batch","arguments":{"timeoutMs":"60000","items":[{"className":"app.Main","sha256":"` + sha + `"}]}}}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := agent.WaitCommand(ctx, "VERIFY "); err != nil {
 		t.Fatalf("the batch never sent VERIFY: %v", err)
 	}
-	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"batch"}}`)
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"batch"}}`)
 	for i := 0; ; i++ {
-		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"reclazz_status"}}`, i))
-		got := s.recv()
+		s.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"reclazz_status"}}`, i))
+		got := s.Recv()
 		if field(t, got, "id") != fmt.Sprint(i) {
 			t.Fatalf("unexpected answer %s", got)
 		}
@@ -45,7 +45,7 @@ func TestRealBatchCancel(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if rest := s.closeAndRest(); len(rest) != 0 {
+	if rest := s.CloseAndRest(); len(rest) != 0 {
 		t.Errorf("cancelled batch answered: %q", rest)
 	}
 }

@@ -22,22 +22,22 @@ func TestSafeBuildOnStdio(t *testing.T) {
 	t.Parallel()
 	p := mcptest.NewBuildProject(t, map[string]string{"ok": mcptest.HangBuild})
 	s := startSession(t, p.Svc, time.Second)
-	s.send(initLine)
-	s.recv()
-	s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{},"_meta":{"progressToken":42}}}`)
+	s.Send(initLine)
+	s.Recv()
+	s.Send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"reclazz_safe_build","arguments":{},"_meta":{"progressToken":42}}}`)
 	pids := wait.PIDFile(t, 10*time.Second, filepath.Join(p.Dir, "pids"))
-	if got := s.recv(); got != `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":42,"message":"compiling forever","progress":1}}` {
+	if got := s.Recv(); got != `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":42,"message":"compiling forever","progress":1}}` {
 		t.Errorf("progress line %s", got)
 	}
-	s.send(fmt.Sprintf(pingLine, "8"))
-	if got := s.recv(); got != `{"jsonrpc":"2.0","id":8,"result":{}}` {
+	s.Send(fmt.Sprintf(pingLine, "8"))
+	if got := s.Recv(); got != `{"jsonrpc":"2.0","id":8,"result":{}}` {
 		t.Fatalf("ping during a build: %s", got)
 	}
-	s.send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
-	if got := s.recv(); !strings.Contains(got, `"id":7,"error":{"code":-32600,"message":"Request ID is already active"}`) {
+	s.Send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	if got := s.Recv(); !strings.Contains(got, `"id":7,"error":{"code":-32600,"message":"Request ID is already active"}`) {
 		t.Fatalf("the running build's id reused: %s", got)
 	}
-	if rest := s.closeAndRest(); len(rest) != 0 {
+	if rest := s.CloseAndRest(); len(rest) != 0 {
 		t.Errorf("answered after EOF: %q", rest)
 	}
 	if !p.Agent.Received("BUILD failed request=") {

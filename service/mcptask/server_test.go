@@ -61,7 +61,7 @@ type stdioTasks struct {
 
 func startStdioTasks(t *testing.T, caller mcp.Caller) *stdioTasks {
 	t.Helper()
-	srv := mcp.NewServer(mcp.Config{Caller: caller, Version: "test", Logger: testLogger(&lockedbuf.Buffer{})})
+	srv := mcp.NewServer(mcp.Config{Caller: caller, Version: "test", Logger: mcptest.TestLogger(&lockedbuf.Buffer{})})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -184,7 +184,7 @@ func (h *httpTasks) call(method string, params map[string]any) (map[string]json.
 func startHTTPTasks(t *testing.T, caller mcp.Caller) (*mcp.Server, *httpTasks) {
 	t.Helper()
 	logs := &lockedbuf.Buffer{}
-	srv := mcp.NewServer(mcp.Config{Caller: caller, Version: "test", Logger: testLogger(logs)})
+	srv := mcp.NewServer(mcp.Config{Caller: caller, Version: "test", Logger: mcptest.TestLogger(logs)})
 	h := srv.HTTPHandler(testToken)
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
@@ -294,7 +294,7 @@ func TestSafeBuildTask(t *testing.T) {
 			if cc, _ := res.StructuredContent["changedClasses"].(map[string]any); cc["allApplied"] != true {
 				t.Errorf("changedClasses of the task's build: %v", cc)
 			}
-			if text, _ := json.Marshal(res.StructuredContent); len(res.Content) != 1 || !jsonEqual(t, text, []byte(res.Content[0].Text)) {
+			if text, _ := json.Marshal(res.StructuredContent); len(res.Content) != 1 || !mcptest.JSONEqual(t, text, []byte(res.Content[0].Text)) {
 				t.Errorf("the task's result text is not its structuredContent")
 			}
 			sawLine := false

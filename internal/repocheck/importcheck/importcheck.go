@@ -98,8 +98,8 @@ type place struct {
 var places = []place{
 	{pattern: "cmd/...", tier: Fronts, sealed: []string{}, only: []string{"cli"}},
 	{pattern: "cli/...", tier: Fronts, sealed: []string{"cmd/..."}},
-	// The fake caller and the safe-build project the MCP server's tests
-	// share: a test helper of the server, next to it.
+	// The fake caller, the safe-build project and the stdio session the
+	// MCP server's tests share: a test helper of the server, next to it.
 	{pattern: "mcp/mcptest", tier: TestHelpers},
 	{pattern: "mcp/...", tier: Fronts},
 
