@@ -36,7 +36,7 @@ func NewSession(t testing.TB) *Session {
 
 // Serve runs serve (a server's ServeStdio) on the session's pipes; at the
 // end of the test it ends stdin, and serve must return within 10 s.
-func (s *Session) Serve(serve func(ctx context.Context, in io.Reader, out io.Writer) error) {
+func (s *Session) Serve(serve ServeFunc) {
 	go func() {
 		err := serve(context.Background(), s.inR, s.outW)
 		s.outW.Close()
