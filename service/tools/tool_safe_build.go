@@ -233,8 +233,13 @@ func runDetachable(ctx context.Context, ds *detachedBuilds, b *safebuild.Builder
 	case <-d.done:
 	case <-ctx.Done(): // the build is being cancelled
 	case <-timer.C:
-		if !ended(d) && ds.keep(d) && unbind() {
-			return runningAnswer(d, time.Now())
+		// Unhooked from the call first: a call cancelled at this very
+		// moment has cancelled its build, and that build is not kept.
+		if !ended(d) && unbind() {
+			if ds.keep(d) {
+				return runningAnswer(d, time.Now())
+			}
+			context.AfterFunc(ctx, cancel) // no room: the call waits, its cancel ends the build
 		}
 	}
 	<-d.done // bounded by the build's own limits, as a call without answerWithin is
