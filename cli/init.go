@@ -94,8 +94,8 @@ func parseInit(args []string) (initOptions, error) {
 }
 
 // runInit handles `buildguard init` (docs/decisions.md#D15): it parses,
-// has hostconfig decide and plan every file, writes the plan, and says
-// what it did. A refusal (docs/decisions.md#D13) writes nothing at all.
+// words what only the command line knows into one hostconfig.Request, and
+// hands it to initCheck or initHosts.
 func runInit(args []string, stdout, stderr io.Writer) ExitCode {
 	if slices.Contains(args, "--help") || slices.Contains(args, "-h") {
 		fmt.Fprintln(stderr, initUsage)
@@ -111,22 +111,18 @@ func runInit(args []string, stdout, stderr io.Writer) ExitCode {
 		fmt.Fprintf(stderr, "buildguard init: %v\n", err)
 		return ExitUsage
 	}
-	req := hostconfig.Request{Env: hostconfig.EnvFromOS(dir), Names: o.hosts, All: o.all}
+	req := hostconfig.Request{Env: hostconfig.EnvFromOS(dir), Names: o.hosts, All: o.all, Skill: o.skill}
 	if o.check {
 		return runInitCheck(req, stdout, stderr)
 	}
-	d, code := decideInit(o, req, stderr)
-	if code != ExitOK {
-		return code
+	self, err := entryCommand(os.Args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "buildguard init: finding this binary's path: %v\n", err)
+		return ExitFailure
 	}
-	changes, code := planInit(o, req.Env, d.Hosts, d.Entries, stderr)
-	switch {
-	case code != ExitOK:
-		return code
-	case o.dryRun:
-		return dryRunInit(changes, stdout, stderr)
-	}
-	return writeInit(changes, dir, stderr)
+	timeout, why := buildCallTimeout(dir)
+	req.Entry = hostconfig.EntryOptions{Self: self, Absolute: o.absolute, ToolTimeout: timeout, TimeoutNote: why}
+	return initHosts(req, o.dryRun, stdout, stderr)
 }
 
 // initProjectDir returns dir (default: the working directory) made
@@ -148,47 +144,34 @@ func initProjectDir(dir string) (string, error) {
 	return abs, nil
 }
 
-// decideInit has hostconfig decide which hosts the run writes and the
-// entry each gets (docs/hosts.md#1), with this binary's path and the
-// project's longest build call, and prints the notes. A host whose file
-// cannot be found is a usage error (exit 2); no buildguard on PATH for
-// the portable entries refuses the run (exit 2) with what to do, and
-// nothing is written.
-func decideInit(o initOptions, req hostconfig.Request, stderr io.Writer) (hostconfig.Decision, ExitCode) {
-	self, err := entryCommand(os.Args[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "buildguard init: finding this binary's path: %v\n", err)
-		return hostconfig.Decision{}, ExitFailure
-	}
-	timeout, why := buildCallTimeout(req.Env.ProjectDir)
-	req.Entry = hostconfig.EntryOptions{Self: self, Absolute: o.absolute, ToolTimeout: timeout, TimeoutNote: why}
-	d, err := hostconfig.Decide(req)
-	for _, n := range d.Notes {
+// initHosts has hostconfig decide and plan every file of the run
+// (hostconfig.PlanRun, docs/hosts.md#1), prints the notes and each
+// refusal, and then either prints the plan as a diff (dryRun) or writes it
+// (hostconfig.Write) and says of each file, in order, what became of it.
+// A host whose file cannot be found is a usage error (exit 2); so is a
+// portable entry with no buildguard on PATH, with what to do; any refusal
+// (docs/decisions.md#D13) makes the run write nothing (exit 2, or 1 when
+// a file could not be read). A write that still fails (a full disk, a
+// file changed under us) is exit 1, with which files were written and
+// which were not.
+func initHosts(req hostconfig.Request, dryRun bool, stdout, stderr io.Writer) ExitCode {
+	p := hostconfig.PlanRun(req)
+	for _, n := range p.Notes {
 		fmt.Fprintf(stderr, "buildguard init: note: %s\n", n)
 	}
-	switch {
-	case errors.Is(err, hostconfig.ErrNotOnPath):
+	code := ExitOK
+	switch self := req.Entry.Self; {
+	case errors.Is(p.Err, hostconfig.ErrNotOnPath):
 		fmt.Fprintf(stderr, "buildguard init: %s is not on PATH (%s), so a host would not start the entry %q of the project's files. "+
 			"Install buildguard in a directory on PATH (for example: ln -s %s /usr/local/bin/buildguard) and run init again, "+
 			"or run buildguard init --absolute to write this machine's path %s (an entry for this machine only, not for committing)\n",
 			hostconfig.Command, shortList(os.Getenv("PATH")), hostconfig.Command+" mcp", self, self)
-		fmt.Fprintln(stderr, "buildguard init: nothing was written")
-		return d, ExitUsage
-	case err != nil:
-		fmt.Fprintf(stderr, "buildguard init: %v\n", err)
-		return d, ExitUsage
+		code = ExitUsage
+	case p.Err != nil:
+		fmt.Fprintf(stderr, "buildguard init: %v\n", p.Err)
+		return ExitUsage
 	}
-	return d, ExitOK
-}
-
-// planInit has hostconfig plan every file of the run: each host's entry
-// and, with --skill, the block in the agent instruction files. Each
-// refusal is printed; any refusal makes the run write nothing, and says
-// so.
-func planInit(o initOptions, env hostconfig.Env, hosts []hostconfig.Host, entries map[string]hostconfig.Entry, stderr io.Writer) ([]hostconfig.Change, ExitCode) {
-	changes, errs := hostconfig.PlanChanges(env, hosts, entries, o.skill)
-	code := ExitOK
-	for _, err := range errs {
+	for _, err := range p.Errs {
 		fmt.Fprintf(stderr, "buildguard init: %v\n", err)
 		if _, refused := errors.AsType[*hostconfig.Refusal](err); refused {
 			code = max(code, ExitUsage)
@@ -198,35 +181,14 @@ func planInit(o initOptions, env hostconfig.Env, hosts []hostconfig.Host, entrie
 	}
 	if code != ExitOK {
 		fmt.Fprintln(stderr, "buildguard init: nothing was written")
+		return code
 	}
-	return changes, code
-}
-
-// dryRunInit prints each planned change as a diff and writes nothing.
-func dryRunInit(changes []hostconfig.Change, stdout, stderr io.Writer) ExitCode {
-	for _, c := range changes {
-		if !c.Changed() {
-			fmt.Fprintf(stderr, "buildguard init: %s already has %s; left unchanged\n", c.Path, c.Describe())
-			continue
-		}
-		fmt.Fprint(stdout, c.Diff())
-		for _, n := range c.Notes {
-			fmt.Fprintf(stderr, "buildguard init: note: %s: %s\n", c.Path, n)
-		}
-		fmt.Fprintf(stderr, "buildguard init: would write %s to %s\n", c.Describe(), c.Path)
+	done, err := len(p.Changes), error(nil)
+	if !dryRun {
+		done, err = hostconfig.Write(p.Changes)
 	}
-	fmt.Fprintln(stderr, "buildguard init: dry run; nothing was written")
-	return ExitOK
-}
-
-// writeInit writes the planned changes in order (hostconfig.Write), then
-// says of each, in that order, what became of it. When a write still
-// fails (a full disk, a file changed under us), it says which files were
-// written and which were not.
-func writeInit(changes []hostconfig.Change, dir string, stderr io.Writer) ExitCode {
-	done, err := hostconfig.Write(changes)
 	var written, notWritten []string
-	for i, c := range changes {
+	for i, c := range p.Changes {
 		switch {
 		case i > done:
 			if c.Changed() {
@@ -236,25 +198,34 @@ func writeInit(changes []hostconfig.Change, dir string, stderr io.Writer) ExitCo
 		case !c.Changed():
 			fmt.Fprintf(stderr, "buildguard init: %s already has %s; left unchanged\n", c.Path, c.Describe())
 			continue
+		case dryRun:
+			fmt.Fprint(stdout, c.Diff())
 		}
 		for _, n := range c.Notes {
 			fmt.Fprintf(stderr, "buildguard init: note: %s: %s\n", c.Path, n)
 		}
-		if i == done {
+		switch {
+		case dryRun:
+			fmt.Fprintf(stderr, "buildguard init: would write %s to %s\n", c.Describe(), c.Path)
+		case i == done:
 			fmt.Fprintf(stderr, "buildguard init: %v; %s was left unchanged\n", err, c.Path)
 			notWritten = append(notWritten, c.Path)
-			continue
+		default:
+			written = append(written, c.Path)
+			fmt.Fprintf(stderr, "buildguard init: wrote %s to %s\n", c.Describe(), c.Path)
 		}
-		written = append(written, c.Path)
-		fmt.Fprintf(stderr, "buildguard init: wrote %s to %s\n", c.Describe(), c.Path)
 	}
-	if err != nil {
+	switch {
+	case dryRun:
+		fmt.Fprintln(stderr, "buildguard init: dry run; nothing was written")
+		return ExitOK
+	case err != nil:
 		fmt.Fprintf(stderr, "buildguard init: written: %s; not written: %s\n", orNone(written), orNone(notWritten))
 		return ExitFailure
 	}
-	for _, c := range changes {
+	for _, c := range p.Changes {
 		for _, h := range c.Hosts {
-			fmt.Fprintf(stderr, "buildguard init: next: %s\n", fmt.Sprintf(h.NextStep, dir))
+			fmt.Fprintf(stderr, "buildguard init: next: %s\n", fmt.Sprintf(h.NextStep, req.Env.ProjectDir))
 		}
 	}
 	return ExitOK

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/buildguard/buildguard/service/hostconfig"
 )
 
 // runInitIn runs init --mcp --absolute in dir: the test binary is not on
@@ -163,32 +161,28 @@ func TestInitMCPWritesThroughSymlink(t *testing.T) {
 
 // When a write still fails after every file was planned (the disk, or a
 // file changed under init), init says which files were written and which
-// were not, and exits 1.
+// were not, and exits 1. Here vscode's file is a link to a file whose name
+// leaves no room for the temporary file written beside it, which the plan
+// does not foresee.
 func TestInitSaysWhatWasAndWasNotWritten(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	env := hostconfig.Env{ProjectDir: dir, Home: filepath.Join(dir, "home")}
-	var hosts []hostconfig.Host
-	entries := map[string]hostconfig.Entry{}
-	for _, name := range []string{"claude", "vscode", "cursor"} {
-		h, _ := hostconfig.Lookup(name)
-		hosts = append(hosts, h)
-		entries[name] = hostconfig.PortableEntry(h)
-	}
-	var stderr bytes.Buffer
-	changes, code := planInit(initOptions{}, env, hosts, entries, &stderr)
-	if code != ExitOK || len(changes) != 3 {
-		t.Fatalf("planInit = %d: %s", code, stderr.String())
-	}
-	// After the plan, .vscode becomes a file: its mcp.json cannot be created.
-	if err := os.WriteFile(filepath.Join(dir, ".vscode"), nil, 0o644); err != nil {
+	long := filepath.Join(dir, strings.Repeat("x", 240)+".json")
+	if err := os.WriteFile(long, []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code = writeInit(changes, dir, &stderr)
+	if err := os.Mkdir(filepath.Join(dir, ".vscode"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(long, filepath.Join(dir, ".vscode", "mcp.json")); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	var stderr bytes.Buffer
+	code := run([]string{"init", "--host", "claude", "--host", "vscode", "--host", "cursor", "--absolute", "--project-dir", dir}, &bytes.Buffer{}, &stderr)
 	claude, vscode, cursor := filepath.Join(dir, ".mcp.json"), filepath.Join(dir, ".vscode", "mcp.json"), filepath.Join(dir, ".cursor", "mcp.json")
 	want := "buildguard init: written: " + claude + "; not written: " + vscode + ", " + cursor + "\n"
 	if code != ExitFailure || !strings.HasSuffix(stderr.String(), want) {
-		t.Errorf("writeInit = %d:\n%s\nwant it to end with %q", code, stderr.String(), want)
+		t.Errorf("init = %d:\n%s\nwant it to end with %q", code, stderr.String(), want)
 	}
 	if _, err := os.Stat(cursor); err == nil {
 		t.Errorf("%s was written after the failure", cursor)

@@ -11,10 +11,11 @@ import (
 )
 
 // A run of `buildguard init` is planned here whole before anything is
-// written (docs/hosts.md#1): Decide says which hosts it works on and what
-// each of them gets, PlanChanges reads every file and makes its new
-// contents, and Write writes them. `init --check` reads what it starts
-// with Checks. The command line only words what these return.
+// written (docs/hosts.md#1): PlanRun takes the run's Request, Decide says
+// which hosts it works on and what each of them gets, PlanChanges reads
+// every file and makes its new contents, and Write writes them. `init
+// --check` reads what it starts with Checks. The command line only words
+// what these return.
 
 // Request is one run of `buildguard init`: what it was asked for, and
 // what only the command line knows.
@@ -27,6 +28,37 @@ type Request struct {
 	All   bool
 	// Entry is what the command line knows of the entries.
 	Entry EntryOptions
+	// Skill plans the block in the agent instruction files too
+	// (SkillFiles).
+	Skill bool
+}
+
+// Planned is a run of init planned whole, nothing written yet: what the user
+// should know, and either why nothing was planned or every file's change
+// with why any of them must stay as it is.
+type Planned struct {
+	// Notes are Decide's, set even with Err.
+	Notes []string
+	// Err is why the run planned nothing: Decide's error (ErrNoHome,
+	// ErrNotOnPath, …).
+	Err error
+	// Changes are PlanChanges', one per file in the order they were first
+	// planned; Errs are why each file that must stay as it is was refused
+	// (a *Refusal) or could not be planned. Any of those makes the run
+	// write nothing.
+	Changes []Change
+	Errs    []error
+}
+
+// PlanRun decides (Decide) and plans (PlanChanges) the run req asks for;
+// it writes nothing. Write writes its Changes.
+func PlanRun(req Request) Planned {
+	d, err := Decide(req)
+	if err != nil {
+		return Planned{Notes: d.Notes, Err: err}
+	}
+	changes, errs := PlanChanges(req.Env, d.Hosts, d.Entries, req.Skill)
+	return Planned{Notes: d.Notes, Changes: changes, Errs: errs}
 }
 
 // Decision is what a run writes: the hosts, the entry each gets, and what
