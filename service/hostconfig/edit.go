@@ -271,3 +271,22 @@ func normalize(v any) any {
 	}
 	return v
 }
+
+// field is one owned key with its value: a string or a []string.
+type field struct {
+	key   string
+	value any
+}
+
+// fields lists the owned keys in the order a new entry has them.
+func (e Entry) fields() []field {
+	var fs []field
+	if e.Type != "" {
+		fs = append(fs, field{"type", e.Type})
+	}
+	fs = append(fs, field{"command", e.Command}, field{"args", e.Args})
+	if e.TimeoutKey != "" {
+		fs = append(fs, field{e.TimeoutKey, e.Timeout})
+	}
+	return fs
+}

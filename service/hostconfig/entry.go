@@ -3,6 +3,9 @@ package hostconfig
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"time"
 )
 
@@ -62,64 +65,58 @@ func (e Entry) WithToolTimeout(h Host, d time.Duration) Entry {
 	return e
 }
 
-// field is one owned key with its value: a string or a []string.
-type field struct {
-	key   string
-	value any
+// EntryOptions are what the command line knows of the entries of a run.
+type EntryOptions struct {
+	// Self is the command that starts this binary: an absolute path.
+	Self string
+	// Absolute gives the project-level hosts this machine's paths too
+	// (init --absolute); they get the portable entry otherwise.
+	Absolute bool
+	// ToolTimeout is the longest one build call of the project may take
+	// (docs/hosts.md#1); TimeoutNote says why it is the default, "" when it
+	// is the project's own.
+	ToolTimeout time.Duration
+	TimeoutNote string
 }
 
-// fields lists the owned keys in the order a new entry has them.
-func (e Entry) fields() []field {
-	var fs []field
-	if e.Type != "" {
-		fs = append(fs, field{"type", e.Type})
+// Entries returns the entry each host gets (docs/hosts.md#1): a
+// project-level host the portable entry, buildguard from PATH, unless
+// o.Absolute; a user-level host o.Self and --project-dir. notes are what
+// the user should know: a tool timeout that is the default because the
+// project's builds could not be read, and a buildguard on PATH that is
+// not this binary. A portable entry with no buildguard on PATH would not
+// start: ErrNotOnPath, with the notes so far.
+func Entries(env Env, hosts []Host, o EntryOptions) (entries map[string]Entry, notes []string, err error) {
+	entries = map[string]Entry{}
+	why, portable := o.TimeoutNote, false
+	for _, h := range hosts {
+		e := NewEntry(h, o.Self, env.ProjectDir)
+		if h.Scope == Project && !o.Absolute {
+			e, portable = PortableEntry(h), true
+		}
+		entries[h.Name] = e.WithToolTimeout(h, o.ToolTimeout)
+		if h.TimeoutKey != "" && why != "" {
+			notes, why = append(notes, why), ""
+		}
 	}
-	fs = append(fs, field{"command", e.Command}, field{"args", e.Args})
-	if e.TimeoutKey != "" {
-		fs = append(fs, field{e.TimeoutKey, e.Timeout})
+	if !portable {
+		return entries, notes, nil
 	}
-	return fs
+	onPath, err := exec.LookPath(Command)
+	if err == nil {
+		onPath, err = filepath.Abs(onPath)
+	}
+	if err != nil {
+		return nil, notes, fmt.Errorf("%w: %w", ErrNotOnPath, err)
+	}
+	a, errA := os.Stat(onPath)
+	b, errB := os.Stat(o.Self)
+	if errA != nil || errB != nil || !os.SameFile(a, b) {
+		notes = append(notes, fmt.Sprintf("the project's entries start buildguard from PATH, which is %s, not this binary (%s)", onPath, o.Self))
+	}
+	return entries, notes, nil
 }
 
-// The refusals of docs/decisions.md#D13. Each leaves the file unchanged; the
-// command line turns them into exit 2 with a message that says what to do.
-var (
-	// ErrInvalidUTF8 marks a file that is not valid UTF-8.
-	ErrInvalidUTF8 = errors.New("is not valid UTF-8")
-	// ErrSyntax marks a file that does not parse.
-	ErrSyntax = errors.New("does not parse")
-	// ErrDuplicateKey marks a file in which an object or table names a key twice.
-	ErrDuplicateKey = errors.New("has a duplicate key")
-	// ErrNotObject marks a file, or a member of it on the way to our entry,
-	// that is not an object (a table in TOML).
-	ErrNotObject = errors.New("is not an object")
-	// ErrUnsupported marks an entry written in a form that cannot be edited
-	// in place (for example a TOML inline table or dotted keys).
-	ErrUnsupported = errors.New("has a form init cannot edit in place")
-	// ErrReadOnly marks a target file without write permission.
-	ErrReadOnly = errors.New("is read-only")
-	// ErrNotWritable marks a file the user cannot really replace (the
-	// file or its directory is not writable for them), or could replace
-	// only by taking it from its owner.
-	ErrNotWritable = errors.New("cannot be written")
-	// ErrWillNotStart marks an existing entry the host would not start as
-	// buildguard over stdio whatever command it names (a URL, another
-	// transport type, disabled, excluded).
-	ErrWillNotStart = errors.New("has a buildguard entry its host would not start")
-)
-
-// Refusal is a refused edit: the file stays as it is.
-type Refusal struct {
-	// Path is the file.
-	Path string
-	// Err is one of the Err… values above, wrapped with detail.
-	Err error
-	// Fix says what to do next.
-	Fix string
-}
-
-func (r *Refusal) Error() string {
-	return fmt.Sprintf("%s %v; it was left unchanged. %s", r.Path, r.Err, r.Fix)
-}
-
-func (r *Refusal) Unwrap() error { return r.Err }
+// ErrNotOnPath marks a run whose portable entries would not start: no
+// buildguard on this process's PATH.
+var ErrNotOnPath = errors.New(Command + " is not on PATH")

@@ -124,7 +124,9 @@ type editFunc func(old []byte) (out []byte, notes []string, err error)
 
 // plan adds the edit apply of the file at path to the run, or applies it
 // to the change already planned for that file. what names the edit in
-// messages; part names it in a refusal's advice.
+// messages; part names it in a refusal's advice. It looks at the file
+// first (its link, whether it exists, which planned change it is, whether
+// the user may replace it), reads it last, and then edits it.
 func (p *Planner) plan(path string, mode fs.FileMode, format fileFormat, what, part string, apply editFunc) (*Change, error) {
 	c := &Change{Path: path, Target: path, Mode: mode, format: format}
 	refuse := func(err error, fix string) (*Change, error) {
@@ -137,29 +139,38 @@ func (p *Planner) plan(path string, mode fs.FileMode, format fileFormat, what, p
 		}
 		c.Target = target
 	}
-	old, err := boundedfile.ReadFile(c.Target, boundedfile.ConfigLimit)
+	fi, statErr := os.Stat(c.Target)
+	missing := errors.Is(statErr, fs.ErrNotExist) || errors.Is(statErr, syscall.ENOTDIR) || errors.Is(statErr, syscall.ELOOP)
 	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ELOOP):
-		old = nil
+	case missing:
 		if err := creatable(c.Target); err != nil {
 			return refuse(err, "Make that a folder (or a symlink to one), then run init again.")
 		}
-	case errors.Is(err, boundedfile.ErrNotRegular), errors.Is(err, boundedfile.ErrTooLarge):
-		return refuse(trimPath(err, c.Target), "Replace it with a regular file (a symlink to one is fine), then run init again.")
-	case err != nil:
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	default:
-		c.Exists, c.Old = true, old
-		if c.info, err = os.Stat(c.Target); err != nil {
+	case statErr == nil && fi.Mode().IsRegular():
+		c.info = fi
+	}
+	var old []byte
+	same := p.sameFile(c)
+	switch {
+	case same != nil && same.format != format:
+		return refuse(fmt.Errorf("is the same file as %s, which init edits as another format", same.Path), "Make them two files, then run init again.")
+	case same != nil:
+		c, old = same, same.New
+	}
+	denied := p.replaceable(c, path, part)
+	if same == nil && !missing {
+		var err error
+		old, err = boundedfile.ReadFile(c.Target, boundedfile.ConfigLimit)
+		switch {
+		case errors.Is(err, boundedfile.ErrNotRegular), errors.Is(err, boundedfile.ErrTooLarge):
+			return refuse(trimPath(err, c.Target), "Replace it with a regular file (a symlink to one is fine), then run init again.")
+		case err == nil && c.info == nil: // it became a file since the Stat
+			c.info, err = os.Stat(c.Target)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", path, err)
 		}
-		c.Mode = c.info.Mode().Perm()
-	}
-	if same := p.sameFile(c); same != nil {
-		if same.format != format {
-			return refuse(fmt.Errorf("is the same file as %s, which init edits as another format", same.Path), "Make them two files, then run init again.")
-		}
-		c, old = same, same.New
+		c.Exists, c.Old, c.Mode = true, old, c.info.Mode().Perm()
 	}
 	out, notes, err := apply(old)
 	if err != nil {
@@ -171,14 +182,8 @@ func (p *Planner) plan(path string, mode fs.FileMode, format fileFormat, what, p
 	if int64(len(out)) > boundedfile.ConfigLimit {
 		return refuse(fmt.Errorf("would be larger than the limit of %d MiB with the %s (%d bytes); init reads no file that large", boundedfile.ConfigLimit>>20, part, len(out)), "Make the file smaller, then run init again.")
 	}
-	if !bytes.Equal(out, c.Old) || !c.Exists {
-		if n := linkCount(c.info); n > 1 {
-			return refuse(fmt.Errorf("%w: it is one file with %d names (hard links), and init writes a new file and renames it over this name, so the other names would keep the old content", ErrNotWritable, n),
-				fmt.Sprintf("Make the other names symlinks to it (ln -sf), or add the %s yourself.", part))
-		}
-		if err := p.writable(c); err != nil {
-			return refuse(err, writableFix(err, path, part))
-		}
+	if denied != nil && (!bytes.Equal(out, c.Old) || !c.Exists) {
+		return nil, denied
 	}
 	c.New = out
 	c.What = append(c.What, what)
@@ -187,6 +192,25 @@ func (p *Planner) plan(path string, mode fs.FileMode, format fileFormat, what, p
 		p.changes = append(p.changes, c)
 	}
 	return c, nil
+}
+
+// replaceable returns the refusal of c's file, named path, should the run
+// change it, or nil: a file with other names (hard links), which the
+// rename of Write would part from it, or one the user may not replace
+// (writable). part names the edit in the advice.
+func (p *Planner) replaceable(c *Change, path, part string) error {
+	if n := linkCount(c.info); n > 1 {
+		return &Refusal{Path: path, Err: fmt.Errorf("%w: it is one file with %d names (hard links), and init writes a new file and renames it over this name, so the other names would keep the old content", ErrNotWritable, n),
+			Fix: fmt.Sprintf("Make the other names symlinks to it (ln -sf), or add the %s yourself.", part)}
+	}
+	err := p.writable(c)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrReadOnly):
+		return &Refusal{Path: path, Err: err, Fix: fmt.Sprintf("Make it writable (chmod u+w %s) and run init again, or leave it read-only and add the %s yourself.", path, part)}
+	}
+	return &Refusal{Path: path, Err: err, Fix: fmt.Sprintf("Run init as the user who owns it, or add the %s yourself.", part)}
 }
 
 // creatable checks the folders on the way to target, a file that does not
@@ -245,35 +269,25 @@ func resolvedPath(path string) string {
 	return filepath.Join(resolvedPath(filepath.Clean(dir)), base)
 }
 
-// fixFor returns the advice for an edit's refusal, or "" when err is not a
-// refusal (a bug, or a broken disk).
-func fixFor(err error) string {
-	switch {
-	case errors.Is(err, ErrInvalidUTF8):
-		return "Save it as UTF-8, then run init again."
-	case errors.Is(err, ErrDuplicateKey):
-		return "Remove the duplicate so that one value is left, then run init again."
-	case errors.Is(err, ErrSyntax), errors.Is(err, ErrNotObject):
-		return "Fix or move it, then run init again."
-	case errors.Is(err, ErrWillNotStart):
-		return "Remove those keys from the entry (or give your own server another name), then run init again."
-	case errors.Is(err, ErrUnsupported):
-		return "Change it as this says, then run init again."
+// PlanChanges plans every file of a run: each host's entries[h.Name] and,
+// with skill, the block in the agent instruction files (SkillFiles). It
+// returns the changes, one per file in the order they were first planned,
+// and why each file that must stay as it is was refused (a *Refusal) or
+// could not be planned; any of those makes the run write nothing.
+func PlanChanges(env Env, hosts []Host, entries map[string]Entry, skill bool) ([]Change, []error) {
+	p := NewPlanner(env)
+	var errs []error
+	for _, h := range hosts {
+		if err := p.Host(h, entries[h.Name]); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	return ""
-}
-
-func writableFix(err error, path, part string) string {
-	if errors.Is(err, ErrReadOnly) {
-		return fmt.Sprintf("Make it writable (chmod u+w %s) and run init again, or leave it read-only and add the %s yourself.", path, part)
+	if skill {
+		for _, f := range SkillFiles(env.ProjectDir) {
+			if err := p.Skill(f); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
-	return fmt.Sprintf("Run init as the user who owns it, or add the %s yourself.", part)
-}
-
-func trimPath(err error, path string) error {
-	msg := err.Error()
-	if p := path + " is "; len(msg) > len(p) && msg[:len(p)] == p {
-		return fmt.Errorf("is %s", msg[len(p):])
-	}
-	return err
+	return p.Changes(), errs
 }

@@ -13,8 +13,11 @@
 package hostconfig
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -232,3 +235,31 @@ func Names() []string {
 	}
 	return names
 }
+
+// Select returns the hosts a run works on (docs/decisions.md#D15): those
+// named, every one with all, else claude and every detected one. A host
+// whose file is in a home directory env does not know is an error
+// (ErrNoHome) that says what to set.
+func Select(env Env, names []string, all bool) ([]Host, error) {
+	var out []Host
+	for _, h := range All() {
+		switch {
+		case len(names) > 0:
+			if !slices.Contains(names, h.Name) {
+				continue
+			}
+		case all, h.Name == "claude", h.Detected(env):
+		default:
+			continue
+		}
+		if !filepath.IsAbs(h.File(env)) {
+			return nil, fmt.Errorf("%w, so %s's file cannot be found; set HOME (for Codex, or CODEX_HOME)", ErrNoHome, h.Title)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// ErrNoHome marks a host whose file is in a home directory that is not
+// known.
+var ErrNoHome = errors.New("the home directory is not known")
