@@ -165,7 +165,7 @@ func initHosts(req hostconfig.Request, dryRun bool, stdout, stderr io.Writer) Ex
 		fmt.Fprintf(stderr, "buildguard init: %s is not on PATH (%s), so a host would not start the entry %q of the project's files. "+
 			"Install buildguard in a directory on PATH (for example: ln -s %s /usr/local/bin/buildguard) and run init again, "+
 			"or run buildguard init --absolute to write this machine's path %s (an entry for this machine only, not for committing)\n",
-			hostconfig.Command, shortList(os.Getenv("PATH")), hostconfig.Command+" mcp", self, self)
+			hostconfig.Command, hostconfig.ShortPATH(os.Getenv("PATH")), hostconfig.Command+" mcp", self, self)
 		code = ExitUsage
 	case p.Err != nil:
 		fmt.Fprintf(stderr, "buildguard init: %v\n", p.Err)

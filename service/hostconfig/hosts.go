@@ -8,8 +8,9 @@
 // TOML parser before it is written; each format is read, checked and
 // edited in one file (json.go, toml.go). A run of init is decided and
 // planned here whole, every file read before any is written (plan.go),
-// and so is what init --check starts (Checks); the command line only
-// words the results. It does not start servers or talk MCP.
+// and so is what init --check starts (Checks), which CheckEntry starts as
+// the host would and asks over MCP whether buildguard answers (check.go);
+// the command line only words the results and what to do.
 package hostconfig
 
 import (
