@@ -65,20 +65,6 @@ func (e Entry) WithToolTimeout(h Host, d time.Duration) Entry {
 	return e
 }
 
-// EntryOptions are what the command line knows of the entries of a run.
-type EntryOptions struct {
-	// Self is the command that starts this binary: an absolute path.
-	Self string
-	// Absolute gives the project-level hosts this machine's paths too
-	// (init --absolute); they get the portable entry otherwise.
-	Absolute bool
-	// ToolTimeout is the longest one build call of the project may take
-	// (docs/hosts.md#1); TimeoutNote says why it is the default, "" when it
-	// is the project's own.
-	ToolTimeout time.Duration
-	TimeoutNote string
-}
-
 // Entries returns the entry each host gets (docs/hosts.md#1): a
 // project-level host the portable entry, buildguard from PATH, unless
 // o.Absolute; a user-level host o.Self and --project-dir. notes are what

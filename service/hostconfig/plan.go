@@ -1,5 +1,7 @@
 package hostconfig
 
+import "time"
+
 // A run of `buildguard init` is planned here whole before anything is
 // written (docs/hosts.md#1): PlanRun takes the run's Request, Decide says
 // which hosts it works on and what each of them gets, PlanChanges reads
@@ -68,4 +70,18 @@ func Decide(req Request) (Decision, error) {
 	}
 	entries, notes, err := Entries(req.Env, hosts, req.Entry)
 	return Decision{Hosts: hosts, Entries: entries, Notes: notes}, err
+}
+
+// EntryOptions are what the command line knows of the entries of a run.
+type EntryOptions struct {
+	// Self is the command that starts this binary: an absolute path.
+	Self string
+	// Absolute gives the project-level hosts this machine's paths too
+	// (init --absolute); they get the portable entry otherwise.
+	Absolute bool
+	// ToolTimeout is the longest one build call of the project may take
+	// (docs/hosts.md#1); TimeoutNote says why it is the default, "" when it
+	// is the project's own.
+	ToolTimeout time.Duration
+	TimeoutNote string
 }
