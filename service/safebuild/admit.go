@@ -195,22 +195,23 @@ func (b *Builder) coalesceKey(req Request) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// ready readies the build that has its turn: its owner, its time limit,
-// its log, created before anything is asked of the agent so that a log
-// folder that cannot be written refuses the build with nothing held
+// ready readies the build that has its turn: its time limit, then its
+// owner and its log from the project's state directory (readyState), the
+// log created before anything is asked of the agent so that a log folder
+// that cannot be written refuses the build with nothing held
 // (docs/safe-build.md#9), and its hold session, within sctx.
 func (a *admission) ready(sctx context.Context) {
 	a.timeout = buildTimeout(a.req)
-	owner, err := projectOwner(a.req.Dir)
-	if err != nil {
-		a.denied, a.err = deniedOwner, err
-		return
-	}
 	a.bctx, a.cancel = context.WithTimeoutCause(sctx, a.timeout, errBuildTimeout)
 	a.attempt = &attempt{b: a.b, req: a.req, ctx: a.bctx}
-	f, err := createLog(a.req.Dir, a.req.Build.Name, time.Now())
-	if err != nil {
-		a.denied, a.err = deniedLog, err
+	owner, f, err := readyState(a.req.Dir, a.req.Build.Name, time.Now())
+	var logErr *logError
+	switch {
+	case errors.As(err, &logErr):
+		a.denied, a.err = deniedLog, logErr.err
+		return
+	case err != nil:
+		a.denied, a.err = deniedOwner, err
 		return
 	}
 	a.attempt.logFile, a.attempt.logPath = f, f.Name()
@@ -218,7 +219,7 @@ func (a *admission) ready(sctx context.Context) {
 		a.req.LogStarted(f.Name())
 	}
 	a.owner = &owner
-	if a.guard, err = a.b.guard(a.req, owner, a.attempt); err != nil { // only an invalid owner, which projectOwner never returns
+	if a.guard, err = a.b.guard(a.req, owner, a.attempt); err != nil { // only an invalid owner, which readyState never returns
 		a.denied, a.err = deniedGuard, err
 	}
 }

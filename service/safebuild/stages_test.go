@@ -80,3 +80,65 @@ func TestStagesNeverCallBack(t *testing.T) {
 		}
 	}
 }
+
+// TestReadyOpensTheStateDirOnce: a build that has its turn takes its
+// owner and its log from one opening of the project's state directory
+// (docs/safe-build.md#9): the calls of the admission's ready reach
+// openStateDir once, counted through every function of the package they
+// call.
+func TestReadyOpensTheStateDirOnce(t *testing.T) {
+	bodies := map[string][]*ast.BlockStmt{} // function or method name -> its bodies, one per file declaring it
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+				bodies[fd.Name.Name] = append(bodies[fd.Name.Name], fd.Body)
+			}
+		}
+	}
+	var opens func(name string, depth int) int
+	opens = func(name string, depth int) int {
+		if name == "openStateDir" {
+			return 1
+		}
+		most := 0
+		for _, body := range bodies[name] {
+			n := 0
+			ast.Inspect(body, func(node ast.Node) bool {
+				call, ok := node.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				var callee string
+				switch fun := call.Fun.(type) {
+				case *ast.Ident:
+					callee = fun.Name
+				case *ast.SelectorExpr:
+					callee = fun.Sel.Name
+				}
+				if callee != name && depth < 20 {
+					n += opens(callee, depth+1)
+				}
+				return true
+			})
+			most = max(most, n)
+		}
+		return most
+	}
+	if len(bodies["ready"]) != 1 {
+		t.Fatalf("ready is declared %d times, want once", len(bodies["ready"]))
+	}
+	if n := opens("ready", 0); n != 1 {
+		t.Errorf("a build that has its turn opens its state directory %d times, want once", n)
+	}
+}

@@ -97,16 +97,52 @@ const OwnerFile = "owner"
 // errOwnerFile means the owner file exists but cannot be used.
 var errOwnerFile = errors.New("unusable owner file")
 
-// projectOwner returns the project's owner token, creating it (a fresh
-// UUID, written atomically) on first use, in the project's state directory,
-// opened and checked as the logs are (openStateDir): nothing is read or
-// written through a symlink.
+// readyState takes from the project's state directory what a build that
+// has its turn needs, in one pass through the directory opened once
+// (openStateDir): the project's owner token (ownerIn), then a new log in the
+// logs folder opened through it, and the old logs rotated (newLog). An
+// error about the log is a *logError; any other is about the owner.
+func readyState(dir, name string, t time.Time) (owner string, log *os.File, err error) {
+	state, err := openStateDir(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	defer state.Close()
+	if owner, err = ownerIn(state); err != nil {
+		return "", nil, err
+	}
+	logs, err := state.logs(LogDir(dir))
+	if err == nil {
+		defer logs.Close()
+		log, err = newLog(logs, name, t)
+	}
+	if err != nil {
+		return "", nil, &logError{err}
+	}
+	return owner, log, nil
+}
+
+// logError is a failure to create a build's log, its owner being ready.
+type logError struct{ err error }
+
+func (e *logError) Error() string { return e.err.Error() }
+func (e *logError) Unwrap() error { return e.err }
+
+// projectOwner returns the project's owner token (ownerIn) from its state
+// directory, opened and checked as the logs are (openStateDir).
 func projectOwner(dir string) (string, error) {
 	state, err := openStateDir(dir)
 	if err != nil {
 		return "", err
 	}
 	defer state.Close()
+	return ownerIn(state)
+}
+
+// ownerIn returns the project's owner token from its opened state
+// directory, creating it (a fresh UUID, written atomically) on first use:
+// nothing is read or written through a symlink.
+func ownerIn(state *stateDir) (string, error) {
 	owner, err := readOwner(state)
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		return owner, err
@@ -173,23 +209,19 @@ var logName = sync.OnceValue(func() *regexp.Regexp {
 // LogDir is where the logs of the project in dir are kept.
 func LogDir(dir string) string { return filepath.Join(dir, StateDir, "logs") }
 
-// createLog creates the log of one build of name started at t, named so that
-// logs sort by start time, and removes all but the newest KeptLogs logs
-// (this one included). The state directory and its logs folder must be real
-// directories of this user; they are opened once without following a
-// symlink (openLogDir), and the log is created and old logs removed
-// through that handle, so nothing is created or removed outside the
-// project even if a folder is swapped for a symlink meanwhile. Only files
-// the product wrote are ever removed.
-func createLog(dir, name string, t time.Time) (*os.File, error) {
-	d, err := openLogDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
+// newLog creates in the logs folder d the log of one build of name started
+// at t, named so that logs sort by start time, and removes all but the
+// newest KeptLogs logs (this one included). The state directory and its
+// logs folder are real directories of this user, opened once without
+// following a symlink (openStateDir, stateDir.logs), and the log is created
+// and old logs removed through that handle, so nothing is created or
+// removed outside the project even if a folder is swapped for a symlink
+// meanwhile. Only files the product wrote are ever removed.
+func newLog(d *logDir, name string, t time.Time) (*os.File, error) {
 	stamp := t.UTC().Format("20060102T150405.000Z")
 	stamp = stamp[:15] + stamp[16:] // no dot: 20261202T010203456Z
 	var f *os.File
+	var err error
 	for i := 0; i < 100; i++ {
 		base := stamp + "-" + name + ".log"
 		if i > 0 {

@@ -54,11 +54,9 @@ func (d *logDir) linkNew(name string, data []byte) error {
 	return os.Link(tmp.Name(), filepath.Join(d.path, name))
 }
 
-func openLogDir(dir string) (*logDir, error) {
-	if _, err := EnsureStateDir(dir); err != nil {
-		return nil, err
-	}
-	path := LogDir(dir)
+// logs checks the state directory's logs folder, path, as openStateDir
+// checks the state directory, creating it when missing.
+func (d *stateDir) logs(path string) (*logDir, error) {
 	if _, err := makeOwnDir(path); err != nil {
 		return nil, err
 	}

@@ -49,16 +49,10 @@ func openStateDir(dir string) (*stateDir, error) {
 	return &stateDir{f: state, path: path}, nil
 }
 
-// openLogDir opens dir/.buildguard and its logs folder as openStateDir
-// does.
-func openLogDir(dir string) (*logDir, error) {
-	state, err := openStateDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer state.Close()
-	path := LogDir(dir)
-	logs, _, err := openOwnDirAt(state.f, "logs", path)
+// logs opens the state directory's logs folder, path, as openStateDir
+// opens the state directory: through the state directory's handle.
+func (d *stateDir) logs(path string) (*logDir, error) {
+	logs, _, err := openOwnDirAt(d.f, "logs", path)
 	if err != nil {
 		return nil, err
 	}
