@@ -52,7 +52,7 @@ type admission struct {
 	outlived     string        // what it ended of an earlier build (Turn.OutlivedNote)
 
 	// what the admitted build runs with
-	timeout time.Duration      // its time limit (buildTimeout)
+	timeout time.Duration      // its time limit (buildTimeout), set on arrival
 	bctx    context.Context    // sctx within timeout (errBuildTimeout)
 	cancel  context.CancelFunc // cancels bctx
 	owner   *string            // the owner the hold is asked for
@@ -81,6 +81,7 @@ const (
 func (b *Builder) admit(ctx context.Context, req Request) *admission {
 	sctx, stop := context.WithCancelCause(ctx)
 	a := &admission{b: b, req: req, sctx: sctx, stop: stop}
+	a.timeout = buildTimeout(req)
 	if _, nested := os.LookupEnv(ActiveEnv); nested {
 		a.denied = deniedNested
 		return a
@@ -127,13 +128,13 @@ func (b *Builder) release(r *running) {
 func (a *admission) wait(ctx, sctx context.Context) {
 	a.queueTimeout = a.req.Build.QueueTimeout
 	if a.queueTimeout == 0 {
-		a.queueTimeout = buildTimeout(a.req)
+		a.queueTimeout = a.timeout
 	}
 	qreq := buildqueue.Request{
 		Project:   a.req.Dir,
 		Name:      a.req.Build.Name,
 		Front:     queueFront,
-		Key:       a.b.coalesceKey(a.req),
+		Key:       a.b.coalesceKey(a.req, a.timeout),
 		Timeout:   a.queueTimeout,
 		Heartbeat: QueueHeartbeat,
 		Grace:     a.b.cfg.Grace,
@@ -164,14 +165,15 @@ func (a *admission) wait(ctx, sctx context.Context) {
 // build (name, command, time limit, log cap); the same environment of the
 // command; the same agent (the endpoint as given and the port it selects
 // now) and project gate; and the same owner. Builds whose agent or owner
-// cannot be found never join: "".
-func (b *Builder) coalesceKey(req Request) string {
-	timeout := buildTimeout(req)
-	port, err := req.Endpoint.Resolve()
+// cannot be found never join: "". The owner is read from the project's
+// state directory before the endpoint is resolved.
+func (b *Builder) coalesceKey(req Request, timeout time.Duration) string {
+	env := b.env()
+	owner, err := projectOwner(req.Dir)
 	if err != nil {
 		return ""
 	}
-	owner, err := projectOwner(req.Dir)
+	port, err := req.Endpoint.Resolve()
 	if err != nil {
 		return ""
 	}
@@ -184,7 +186,7 @@ func (b *Builder) coalesceKey(req Request) string {
 		Port                      int
 	}{
 		Dir: filepath.Clean(req.Dir), Name: req.Build.Name, Confirm: req.Confirm, Owner: owner,
-		Command: req.Build.Command, Env: b.env(),
+		Command: req.Build.Command, Env: env,
 		Timeout: timeout, MaxLogBytes: req.Build.MaxLogBytes,
 		Endpoint: req.Endpoint, Port: port,
 	})
@@ -195,15 +197,16 @@ func (b *Builder) coalesceKey(req Request) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// ready readies the build that has its turn: its time limit, then its
+// ready readies the build that has its turn, within sctx: its context
+// within its time limit and its hold session's configuration, then its
 // owner and its log from the project's state directory (readyState), the
 // log created before anything is asked of the agent so that a log folder
 // that cannot be written refuses the build with nothing held
-// (docs/safe-build.md#9), and its hold session, within sctx.
+// (docs/safe-build.md#9), and last its hold session.
 func (a *admission) ready(sctx context.Context) {
-	a.timeout = buildTimeout(a.req)
 	a.bctx, a.cancel = context.WithTimeoutCause(sctx, a.timeout, errBuildTimeout)
 	a.attempt = &attempt{b: a.b, req: a.req, ctx: a.bctx}
+	cfg := a.b.guardConfig(a.req, a.attempt)
 	owner, f, err := readyState(a.req.Dir, a.req.Build.Name, time.Now())
 	var logErr *logError
 	switch {
@@ -218,8 +221,8 @@ func (a *admission) ready(sctx context.Context) {
 	if a.req.LogStarted != nil {
 		a.req.LogStarted(f.Name())
 	}
-	a.owner = &owner
-	if a.guard, err = a.b.guard(a.req, owner, a.attempt); err != nil { // only an invalid owner, which readyState never returns
+	a.owner, cfg.Owner = &owner, owner
+	if a.guard, err = buildguard.New(cfg); err != nil { // only an invalid owner, which readyState never returns
 		a.denied, a.err = deniedGuard, err
 	}
 }
@@ -235,13 +238,12 @@ func buildTimeout(req Request) time.Duration {
 	return DefaultBuildTimeout
 }
 
-// guard is the core's hold session for one attempt: its connection, runner
-// and environment come from the attempt; the process's signals are not the
-// build's.
-func (b *Builder) guard(req Request, owner string, run *attempt) (*buildguard.Guard, error) {
-	return buildguard.New(buildguard.Config{
+// guardConfig configures the core's hold session for one attempt, but for
+// its owner: its connection, runner and environment come from the attempt;
+// the process's signals are not the build's.
+func (b *Builder) guardConfig(req Request, run *attempt) buildguard.Config {
+	return buildguard.Config{
 		Endpoint:  req.Endpoint,
-		Owner:     owner,
 		Timeout:   b.cfg.AgentTimeout,
 		Grace:     b.cfg.Grace,
 		Dir:       req.Dir,
@@ -252,7 +254,7 @@ func (b *Builder) guard(req Request, owner string, run *attempt) (*buildguard.Gu
 		NewRunner: run.newRunner,
 		Started:   req.started,
 		Signals:   make(chan os.Signal),
-	})
+	}
 }
 
 func (b *Builder) env() []string {

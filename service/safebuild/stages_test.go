@@ -2,9 +2,13 @@ package safebuild
 
 import (
 	"go/ast"
+	"go/build"
+	"go/importer"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -140,5 +144,102 @@ func TestReadyOpensTheStateDirOnce(t *testing.T) {
 	}
 	if n := opens("ready", 0); n != 1 {
 		t.Errorf("a build that has its turn opens its state directory %d times, want once", n)
+	}
+}
+
+// admissionTrip are the functions of admit.go that a build's request goes
+// through before its command starts.
+var admissionTrip = []string{"admit", "wait", "coalesceKey", "ready", "guardConfig"}
+
+// TestAdmissionRunsDown: the admission reads top-down. In each function of
+// its trip the calls, in the order they are written, go from admit.go's own
+// functions to the package's other files and the services, then to the
+// core, then to the wire and the leaves, and never back up.
+func TestAdmissionRunsDown(t *testing.T) {
+	t.Parallel()
+	pkg, err := build.Default.ImportDir(".", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var files []*ast.File
+	var admit *ast.File
+	for _, name := range pkg.GoFiles {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+		if name == "admit.go" {
+			admit = f
+		}
+	}
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
+	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
+	self := reflect.TypeFor[Builder]().PkgPath()
+	if _, err := conf.Check(self, fset, files, info); err != nil {
+		t.Fatal(err)
+	}
+	module := strings.TrimSuffix(self, "/service/safebuild")
+	// tier is how far down a callee is; -1 for a call the rule leaves
+	// alone (the standard library, other modules, function values).
+	tier := func(call *ast.CallExpr) (int, string) {
+		var id *ast.Ident
+		switch fun := ast.Unparen(call.Fun).(type) {
+		case *ast.Ident:
+			id = fun
+		case *ast.SelectorExpr:
+			id = fun.Sel
+		default:
+			return -1, ""
+		}
+		fn, ok := info.Uses[id].(*types.Func)
+		if !ok || fn.Pkg() == nil {
+			return -1, ""
+		}
+		path := fn.Pkg().Path()
+		switch {
+		case path == self && filepath.Base(fset.Position(fn.Pos()).Filename) == "admit.go":
+			return 0, fn.Name()
+		case path == self, strings.HasPrefix(path, module+"/service/"):
+			return 1, fn.Name()
+		case path == module+"/buildguard":
+			return 2, fn.Name()
+		case path == module+"/agentproto":
+			return 3, fn.Name()
+		case strings.HasPrefix(path, module+"/internal/"):
+			return 4, fn.Name()
+		}
+		return -1, ""
+	}
+	trip := map[string]bool{}
+	for _, name := range admissionTrip {
+		trip[name] = true
+	}
+	for _, d := range admit.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || !trip[fd.Name.Name] {
+			continue
+		}
+		delete(trip, fd.Name.Name)
+		lowest, after := 0, ""
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if tr, name := tier(call); tr >= 0 {
+				if tr < lowest {
+					t.Errorf("%s: %s calls %s after %s, which is further down", fset.Position(call.Pos()), fd.Name.Name, name, after)
+				}
+				if tr > lowest {
+					lowest, after = tr, name
+				}
+			}
+			return true
+		})
+	}
+	for name := range trip {
+		t.Errorf("admit.go declares no %s", name)
 	}
 }
