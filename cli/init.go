@@ -9,12 +9,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/buildguard/buildguard/service/hostconfig"
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 const initUsage = `Usage: buildguard init [--host NAME]... [--all] [--skill] [--check] [--dry-run] [--absolute] [--project-dir DIR]
        buildguard init --mcp [--project-dir DIR]          (the same as --host claude)
+       either form also takes [--answer-within DURATION]
 
 Writes the buildguard MCP server entry into each host's config (docs/hosts.md):
   claude    DIR/.mcp.json                         mcpServers.buildguard
@@ -28,6 +31,9 @@ Without --host: claude and every host whose project or user folder exists; --all
   --check     start each configured entry as its host would and print OK or FAIL per host
   --dry-run   print the planned changes as a diff and write nothing
   --absolute  write this machine's paths into the project's files too (not for committing)
+  --answer-within DURATION
+              add --answer-within DURATION (1s to 10m) to each entry's args: a build still
+              running then answers running, and the model resumes it (docs/hosts.md#1)
 Project files get "command": "buildguard" (found on PATH) and no path of this machine;
 user files (codex, windsurf) get this binary's path and --project-dir DIR.
 DIR defaults to the working directory.`
@@ -39,6 +45,9 @@ type initOptions struct {
 	check, dryRun bool
 	absolute      bool
 	dir           string
+	// answerWithin is --answer-within, written into each entry's args; 0
+	// when not given.
+	answerWithin time.Duration
 }
 
 // initMessages words the parse errors of `buildguard init`: anything but
@@ -81,6 +90,10 @@ func parseInit(args []string) (initOptions, error) {
 		o.dir = v
 		return nil
 	})
+	s.value("--answer-within", false, func(v string) (err error) {
+		o.answerWithin, err = parseAnswerWithin(v)
+		return err
+	})
 	if _, _, err := s.parse(args); err != nil {
 		return o, err
 	}
@@ -89,8 +102,21 @@ func parseInit(args []string) (initOptions, error) {
 		return o, errors.New("--all and --host (or --mcp) exclude each other")
 	case o.check && (o.skill || o.dryRun || o.absolute):
 		return o, errors.New("--check only checks; give --skill, --dry-run or --absolute in a run of their own")
+	case o.check && o.answerWithin > 0:
+		return o, errors.New("--check only checks; give --answer-within in a run of its own")
 	}
 	return o, nil
+}
+
+// parseAnswerWithin reads the value of init's --answer-within by the
+// grammar and bounds of `mcp --answer-within` (docs/mcp-server.md#1.1): a
+// Go duration from tools.MinAnswerWithin to tools.MaxAnswerWithin.
+func parseAnswerWithin(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < tools.MinAnswerWithin || d > tools.MaxAnswerWithin {
+		return 0, fmt.Errorf("--answer-within needs a duration from 1s to 10m, such as 50s; got %q", v)
+	}
+	return d, nil
 }
 
 // runInit handles `buildguard init` (docs/decisions.md#D15): it parses,
@@ -121,7 +147,7 @@ func runInit(args []string, stdout, stderr io.Writer) ExitCode {
 		return ExitFailure
 	}
 	timeout, why := buildCallTimeout(dir)
-	req.Entry = hostconfig.EntryOptions{Self: self, Absolute: o.absolute, ToolTimeout: timeout, TimeoutNote: why}
+	req.Entry = hostconfig.EntryOptions{Self: self, Absolute: o.absolute, ToolTimeout: timeout, TimeoutNote: why, AnswerWithin: o.answerWithin}
 	return initHosts(req, o.dryRun, stdout, stderr)
 }
 

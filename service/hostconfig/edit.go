@@ -37,6 +37,7 @@ func edit(h Host, old []byte, e Entry) ([]byte, []string, error) {
 		e = kept
 	}
 	notes := append(servedBefore(h, before, e), timeoutNote...) // before sameExceptOurs strips our keys from before
+	notes = append(notes, droppedAnswerWithin(h, before, e)...)
 	after, err := decode(h.Format, out)
 	if err != nil && h.Format == TOML {
 		return nil, nil, fmt.Errorf("%w: with the [%s] table added it would not parse (%v); add the entry yourself", ErrUnsupported, h.Path(), err)
@@ -147,7 +148,23 @@ func servedBefore(h Host, before map[string]any, e Entry) []string {
 
 // projectDir returns the value of --project-dir in args (a []any or
 // []string), or "".
-func projectDir(args any) string {
+func projectDir(args any) string { return argValue(args, "--project-dir") }
+
+// droppedAnswerWithin returns a note when the entry had an
+// --answer-within that e does not carry (init run without it).
+func droppedAnswerWithin(h Host, before map[string]any, e Entry) []string {
+	servers, _ := before[h.Container].(map[string]any)
+	entry, _ := servers[EntryName].(map[string]any)
+	was := argValue(entry["args"], "--answer-within")
+	if was == "" || argValue(e.Args, "--answer-within") != "" {
+		return nil
+	}
+	return []string{fmt.Sprintf("the entry's --answer-within %s is dropped, so a long build's call waits for the whole build; run init with --answer-within %s to keep it", was, was)}
+}
+
+// argValue returns the value of flag (`--flag V` or `--flag=V`) in args
+// (a []any or []string), or "".
+func argValue(args any, flag string) string {
 	var list []string
 	switch t := args.(type) {
 	case []string:
@@ -159,10 +176,10 @@ func projectDir(args any) string {
 		}
 	}
 	for i, a := range list {
-		if v, ok := strings.CutPrefix(a, "--project-dir="); ok {
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
 			return v
 		}
-		if a == "--project-dir" && i+1 < len(list) {
+		if a == flag && i+1 < len(list) {
 			return list[i+1]
 		}
 	}

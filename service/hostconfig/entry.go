@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"time"
 )
 
@@ -65,6 +67,21 @@ func (e Entry) WithToolTimeout(h Host, d time.Duration) Entry {
 	return e
 }
 
+// WithAnswerWithin returns e with `--answer-within d` at the end of its
+// args (docs/hosts.md#1); e itself when d is zero. d is written in whole
+// seconds when it is some ("100s", not "1m40s"), else as Go prints it.
+func (e Entry) WithAnswerWithin(d time.Duration) Entry {
+	if d <= 0 {
+		return e
+	}
+	v := d.String()
+	if d%time.Second == 0 {
+		v = strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	e.Args = append(slices.Clip(e.Args), "--answer-within", v)
+	return e
+}
+
 // Entries returns the entry each host gets (docs/hosts.md#1): a
 // project-level host the portable entry, buildguard from PATH, unless
 // o.Absolute; a user-level host o.Self and --project-dir. notes are what
@@ -80,7 +97,7 @@ func Entries(env Env, hosts []Host, o EntryOptions) (entries map[string]Entry, n
 		if h.Scope == Project && !o.Absolute {
 			e, portable = PortableEntry(h), true
 		}
-		entries[h.Name] = e.WithToolTimeout(h, o.ToolTimeout)
+		entries[h.Name] = e.WithToolTimeout(h, o.ToolTimeout).WithAnswerWithin(o.AnswerWithin)
 		if h.TimeoutKey != "" && why != "" {
 			notes, why = append(notes, why), ""
 		}

@@ -84,4 +84,7 @@ type EntryOptions struct {
 	// is the project's own.
 	ToolTimeout time.Duration
 	TimeoutNote string
+	// AnswerWithin, when set, is written into every entry's args as
+	// `--answer-within DURATION` (init --answer-within, docs/hosts.md#1).
+	AnswerWithin time.Duration
 }
