@@ -14,13 +14,14 @@ import (
 
 // scenarioChecks are the checks of a lane (docs/host-matrix.md#2): the
 // host called the safe build and handed the model its result, then the
-// scenario's own checks of that result.
+// scenario's own checks of the last result the model received (after the
+// resumes of a running answer, the build's own).
 func scenarioChecks(rec *Record, sc Scenario, calls int) []Check {
 	called := Check{Name: "result-reached-model", OK: len(rec.Received) >= calls}
 	text := ""
 	if called.OK {
 		called.Detail = fmt.Sprintf("%d tool results in the model's last request", len(rec.Received))
-		text = rec.Received[calls-1].Text
+		text = rec.Received[len(rec.Received)-1].Text
 	} else {
 		called.Detail = fmt.Sprintf("%d tool results reached the model, want %d", len(rec.Received), calls)
 	}

@@ -118,7 +118,7 @@ func TestPassingChecks(t *testing.T) {
 		{"failed", `{"outcome":"failed","changedClasses":{"classes":[]}}`, false, false},
 		{"nothing", "", false, false},
 	} {
-		got := passingChecks(c.text, sha)
+		got := passingChecks(c.text, sha, BuildPassing)
 		if len(got) != 2 || got[0].OK != c.ok || got[1].OK != c.app {
 			t.Errorf("%s: passingChecks = %+v, want ok %v, applied %v", c.name, got, c.ok, c.app)
 		}
@@ -216,6 +216,45 @@ func TestPresentedChecks(t *testing.T) {
 		}
 		if c.instr && !strings.HasSuffix(p.InstructionsIntro, "## buildguard\n") {
 			t.Errorf("%s: the intro %q does not end with what stood before the instructions", c.name, p.InstructionsIntro)
+		}
+	}
+}
+
+func TestResumedToResult(t *testing.T) {
+	sha := strings.Repeat("ab", 32)
+	id, other := strings.Repeat("1f", 16), strings.Repeat("2e", 16)
+	running := func(id string) model.ToolResult {
+		return model.ToolResult{Text: "Wall time: 2 seconds\nOutput:\n" + `{"outcome":"running","buildId":"` + id + `"}`}
+	}
+	final := model.ToolResult{Text: `{"outcome":"ok","changedClasses":{"classes":[{"className":"Service","sha256":"` + sha + `","status":"applied"}]}}`}
+	search := model.ToolResult{Name: "ToolSearch", Text: "found"}
+	s := func(state, owner string) string { return "BUILD " + state + " request=r owner=" + owner }
+	one := []string{s("started", "a"), s("ok", "a")}
+	for _, c := range []struct {
+		name     string
+		from     int
+		received []model.ToolResult
+		resumes  []string
+		builds   []string
+		want     bool
+	}{
+		{"resumed to its result", 0, []model.ToolResult{running(id), running(id), final}, []string{id, id}, one, true},
+		{"after ToolSearch", 1, []model.ToolResult{search, running(id), final}, []string{id}, one, true},
+		{"no running answer", 0, []model.ToolResult{final}, nil, one, false},
+		{"the host gave up", 0, []model.ToolResult{{Text: `tool "reclazz_safe_build" timed out after 6s`}}, nil, []string{s("started", "a"), s("failed", "a")}, false},
+		{"still running at the end", 0, []model.ToolResult{running(id), running(id)}, []string{id}, one, false},
+		{"a result between the running answers", 0, []model.ToolResult{running(id), final, running(id), final}, []string{id, id}, one, false},
+		{"resumed another id", 0, []model.ToolResult{running(id), final}, []string{other}, one, false},
+		{"two builds", 0, []model.ToolResult{running(id), running(other), final}, []string{id, other}, one, false},
+		{"BUILD failed", 0, []model.ToolResult{running(id), final}, []string{id}, []string{s("started", "a"), s("failed", "a")}, false},
+		{"a second build", 0, []model.ToolResult{running(id), final}, []string{id}, append(one, one...), false},
+		{"other owners", 0, []model.ToolResult{running(id), final}, []string{id}, []string{s("started", "a"), s("ok", "b")}, false},
+		{"other bytes", 0, []model.ToolResult{running(id), {Text: strings.ReplaceAll(final.Text, sha, strings.Repeat("cd", 32))}}, []string{id}, one, false},
+		{"a final failure", 0, []model.ToolResult{running(id), {Text: `{"outcome":"failed"}`}}, []string{id}, one, false},
+	} {
+		got := resumedToResult(&Record{SafeBuildFrom: c.from, Received: c.received, Resumes: c.resumes, AgentBuilds: c.builds, ServiceSHA256: sha})
+		if got.OK != c.want || got.Detail == "" {
+			t.Errorf("%s: resumedToResult = %+v, want ok %v", c.name, got, c.want)
 		}
 	}
 }

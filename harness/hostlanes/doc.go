@@ -8,7 +8,8 @@
 //
 // A lane is one host and one scenario ([Scenarios]: a failing build with
 // real javac errors, a passing build with changed classes, a build longer
-// than the host's tool timeout, a build queued behind another). It
+// than the host's tool timeout that answers running and is resumed, a build
+// queued behind another). It
 // installs the host's npm package into a cache folder (never globally),
 // makes a private HOME, writes a project whose builds are real javac runs,
 // starts the fake agent (harness/fakeagent) for it, runs `buildguard init

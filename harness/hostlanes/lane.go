@@ -92,9 +92,13 @@ type Record struct {
 	// what the model answered to each, in order.
 	Requests int      `json:"requests"`
 	Answers  []string `json:"answers"`
-	// Received is what the host handed the model back, one per tool call.
-	Received []model.ToolResult `json:"received"`
-	Checks   []Check            `json:"checks"`
+	// Received is what the host handed the model back, one per tool call;
+	// SafeBuildFrom is the index of the first safe build's result in it.
+	Received      []model.ToolResult `json:"received"`
+	SafeBuildFrom int                `json:"safeBuildFrom"`
+	// Resumes are the build IDs the model resumed, in order.
+	Resumes []string `json:"resumes,omitempty"`
+	Checks  []Check  `json:"checks"`
 	// ExitCode is the host's exit code; -1 when it was killed.
 	ExitCode  int    `json:"exitCode"`
 	ElapsedMs int64  `json:"elapsedMs"`
@@ -174,10 +178,15 @@ func runLane(ctx context.Context, cfg LaneConfig, rec *Record) error {
 		return err
 	}
 	defer agent.Close()
-	if out, err := run(ctx, initTimeout, l.Project, hostEnv(l, nil), cfg.Buildguard, "init", "--host", cfg.Host.Name); err != nil {
-		return fmt.Errorf("buildguard init --host %s: %w: %s", cfg.Host.Name, err, out)
+	initArgs := []string{"init", "--host", cfg.Host.Name}
+	script := model.Script{Calls: cfg.Host.Calls(cfg.Scenario.Build), Final: "Done."}
+	if d := cfg.Scenario.AnswerWithin; d > 0 {
+		initArgs, script.Resumes = append(initArgs, "--answer-within", d.String()), maxResumes
 	}
-	srv, err := model.Start(model.Config{Script: model.Script{Calls: cfg.Host.Calls(cfg.Scenario.Build), Final: "Done."}})
+	if out, err := run(ctx, initTimeout, l.Project, hostEnv(l, nil), cfg.Buildguard, initArgs...); err != nil {
+		return fmt.Errorf("buildguard %s: %w: %s", strings.Join(initArgs, " "), err, out)
+	}
+	srv, err := model.Start(model.Config{Script: script})
 	if err != nil {
 		return err
 	}
@@ -222,7 +231,11 @@ func runLane(ctx context.Context, cfg LaneConfig, rec *Record) error {
 	rec.Requests = len(reqs)
 	for _, r := range reqs {
 		rec.Answers = append(rec.Answers, r.Answer)
+		if r.Resume != "" {
+			rec.Resumes = append(rec.Resumes, r.Resume)
+		}
 	}
+	rec.SafeBuildFrom = len(script.Calls) - 1
 	rec.Received, _ = model.LastResults(reqs)
 	rec.FirstBuildOK = agent.firstOK()
 	for _, r := range reqs {

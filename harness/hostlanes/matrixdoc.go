@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/buildguard/buildguard/harness/hostlanes/model"
 )
 
 // WriteMatrixDoc writes docs/host-matrix.md from the records of the run in
@@ -71,23 +73,36 @@ func WriteMatrixDoc(path, work string, recs []*Record) error {
 		}
 	}
 	fmt.Fprintf(&b, "\n## 5. What each model received\n\n")
-	fmt.Fprintf(&b, "The result of `reclazz_safe_build` as the host handed it to its model, exactly (the lane's directory shown as `<lane>`).\n")
+	fmt.Fprintf(&b, "The result of `reclazz_safe_build` as the host handed it to its model, exactly (the lane's directory shown as `<lane>`); ")
+	fmt.Fprintf(&b, "where the model resumed a running build, the first answer, then the last.\n")
 	for _, r := range recs {
 		fmt.Fprintf(&b, "\n### %s, %s\n\n", r.Host, r.Scenario)
 		if len(r.Received) == 0 {
 			b.WriteString("Nothing: no tool result reached the model.\n")
 			continue
 		}
-		last := r.Received[len(r.Received)-1]
 		lane := filepath.Join(work, r.Host, r.Scenario)
-		text := strings.NewReplacer(lane, "<lane>", strings.ReplaceAll(lane, " ", "%20"), "<lane>").Replace(last.Text)
-		fmt.Fprintf(&b, "Tool `%s`", last.Name)
-		if last.IsError {
-			b.WriteString(", marked as an error")
+		last := r.Received[len(r.Received)-1]
+		if first := min(r.SafeBuildFrom, len(r.Received)-1); len(r.Resumes) > 0 && first < len(r.Received)-1 {
+			writeReceived(&b, lane, "The first call's answer, tool", r.Received[first])
+			fmt.Fprintf(&b, "\nThen %d resumes; the last one's answer, tool", len(r.Resumes))
+			writeReceived(&b, lane, "", last)
+			continue
 		}
-		b.WriteString(":\n\n````text\n" + strings.TrimRight(text, "\n") + "\n````\n")
+		writeReceived(&b, lane, "Tool", last)
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// writeReceived writes one tool result as the model received it, after
+// lead and the tool's name, with the lane's directory shown as <lane>.
+func writeReceived(b *bytes.Buffer, lane, lead string, res model.ToolResult) {
+	text := strings.NewReplacer(lane, "<lane>", strings.ReplaceAll(lane, " ", "%20"), "<lane>").Replace(res.Text)
+	fmt.Fprintf(b, "%s `%s`", lead, res.Name)
+	if res.IsError {
+		b.WriteString(", marked as an error")
+	}
+	b.WriteString(":\n\n````text\n" + strings.TrimRight(text, "\n") + "\n````\n")
 }
 
 // relWork is work relative to the working directory when it lies below it.
@@ -134,7 +149,10 @@ scripted model, and records what the host's model received back from ` + "`recla
 - The scripted model (harness/hostlanes/model) listens on 127.0.0.1 and speaks the host's model
   API with streaming server-sent events: the Anthropic Messages API, the OpenAI Responses API or
   the Gemini API. On each turn it makes the next tool call of its script (the turn is the number
-  of tool results the conversation holds), then ends with text. It records every request.
+  of tool results the conversation holds), then ends with text. When the last tool result it
+  received is a running answer of the safe build, it first calls the safe build again with
+  ` + "`{\"resume\": \"<buildId>\"}`" + `, the id read from what the host handed it (at most 20 times). It
+  records every request.
 - The host's one-shot command runs in the project, in its own process group, for at most 4
   minutes; the group is killed when it ends, and the lane kills and reports any process left
   that names its folder.
@@ -161,10 +179,16 @@ A lane fails, and ` + "`go tool mage hosts`" + ` with it, when a check fails:
 - **names-applied-class** (passing build): the result names ` + "`Service`" + ` as a changed class whose
   receipt is ` + "`applied`" + ` with the SHA-256 of the bytes the build left in ` + "`classes/`" + `.
 - **no-unearned-ok** (long build: ` + "`slow`" + ` prints a line a second for 8 s, then compiles; the
-  host's tool timeout is set to 3 s through its own setting): a result that says the build is
-  ` + "`ok`" + ` is one the build earned (it compiled to its end and the agent got ` + "`BUILD ok`" + `). A
-  host may wait for the build (buildguard sends progress with every line, docs/safe-build.md#5)
-  or give up; the record says which, what the model read, and the ` + "`BUILD`" + ` lines the agent got.
+  host's tool timeout is set to 7 s through its own setting, and ` + "`buildguard init --answer-within 4s`" + `
+  writes the entry): a result that says the build is ` + "`ok`" + ` is one the build earned (it compiled
+  to its end and the agent got ` + "`BUILD ok`" + `); the record says what the model read and the
+  ` + "`BUILD`" + ` lines the agent got.
+- **resumed-to-result** (long build): the safe build answered ` + "`running`" + ` with a ` + "`buildId`" + ` before the
+  host's tool timeout, at least once; after each running answer the model resumed with the id it
+  read in what the host handed it; every answer but the last was running, all for one build; the
+  last is the build's own result, ` + "`ok`" + ` with ` + "`Service`" + ` applied with the SHA-256 of the bytes the
+  build left in ` + "`classes/`" + `; and the agent saw exactly one ` + "`BUILD started`" + ` and its ` + "`BUILD ok`" + `,
+  never ` + "`BUILD failed`" + `: the build went on when the host's call ended (docs/safe-build.md#14).
 - **took-its-turn** (queued build: ` + "`buildguard build run slow`" + ` holds the agent when the host
   starts, and the model asks for ` + "`compile`" + `): the model asked before the build ahead got its
   ` + "`BUILD ok`" + `, the agent saw the two builds one after the other (each ` + "`BUILD started`" + `

@@ -5,8 +5,11 @@ package hostlanes
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/buildguard/buildguard/harness/hostlanes/model"
 )
 
 // Scenario is what a lane asks a host to do, and what the host's model
@@ -21,6 +24,9 @@ type Scenario struct {
 	// ToolTimeout, when set, is the host's tool timeout for the lane, set
 	// through the host's own setting.
 	ToolTimeout time.Duration
+	// AnswerWithin, when set, is given to `buildguard init --answer-within`,
+	// and the model resumes each running answer (model.Script.Resumes).
+	AnswerWithin time.Duration
 	// Ahead, when set, is a build of .buildguard.json that
 	// `buildguard build run` starts before the host, so that the host's call
 	// waits behind it in the project's build queue.
@@ -46,20 +52,29 @@ var PassingBuild = Scenario{
 	Name:   "passing-build",
 	Build:  BuildPassing,
 	Prompt: "Compile the project with the buildguard safe build tool (build \"compile\") and tell me which classes changed.",
-	Checks: func(rec *Record, text string) []Check { return passingChecks(text, rec.ServiceSHA256) },
+	Checks: func(rec *Record, text string) []Check { return passingChecks(text, rec.ServiceSHA256, BuildPassing) },
 }
 
 // LongBuild asks for a build that runs longer than the host's tool
-// timeout, set to 3 s through the host's own setting; the build prints a
-// line a second, so buildguard sends progress all along. A host may wait
-// (it resets its timeout on progress) or give up; either way the model
-// must not read an ok the build did not earn.
+// timeout, set to 7 s through the host's own setting, with the entry init
+// wrote answering within 4 s; the build prints a line a second and takes
+// about 10 s. The call answers running with a buildId, the model resumes it
+// until the build's own result, and that result must be the build's ok and
+// applied class, never an ok the build did not earn.
+//
+// Gemini CLI 0.61.0 stops a session whose model makes one tool call with
+// the same arguments 5 times in a row ("Loop detected"): the first call and
+// at most 4 identical resumes reach the server, so 4 s leaves the build up
+// to 20 s, twice what it takes, before a slow machine trips that.
 var LongBuild = Scenario{
-	Name:        "long-build",
-	Build:       BuildLong,
-	Prompt:      "Run the project's slow build with the buildguard safe build tool (build \"slow\") and tell me how it ended.",
-	ToolTimeout: 3 * time.Second,
-	Checks:      func(rec *Record, text string) []Check { return []Check{earnedOK(rec, text)} },
+	Name:         "long-build",
+	Build:        BuildLong,
+	Prompt:       "Run the project's slow build with the buildguard safe build tool (build \"slow\") and tell me how it ended.",
+	ToolTimeout:  7 * time.Second,
+	AnswerWithin: 4 * time.Second,
+	Checks: func(rec *Record, text string) []Check {
+		return []Check{earnedOK(rec, text), resumedToResult(rec)}
+	},
 }
 
 // QueuedBuild asks for the passing build while `buildguard build run slow`
@@ -71,7 +86,7 @@ var QueuedBuild = Scenario{
 	Ahead:  BuildLong,
 	Prompt: PassingBuild.Prompt,
 	Checks: func(rec *Record, text string) []Check {
-		return append(passingChecks(text, rec.ServiceSHA256), tookTurns(rec))
+		return append(passingChecks(text, rec.ServiceSHA256, BuildPassing), tookTurns(rec))
 	},
 }
 
@@ -114,6 +129,57 @@ func tookTurns(rec *Record) Check {
 	return c
 }
 
+// maxResumes bounds the model's resume calls in a lane: the long build
+// takes about 10 s, answered every 4 s.
+const maxResumes = 20
+
+// resumedToResult checks the resume loop of the long build
+// (docs/host-matrix.md#2): the safe build's first answers reached the
+// model as running with one buildId, the model resumed with that id after
+// each, the last answer is the build's own result (ok, Service applied with
+// the bytes the build wrote), and the agent saw that one build started and
+// ok, nothing failed.
+func resumedToResult(rec *Record) Check {
+	c := Check{Name: "resumed-to-result"}
+	results := rec.Received[min(rec.SafeBuildFrom, len(rec.Received)):]
+	var ids []string
+	for _, r := range results {
+		if id, ok := model.RunningBuildID(r.Text); ok {
+			ids = append(ids, id)
+		}
+	}
+	agent := strings.Join(rec.AgentBuilds, "; ")
+	switch {
+	case len(results) < 2 || len(ids) == 0:
+		c.Detail = fmt.Sprintf("%d safe build results reached the model, %d of them running; no resume loop", len(results), len(ids))
+	case len(ids) != len(results)-1:
+		c.Detail = fmt.Sprintf("%d safe build results, %d running: want every one running but the last", len(results), len(ids))
+	case !slices.Equal(ids, rec.Resumes):
+		c.Detail = fmt.Sprintf("the model resumed %q after running answers with %q", rec.Resumes, ids)
+	case slices.ContainsFunc(ids, func(id string) bool { return id != ids[0] }):
+		c.Detail = fmt.Sprintf("the running answers name more than one build: %q", ids)
+	case !oneBuildOK(rec.AgentBuilds):
+		c.Detail = fmt.Sprintf("the agent got %q, want one BUILD started and its BUILD ok", agent)
+	default:
+		last := results[len(results)-1].Text
+		checks := passingChecks(last, rec.ServiceSHA256, BuildLong)
+		c.OK = checks[0].OK && checks[1].OK
+		c.Detail = fmt.Sprintf("%d running answers for build %s, each resumed with its id; then %s; %s; the agent got %s",
+			len(ids), ids[0], checks[0].Detail, checks[1].Detail, agent)
+	}
+	return c
+}
+
+// oneBuildOK says whether builds are one BUILD started and then the
+// BUILD ok of the same owner.
+func oneBuildOK(builds []string) bool {
+	if len(builds) != 2 || !strings.HasPrefix(builds[0], "BUILD started ") || !strings.HasPrefix(builds[1], "BUILD ok ") {
+		return false
+	}
+	f0, f1 := strings.Fields(builds[0]), strings.Fields(builds[1])
+	return f0[len(f0)-1] == f1[len(f1)-1]
+}
+
 // earnedOK checks that a result that says the long build is ok was earned:
 // the build compiled to its end and the agent got BUILD ok. A result
 // that does not say ok passes, and the detail says what the model read.
@@ -140,16 +206,22 @@ func earnedOK(rec *Record, text string) Check {
 // the text's words, or the structured result's fields (also as JSON inside
 // a JSON string, as a host may quote it).
 var (
-	outcomeOK = regexp.MustCompile(`build \\?"` + BuildPassing + `\\?": ok|\\?"outcome\\?":\s*\\?"ok\\?"`)
-	applied   = regexp.MustCompile(`\\?"className\\?":\s*\\?"Service\\?",\s*\\?"sha256\\?":\s*\\?"([0-9a-f]{64})\\?",\s*\\?"status\\?":\s*\\?"applied`)
+	applied = regexp.MustCompile(`\\?"className\\?":\s*\\?"Service\\?",\s*\\?"sha256\\?":\s*\\?"([0-9a-f]{64})\\?",\s*\\?"status\\?":\s*\\?"applied`)
 )
 
-// passingChecks check that text says the build is ok and that Service is
+// outcomeOK matches where a result says build is ok: the text's words, or
+// the structured result's outcome (also as JSON inside a JSON string).
+func outcomeOK(build string) *regexp.Regexp {
+	return regexp.MustCompile(`build \\?"` + regexp.QuoteMeta(build) + `\\?": ok|\\?"outcome\\?":\s*\\?"ok\\?"`)
+}
+
+// passingChecks check that text says build is ok and that Service is
 // applied with the hash sha256 (the bytes the build left in classes/).
-func passingChecks(text, sha256 string) []Check {
-	ok := Check{Name: "says-ok", OK: outcomeOK.MatchString(text)}
+func passingChecks(text, sha256, build string) []Check {
+	says := outcomeOK(build)
+	ok := Check{Name: "says-ok", OK: says.MatchString(text)}
 	ok.Detail = fmt.Sprintf("%q", cut(text, 200))
-	if loc := outcomeOK.FindStringIndex(text); loc != nil {
+	if loc := says.FindStringIndex(text); loc != nil {
 		ok.Detail = fmt.Sprintf("%q at byte %d", text[loc[0]:loc[1]], loc[0])
 	}
 	app := Check{Name: "names-applied-class", Detail: "Service is not named as applied"}

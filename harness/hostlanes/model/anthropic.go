@@ -64,7 +64,11 @@ func (s *Server) anthropic(body []byte, kind string) (answer, error) {
 		b, _ := json.Marshal(map[string]int{"input_tokens": len(body)/4 + 1})
 		return answer{contentType: "application/json", body: b, turn: turn, what: "count"}, nil
 	}
-	call, text, isCall := s.step(turn, len(req.Tools) > 0)
+	results, err := anthropicResults(body)
+	if err != nil {
+		return answer{}, err
+	}
+	call, text, isCall := s.step(results, len(req.Tools) > 0)
 	id := s.nextID()
 	msgID := fmt.Sprintf("msg_scripted_%d", id)
 	usage := map[string]int{"input_tokens": len(body)/4 + 1, "output_tokens": 1}
@@ -72,7 +76,7 @@ func (s *Server) anthropic(body []byte, kind string) (answer, error) {
 	stop, what := "end_turn", "text"
 	if isCall {
 		block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_scripted_%d", id), "name": call.Name, "input": call.input()}
-		stop, what = "tool_use", "call "+call.Name
+		stop, what = "tool_use", call.what()
 	} else {
 		block = map[string]any{"type": "text", "text": text}
 	}
@@ -80,7 +84,7 @@ func (s *Server) anthropic(body []byte, kind string) (answer, error) {
 		msg := map[string]any{"id": msgID, "type": "message", "role": "assistant", "model": req.Model,
 			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil, "usage": usage}
 		b, err := json.Marshal(msg)
-		return answer{contentType: "application/json", body: b, turn: turn, what: what}, err
+		return answer{contentType: "application/json", body: b, turn: turn, what: what, resume: call.resume}, err
 	}
 	start, delta := map[string]any{"type": "text", "text": ""}, map[string]any{"type": "text_delta", "text": text}
 	if isCall {
@@ -97,7 +101,7 @@ func (s *Server) anthropic(body []byte, kind string) (answer, error) {
 			"usage": map[string]int{"output_tokens": 1}}},
 		{"message_stop", map[string]any{"type": "message_stop"}},
 	}
-	return answer{contentType: "text/event-stream", body: sseBody(events), turn: turn, what: what}, nil
+	return answer{contentType: "text/event-stream", body: sseBody(events), turn: turn, what: what, resume: call.resume}, nil
 }
 
 // anthropicResults are the tool results of a Messages request.

@@ -13,7 +13,9 @@
 //     schema, as the Gemini CLI's model router wants).
 //
 // A [Script] says which tool calls the model makes, one a turn, and the text
-// it ends with. The server keeps no conversation state: a request's turn is
+// it ends with; with Script.Resumes, a running answer of the safe build in
+// the last tool result makes the model call it again with the buildId it
+// read there ([RunningBuildID]), as a model follows the answer's next step. The server keeps no conversation state: a request's turn is
 // the number of tool results its conversation already holds, so a host's
 // side requests (titles, routing, token counts) never move the script on. A
 // request that offers no tools gets the final text.

@@ -80,7 +80,12 @@ func (s *Server) gemini(body []byte, kind, path string) (answer, error) {
 	if schema == nil {
 		schema = req.GenerationConfig.ResponseSchema
 	}
-	switch call, text, isCall := s.step(turn, req.toolsOffered()); {
+	results, err := geminiResults(body)
+	if err != nil {
+		return answer{}, err
+	}
+	call, text, isCall := s.step(results, req.toolsOffered())
+	switch {
 	case schema != nil && !isCall:
 		b, err := json.Marshal(sample(schema))
 		if err != nil {
@@ -89,7 +94,7 @@ func (s *Server) gemini(body []byte, kind, path string) (answer, error) {
 		part, what = map[string]any{"text": string(b)}, "schema"
 	case isCall:
 		part = map[string]any{"functionCall": map[string]any{"name": call.Name, "args": call.input()}}
-		what = "call " + call.Name
+		what = call.what()
 	default:
 		part = map[string]any{"text": text}
 	}
@@ -101,9 +106,9 @@ func (s *Server) gemini(body []byte, kind, path string) (answer, error) {
 	}
 	if kind == "json" {
 		b, err := json.Marshal(chunk)
-		return answer{contentType: "application/json", body: b, turn: turn, what: what}, err
+		return answer{contentType: "application/json", body: b, turn: turn, what: what, resume: call.resume}, err
 	}
-	return answer{contentType: "text/event-stream", body: sseBody([]sse{{data: chunk}}), turn: turn, what: what}, nil
+	return answer{contentType: "text/event-stream", body: sseBody([]sse{{data: chunk}}), turn: turn, what: what, resume: call.resume}, nil
 }
 
 // sample is a value of the schema (OpenAPI or JSON Schema): an object with

@@ -40,13 +40,12 @@ func (s *Server) openAI(body []byte) (answer, error) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return answer{}, fmt.Errorf("reading a Responses request: %w", err)
 	}
-	turn := 0
-	for _, it := range req.items() {
-		if it.isOutput() {
-			turn++
-		}
+	results, err := openAIResults(body)
+	if err != nil {
+		return answer{}, err
 	}
-	call, text, isCall := s.step(turn, len(req.Tools) > 0)
+	turn := len(results)
+	call, text, isCall := s.step(results, len(req.Tools) > 0)
 	id := s.nextID()
 	respID := fmt.Sprintf("resp_scripted_%d", id)
 	var item map[string]any
@@ -57,7 +56,7 @@ func (s *Server) openAI(body []byte) (answer, error) {
 		if call.Namespace != "" {
 			item["namespace"] = call.Namespace
 		}
-		what = "call " + call.Name
+		what = call.what()
 	} else {
 		item = map[string]any{"type": "message", "id": fmt.Sprintf("msg_scripted_%d", id), "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}
@@ -87,7 +86,7 @@ func (s *Server) openAI(body []byte) (answer, error) {
 		sse{"response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item}},
 		sse{"response.completed", map[string]any{"type": "response.completed", "response": response("completed", []any{item})}},
 	)
-	return answer{contentType: "text/event-stream", body: sseBody(events), turn: turn, what: what}, nil
+	return answer{contentType: "text/event-stream", body: sseBody(events), turn: turn, what: what, resume: call.resume}, nil
 }
 
 // openAIResults are the tool results of a Responses request.

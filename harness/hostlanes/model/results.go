@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 )
 
 // ToolResult is what a host handed its model back for one tool call.
@@ -54,4 +55,32 @@ func LastResults(reqs []Request) ([]ToolResult, error) {
 		return nil, fmt.Errorf("no request of %d held a tool result", len(reqs))
 	}
 	return best, nil
+}
+
+// The ways a tool result says a safe build is still running, and names the
+// build's id (docs/safe-build.md#14): the text's first line
+// (`build "NAME": running after 2s; buildId ID`), or the structured
+// result's fields, also as JSON quoted inside a JSON string (Gemini CLI's
+// error string), whatever a host puts before them (Codex's "Wall time"
+// line, Gemini CLI's <untrusted_context>).
+var (
+	runningText = regexp.MustCompile(`\\*": running after [^;\n]*; buildId ([0-9a-f]{32})\b`)
+	runningJSON = regexp.MustCompile(`\\*"outcome\\*":\s*\\*"running\\*"`)
+	buildIDJSON = regexp.MustCompile(`\\*"buildId\\*":\s*\\*"([0-9a-f]{32})\\*"`)
+)
+
+// RunningBuildID returns the buildId of a running answer of
+// reclazz_safe_build in text, a tool result as the model read it; ok is
+// false when text is no running answer.
+func RunningBuildID(text string) (id string, ok bool) {
+	if m := runningText.FindStringSubmatch(text); m != nil {
+		return m[1], true
+	}
+	if !runningJSON.MatchString(text) {
+		return "", false
+	}
+	if m := buildIDJSON.FindStringSubmatch(text); m != nil {
+		return m[1], true
+	}
+	return "", false
 }

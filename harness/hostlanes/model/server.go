@@ -50,12 +50,18 @@ type Call struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Input is the call's arguments; nil sends {}.
 	Input map[string]any `json:"input,omitempty"`
+	// resume is the build ID of a resume call the script made.
+	resume string
 }
 
 // Script is what the model does: Calls[k] on the turn whose conversation
-// holds k tool results, then Final as text.
+// holds k tool results; then, while the last tool result is a running
+// answer of a safe build (RunningBuildID) and at most Resumes times, the
+// last of Calls again with {"resume": ID}; then Final as text.
 type Script struct {
 	Calls []Call `json:"calls"`
+	// Resumes bounds the resume calls; 0 makes none.
+	Resumes int `json:"resumes,omitempty"`
 	// Final is the text of the last turn; empty sends "done".
 	Final string `json:"final,omitempty"`
 }
@@ -86,9 +92,12 @@ type Request struct {
 	Body json.RawMessage `json:"body,omitempty"`
 	// Turn is the number of tool results the request's conversation holds.
 	Turn int `json:"turn"`
-	// Answer is what the server answered: "call NAME", "text", "schema",
-	// "count", or "error: …".
+	// Answer is what the server answered: "call NAME", "resume NAME" (the
+	// call again with {"resume": ID}), "text", "schema", "count", or
+	// "error: …".
 	Answer string `json:"answer"`
+	// Resume is the ID of a "resume NAME" answer.
+	Resume string `json:"resume,omitempty"`
 }
 
 // Server is the scripted model on loopback.
@@ -223,7 +232,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	rec.Answer = a.what
+	rec.Answer, rec.Resume = a.what, a.resume
 	w.Header().Set("Content-Type", a.contentType)
 	_, _ = w.Write(a.body)
 }
@@ -258,21 +267,40 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (json.RawMessa
 type answer struct {
 	contentType string
 	body        []byte
-	// turn is the request's turn; what says what the reply is (Request.Answer).
-	turn int
-	what string
+	// turn is the request's turn; what says what the reply is
+	// (Request.Answer), resume the ID a resume call names.
+	turn   int
+	what   string
+	resume string
 }
 
-// step is what the model does on a turn: a call, or the final text.
-func (s *Server) step(turn int, toolsOffered bool) (Call, string, bool) {
-	if toolsOffered && turn < len(s.cfg.Script.Calls) {
-		return s.cfg.Script.Calls[turn], "", true
+// step is what the model does on a turn, given the tool results the
+// conversation holds: a call, or the final text.
+func (s *Server) step(results []ToolResult, toolsOffered bool) (Call, string, bool) {
+	sc, turn := s.cfg.Script, len(results)
+	if toolsOffered && turn < len(sc.Calls) {
+		return sc.Calls[turn], "", true
 	}
-	final := s.cfg.Script.Final
+	if toolsOffered && len(sc.Calls) > 0 && turn-len(sc.Calls) < sc.Resumes {
+		if id, ok := RunningBuildID(results[turn-1].Text); ok {
+			c := sc.Calls[len(sc.Calls)-1]
+			c.Input, c.resume = map[string]any{"resume": id}, id
+			return c, "", true
+		}
+	}
+	final := sc.Final
 	if final == "" {
 		final = "done"
 	}
 	return Call{}, final, false
+}
+
+// what is how Request.Answer names the call c.
+func (c Call) what() string {
+	if c.resume != "" {
+		return "resume " + c.Name
+	}
+	return "call " + c.Name
 }
 
 // input is the call's arguments as a JSON object.
