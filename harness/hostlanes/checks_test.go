@@ -4,6 +4,7 @@ package hostlanes
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -255,6 +256,77 @@ func TestResumedToResult(t *testing.T) {
 		got := resumedToResult(&Record{SafeBuildFrom: c.from, Received: c.received, Resumes: c.resumes, AgentBuilds: c.builds, ServiceSHA256: sha})
 		if got.OK != c.want || got.Detail == "" {
 			t.Errorf("%s: resumedToResult = %+v, want ok %v", c.name, got, c.want)
+		}
+	}
+}
+
+// The committed docs/host-matrix.md is the last run's, written by the
+// code of this tree: its kept text (sections 1 and 2, each host's row) is
+// the code's, every host's lanes ran at its pinned version, section 6 has
+// each host's heading and user steps, and docs/hosts.md links each host's
+// part of section 6. A change to the hosts, the scenarios or the kept text
+// without `go tool mage hosts` (or `hostsDoc`) fails here.
+func TestCommittedMatrixIsCurrent(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", "docs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	doc, hosts := read("host-matrix.md"), read("hosts.md")
+	if !strings.HasPrefix(doc, matrixHead()) {
+		t.Errorf("docs/host-matrix.md does not start with the kept text of sections 1 and 2: regenerate it")
+	}
+	if !strings.Contains(doc, seenIntro) {
+		t.Errorf("docs/host-matrix.md lacks section 6 as kept: regenerate it")
+	}
+	for i, h := range Hosts {
+		for _, sc := range Scenarios {
+			if row := fmt.Sprintf("| %s | %s | %s | ", h.Name, h.Version, sc.Name); !strings.Contains(doc, row) {
+				t.Errorf("docs/host-matrix.md has no row %q: the run is not of this version or scenario", row)
+			}
+		}
+		for _, want := range []string{seenHeading(i, h), "- **The tool:** " + h.ToolName, "- **What the user must do:** " + h.UserSteps + ".\n"} {
+			if !strings.Contains(doc, want) {
+				t.Errorf("docs/host-matrix.md lacks %q", want)
+			}
+		}
+		if link := fmt.Sprintf("(host-matrix.md#6.%d)", i+1); !strings.Contains(hosts, link) {
+			t.Errorf("docs/hosts.md does not link %s's part of the matrix, %s", h.Title, link)
+		}
+	}
+}
+
+func TestSeenRow(t *testing.T) {
+	rec := func(from int, res ...model.ToolResult) *Record { return &Record{SafeBuildFrom: from, Received: res} }
+	failedText := "build \"broken\": failed (exit 1): 2 errors\nsrc/Broken.java:3:16: error: x"
+	running := `{"outcome":"running","buildId":"` + strings.Repeat("1f", 16) + `"}`
+	for _, c := range []struct {
+		name  string
+		rec   *Record
+		first bool
+		want  string
+	}{
+		{"claude, failed", rec(1, model.ToolResult{Text: "found"}, model.ToolResult{IsError: true, Text: failedText}), false,
+			"the text | `is_error: true` | nothing"},
+		{"claude, running", rec(1, model.ToolResult{Text: "found"}, model.ToolResult{Text: running}, model.ToolResult{Text: `{"outcome":"ok"}`}), true,
+			"the structured result (JSON) | no | nothing"},
+		{"codex, failed", rec(0, model.ToolResult{Text: "Wall time: 0.7 seconds\nOutput:\n" + `{"outcome":"failed"}`}), false,
+			"the structured result (JSON) | no | `Wall time: 0.7 seconds Output:`"},
+		{"codex, ok", rec(0, model.ToolResult{Text: "Wall time: 1 seconds\nOutput:\n" + `{"outcome":"ok"}`}), false,
+			"the structured result (an `ok` answer's text is that JSON too) | no | `Wall time: 1 seconds Output:`"},
+		{"gemini, failed", rec(0, model.ToolResult{Text: `MCP tool 'reclazz_safe_build' reported tool error: [{"text":"build \"broken\": failed (exit 1)"},{"structuredContent":{"outcome":"failed"}}]`}), false,
+			"the text and the structured result | in words, before the result | `MCP tool 'reclazz_safe_build' reported tool error: [{\"text\":\"`"},
+		{"gemini, running", rec(0, model.ToolResult{Text: "<untrusted_context>\nbuild \"slow\": running after 4s; buildId x\n</untrusted_context>"}), false,
+			"the text | no | `<untrusted_context>`"},
+		{"a timeout", rec(0, model.ToolResult{IsError: true, Text: "tool timed out | after 3s"}), false,
+			"neither the text nor the structured result: `tool timed out \\| after 3s` | `is_error: true` | `tool timed out \\| after 3s`"},
+		{"no result", rec(1, model.ToolResult{Text: "found"}), false, "nothing: no result reached the model | – | –"},
+		{"no lane", nil, false, "– (the lane did not run) | – | –"},
+	} {
+		if got := seenRow(c.rec, c.first); got != c.want {
+			t.Errorf("%s: seenRow =\n%s\nwant\n%s", c.name, got, c.want)
 		}
 	}
 }

@@ -19,8 +19,9 @@ import (
 // sets it up and runs it one-shot against the scripted model, and the tool
 // calls its model makes (docs/host-matrix.md#1).
 type Host struct {
-	// Name is the host's name for `buildguard init --host`.
-	Name string
+	// Name is the host's name for `buildguard init --host`; Title is its
+	// name for people.
+	Name, Title string
 	// Package and Version are the pinned npm package.
 	Package, Version string
 	// Command is the package's command in node_modules/.bin.
@@ -49,6 +50,9 @@ type Host struct {
 	// takes; ToolTimeoutSetting names that setting in the matrix.
 	SetToolTimeout     func(l *Lane, d time.Duration) ([]string, error)
 	ToolTimeoutSetting string
+	// UserSteps says in the matrix what a user of the host does for
+	// buildguard's tools to run, as the lane does in Setup and Args.
+	UserSteps string
 }
 
 // Claude is Claude Code: its Messages API calls go to ANTHROPIC_BASE_URL;
@@ -56,6 +60,7 @@ type Host struct {
 // deferred, so the model selects the tool with ToolSearch first.
 var Claude = Host{
 	Name:        "claude",
+	Title:       "Claude Code",
 	Package:     "@anthropic-ai/claude-code",
 	Version:     "2.1.332",
 	Command:     "claude",
@@ -83,6 +88,10 @@ var Claude = Host{
 		return []string{"MCP_TOOL_TIMEOUT=" + strconv.FormatInt(d.Milliseconds(), 10)}, nil
 	},
 	ToolTimeoutSetting: "`MCP_TOOL_TIMEOUT` (ms)",
+	UserSteps: "approve the project server `buildguard` when `claude` starts in the project (or set `enableAllProjectMcpServers`; " +
+		"the lane names the file with `--mcp-config`); allow the safe build, as the lane does with " +
+		"`--allowedTools mcp__buildguard__reclazz_safe_build` in `claude -p`, or when Claude Code asks; nothing for `ToolSearch`, " +
+		"which the model uses by itself to load buildguard's deferred tools",
 }
 
 // Codex is the Codex CLI: `codex exec` runs one prompt; the model provider
@@ -91,6 +100,7 @@ var Claude = Host{
 // which exec refuses every MCP call ("approval policy is never").
 var Codex = Host{
 	Name:    "codex",
+	Title:   "Codex",
 	Package: "@openai/codex",
 	Version: "0.171.0",
 	Command: "codex",
@@ -130,6 +140,10 @@ var Codex = Host{
 		})
 	},
 	ToolTimeoutSetting: "`tool_timeout_sec` in `[mcp_servers.buildguard]`",
+	UserSteps: "for `codex exec`, add `default_tools_approval_mode = \"approve\"` to the `[mcp_servers.buildguard]` table init " +
+		"wrote, as the lane does: without it exec refuses every MCP call (\"approval policy is never\"); in the interactive " +
+		"`codex`, approve the calls when asked; run `buildguard init --host codex` in the project you work in, as the entry " +
+		"names one project",
 }
 
 // Gemini is the Gemini CLI: `gemini -p` runs one prompt against
@@ -138,6 +152,7 @@ var Codex = Host{
 // disables the project's MCP servers.
 var Gemini = Host{
 	Name:    "gemini",
+	Title:   "Gemini CLI",
 	Package: "@google/gemini-cli",
 	Version: "0.61.0",
 	Command: "gemini",
@@ -184,6 +199,10 @@ var Gemini = Host{
 		return nil, writeJSON(path, cfg)
 	},
 	ToolTimeoutSetting: "`timeout` (ms) in the entry `mcpServers.buildguard` of the project's `.gemini/settings.json`",
+	UserSteps: "trust the project folder when `gemini` asks (or in `~/.gemini/trustedFolders.json`, as the lane does): Gemini CLI " +
+		"disables every MCP server of an untrusted folder; approve the calls, or run `gemini -p` with `--approval-mode yolo` " +
+		"as the lane does; with `--answer-within`, keep a build within 5 answers (Gemini CLI stops a session after the same " +
+		"call 5 times in a row) or set `model.disableLoopDetection`",
 }
 
 // Hosts are the hosts the lanes run, in order.
