@@ -1,20 +1,16 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"time"
+	"syscall"
 
-	"github.com/hashicorp/go-hclog"
-
+	"github.com/buildguard/buildguard/internal/boundedfile"
 	"github.com/buildguard/buildguard/mcp"
 	"github.com/buildguard/buildguard/service/buildqueue"
-	"github.com/buildguard/buildguard/service/tools"
 )
 
 // mcpUsage is the usage line of `buildguard mcp` (docs/mcp-server.md#1.1);
@@ -23,12 +19,30 @@ const mcpUsage = "Usage: buildguard mcp [--project-dir PATH] [--port-file PATH]\
 	"       buildguard mcp --http ADDR [--token-file FILE] [--url-file FILE] [--project-dir PATH] [--port-file PATH]\n" +
 	"       either form also takes [--answer-within DURATION]\n"
 
+// The words of a refused start-up file of `buildguard mcp --http`
+// (docs/decisions.md#D14), by the file and its problem; like the other
+// startup failures each is printed with the usage, exit 2.
+const (
+	mcpTokenForm    = "--token-file must hold one token of 16 to 4096 printable ASCII characters without spaces"
+	mcpTokenPrivate = "--token-file must be readable by its owner only"
+	mcpURLFileOwn   = "--url-file must name a regular file or a new file"
+)
+
+// mcpFileWords words each refusal mcp.Serve ends with, by the file and
+// its problem.
+var mcpFileWords = map[mcp.StartFile]map[boundedfile.Problem]string{
+	mcp.TokenFile: {boundedfile.Unreadable: mcpTokenForm, boundedfile.Malformed: mcpTokenForm, boundedfile.NotPrivate: mcpTokenPrivate},
+	mcp.URLFile:   {boundedfile.Unreadable: mcpURLFileOwn, boundedfile.NotOwnable: mcpURLFileOwn},
+}
+
 // runMCP runs `buildguard mcp [--project-dir PATH] [--port-file PATH]`: it
-// parses the startup options before touching stdio, then serves MCP over
-// stdin/stdout until stdin reaches EOF (exit 0); with --http ADDR it serves
-// streamable HTTP instead (serveMCPHTTP). Logs go to stderr (docs/decisions.md#D9); when
-// stdout is the process's stdout, os.Stdout points at stderr meanwhile, so a
-// stray print cannot corrupt the protocol stream.
+// parses the startup options before touching stdio, then hands the server's
+// life to mcp.Serve: MCP over stdin/stdout until stdin reaches EOF (exit 0),
+// or with --http ADDR over streamable HTTP until a stop signal (exit 0,
+// 131 for SIGQUIT, as the wrapper). How it ended is worded here, in the
+// command's flags. Logs go to stderr (docs/decisions.md#D9); when stdout is
+// the process's stdout, os.Stdout points at stderr meanwhile, so a stray
+// print cannot corrupt the protocol stream.
 func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 	wd, wdErr := os.Getwd()
 	o, err := parseMCPArgs(args, wd)
@@ -53,65 +67,27 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
 	// (docs/safe-build.md#4).
 	defer buildqueue.EnableWatchdog(log.Named("watchdog")).Stop()
 	o.Logger = log.Named("safebuild")
-	svc := tools.NewService(o.Deps)
-	srv := mcp.NewServer(mcp.Config{Caller: svc, Version: version(), Logger: log})
-	if o.http.addr != "" {
-		return serveMCPHTTP(srv, svc, o.http, stderr, log)
+	end := mcp.Serve(mcp.Life{Tools: o.Deps, HTTP: mcp.HTTPLife{Listen: o.http.listen, URLHost: o.http.urlHost, TokenFile: o.http.tokenFile, URLFile: o.http.urlFile}},
+		mcp.Process{Stdin: stdin, Stdout: stdout, Announce: stderr, Name: "buildguard mcp", Log: log, Stop: stopSignals(), Version: version()})
+	var refused *boundedfile.Refusal
+	isRefusal := errors.As(end.Err, &refused)
+	switch {
+	case end.Stage == mcp.Refused && isRefusal:
+		fmt.Fprintf(stderr, "%s: %v\n%s", mcpFileWords[end.File][refused.Problem], end.Err, mcpUsage)
+		return ExitUsage
+	case end.Stage == mcp.NotListening:
+		fmt.Fprintf(stderr, "buildguard mcp: cannot listen on %s: %v\n", o.http.addr, end.Err)
+		return ExitFailure
+	case end.Stage == mcp.NoURLFile && isRefusal:
+		fmt.Fprintf(stderr, "buildguard mcp: cannot write --url-file %s: %s: %v\n", o.http.urlFile, mcpFileWords[mcp.URLFile][refused.Problem], end.Err)
+		return ExitUsage
+	case end.Stage == mcp.NoURLFile:
+		fmt.Fprintf(stderr, "buildguard mcp: cannot write --url-file %s: %v\n", o.http.urlFile, end.Err)
+		return ExitFailure
+	case end.Err != nil:
+		return ExitFailure
+	case end.Signal != nil && (o.http.addr == "" || end.Signal == syscall.SIGQUIT):
+		return signalExit(end.Signal)
 	}
-	// A signal ends the server as it always did, but not before a running
-	// safe build was stopped and its BUILD failed confirmed: the build's
-	// processes would otherwise outlive the server (docs/safe-build.md#6).
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, stopSignals()...)
-	defer signal.Stop(sigs)
-	served := make(chan error, 1)
-	go func() { served <- srv.ServeStdio(context.Background(), stdin, stdout) }()
-	select {
-	case err := <-served:
-		// Input ended: safe builds running as tasks end as a cancellation
-		// ends them (docs/decisions.md#D17), and so do those that went on
-		// without their call: no client is left to resume them
-		// (docs/safe-build.md#14).
-		closeTasks(srv, log)
-		stopBuilds(svc, log)
-		if err != nil {
-			log.Error("MCP session failed", "error", err)
-			return ExitFailure
-		}
-		return ExitOK
-	case s := <-sigs:
-		log.Info("stopping on a signal; a running safe build is cancelled first", "signal", s)
-		closeTasks(srv, log)
-		svc.Stop()
-		return signalExit(s)
-	}
-}
-
-// taskStopTimeout bounds the wait for safe builds running as tasks at the
-// end of a stdio server, as for a build call at EOF (docs/safe-build.md#6).
-const taskStopTimeout = 30 * time.Second
-
-// stopBuilds stops the service's safe builds, as svc.Stop does, waiting at
-// most taskStopTimeout for them.
-func stopBuilds(svc *tools.Service, log hclog.Logger) {
-	stopped := make(chan struct{})
-	go func() {
-		svc.Stop()
-		close(stopped)
-	}()
-	select {
-	case <-stopped:
-	case <-time.After(taskStopTimeout):
-		log.Warn("exiting with a safe build still stopping")
-	}
-}
-
-// closeTasks cancels the safe builds that run as tasks and waits for their
-// BUILD failed, at most taskStopTimeout.
-func closeTasks(srv *mcp.Server, log hclog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), taskStopTimeout)
-	defer cancel()
-	if err := srv.Close(ctx); err != nil {
-		log.Warn("exiting with a safe build task still stopping", "error", err)
-	}
+	return ExitOK
 }

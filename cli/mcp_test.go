@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -171,6 +172,54 @@ func TestMCPLogging(t *testing.T) {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil || m["@level"] == nil {
 			t.Errorf("not a JSON log line: %q", l)
+		}
+	}
+}
+
+// TestMCPWordsEveryStartFileRefusal: every refusal mcp.Serve ends with — a
+// token file unreadable, shared or malformed, a URL file's path that
+// cannot be looked at or is no file of its own — is worded in the flag
+// that named the file, with the rule it breaks, then what was found, then
+// the usage, exit 2 (docs/decisions.md#D14, docs/decisions.md#D23).
+func TestMCPWordsEveryStartFileRefusal(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	token, short, shared := write("token", "file-token-0123456789\n", 0o600), write("short", "short\n", 0o600), write("shared", "file-token-0123456789\n", 0o644)
+	missing, underFile := filepath.Join(dir, "missing"), filepath.Join(token, "url")
+	const form = "--token-file must hold one token of 16 to 4096 printable ASCII characters without spaces: "
+	const own = "--url-file must name a regular file or a new file: "
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"no token file":      {[]string{"--token-file", missing}, form + "cannot read " + missing + ": open " + missing + ": "},
+		"a malformed token":  {[]string{"--token-file", short}, form + short + "\n"},
+		"a URL file's place": {[]string{"--token-file", token, "--url-file", dir}, own + dir + " is a directory\n"},
+	}
+	if runtime.GOOS != "windows" {
+		cases["a shared token file"] = struct {
+			args []string
+			want string
+		}{[]string{"--token-file", shared}, "--token-file must be readable by its owner only: " + shared + " has mode 0644, open to its group or others; chmod 600 " + shared + "\n"}
+		cases["a URL file under a file"] = struct {
+			args []string
+			want string
+		}{[]string{"--url-file", underFile}, own + "lstat " + underFile + ": not a directory\n"}
+	}
+	for name, tc := range cases {
+		var stdout, stderr bytes.Buffer
+		code := runMCP(append([]string{"--http", "127.0.0.1:0"}, tc.args...), failReader{t}, &stdout, &stderr)
+		if code != ExitUsage || stdout.Len() != 0 || !strings.HasPrefix(stderr.String(), tc.want) || !strings.HasSuffix(stderr.String(), "\n"+mcpUsage) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and stderr starting %q, ending with the usage", name, code, stdout.String(), stderr.String(), tc.want)
 		}
 	}
 }

@@ -3,6 +3,9 @@
 // per-session protocol version policy, and the receiving middleware that
 // shapes every answer; and it serves that server over stdio
 // ([Server.ServeStdio]) or streamable HTTP ([Server.ServeStreamableHTTP]).
+// [Serve] runs one server's whole life for a front, from its tool service
+// to its builds' end, and returns how it ended ([Ending]) for the front to
+// word.
 //
 // The server is four layers, each a package a reader can take on its own:
 //

@@ -48,8 +48,11 @@ const (
 
 // Config configures a Server.
 type Config struct {
-	// Caller runs the tools. Required.
+	// Caller runs the tools. Nil means a tools.Service made from Tools,
+	// which the server owns (Serve stops its safe builds).
 	Caller Caller
+	// Tools configures the tool service made when Caller is nil.
+	Tools tools.Deps
 	// Version is serverInfo.version. Empty means "dev".
 	Version string
 	// Logger receives diagnostics (never protocol). Nil means none.
@@ -63,6 +66,7 @@ type Config struct {
 // middleware serves the ten tools, the version policy and output shaping.
 type Server struct {
 	caller      Caller
+	service     *tools.Service // the tool service made from Config.Tools; nil with a Config.Caller
 	version     string
 	log         hclog.Logger
 	drain       time.Duration
@@ -132,6 +136,10 @@ func NewServer(cfg Config) *Server {
 	s.sdk.AddReceivingMiddleware(s.recoverPanics, s.httpCalls.Middleware, s.initialize,
 		ext.Middleware, ext.ToolCalls(taskPolicy, msgTaskStarted), s.renderToolList, s.renderResources, s.renderToolCall)
 	s.listing = sync.OnceValue(tools.Definitions)
+	if s.caller == nil {
+		s.service = tools.NewService(cfg.Tools)
+		s.caller = s.service
+	}
 	return s
 }
 

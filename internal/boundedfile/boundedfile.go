@@ -2,7 +2,12 @@
 // configs init edits, the class files verify hashes — with a bound, as
 // docs/decisions.md#D13 requires: regular files only (a symlink to one is
 // followed), at most a size cap, and never a wait on a named pipe or a
-// device. It owns reading; what the bytes mean belongs to the caller.
+// device. It owns reading; what the bytes mean belongs to the caller. Two
+// files of the HTTP server have rules of their own (docs/decisions.md#D14,
+// docs/decisions.md#D23): the token file, which only its owner may read
+// (ReadToken), and the URL file, written and removed only as a file of
+// its own, never through a link (WriteURLFile). Their refusals are
+// structured (*Refusal), for each front to word.
 package boundedfile
 
 import (

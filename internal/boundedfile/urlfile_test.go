@@ -1,4 +1,4 @@
-package cli
+package boundedfile
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestURLFileNeverFollowsALink: a --url-file path that is a symlink — to a
+// TestURLFileNeverFollowsALink: a URL file's path that is a symlink — to a
 // regular file (another user's link planted in a shared directory, or any
 // file when run as root), to a file not there yet, to a directory — is
 // refused, and nothing is written or removed: the file it points to keeps
@@ -34,11 +34,12 @@ func TestURLFileNeverFollowsALink(t *testing.T) {
 	}
 	for _, name := range []string{"to a regular file", "relative", "dangling", "to a directory", "to a link to files"} {
 		link := filepath.Join(dir, name)
-		written, err := writeURLFile(link, "http://127.0.0.1:1/mcp?token=secret")
-		if !errors.Is(err, errMCPURLFile) {
-			t.Errorf("%s: writeURLFile = %v, want errMCPURLFile", name, err)
+		written, err := WriteURLFile(link, "http://127.0.0.1:1/mcp?token=secret")
+		var refused *Refusal
+		if !errors.As(err, &refused) || refused.Problem != NotOwnable {
+			t.Errorf("%s: WriteURLFile = %v, want a NotOwnable refusal", name, err)
 		}
-		if err := written.remove(); err != nil {
+		if err := written.Remove(); err != nil {
 			t.Errorf("%s: remove: %v", name, err)
 		}
 		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
@@ -69,7 +70,7 @@ func TestURLFileRemovesOnlyItsOwnFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	written, err := writeURLFile(path, url)
+	written, err := WriteURLFile(path, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestURLFileRemovesOnlyItsOwnFile(t *testing.T) {
 	if b, _ := os.ReadFile(path); err != nil || string(b) != url+"\n" || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the URL file holds %q with mode %v (%v)", b, fi.Mode(), err)
 	}
-	if err := written.remove(); err != nil {
+	if err := written.Remove(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
@@ -109,14 +110,14 @@ func TestURLFileRemovesOnlyItsOwnFile(t *testing.T) {
 		}},
 	} {
 		name, replace := tc.name, tc.replace
-		written, err := writeURLFile(path, url)
+		written, err := WriteURLFile(path, url)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if err := replace(); err != nil {
 			t.Fatal(err)
 		}
-		if err := written.remove(); err != nil {
+		if err := written.Remove(); err != nil {
 			t.Errorf("%s: remove: %v", name, err)
 		}
 		if _, err := os.Lstat(path); err != nil {
