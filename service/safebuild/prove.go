@@ -10,18 +10,20 @@ import (
 // build (Run), in three steps of one attempt: searchBefore (before the
 // hold) and searchAfter (right after the command exited 0, before BUILD
 // ok), which the hold session calls while the build runs, and prove
-// (after BUILD ok was acknowledged). The scans are in search.go, the rounds
-// of VERIFY in classes.go.
+// (after BUILD ok was acknowledged). The search is in search.go (with
+// the kernel's report of changes in watch_linux.go), the rounds of VERIFY
+// in classes.go.
 
 // searchBefore asks the agent on conn for its watched directories (DOCTOR)
-// and notes their class files, within ctx.
+// and notes their class files or starts watching them, within ctx.
 func (a *attempt) searchBefore(ctx context.Context, conn *agentproto.Conn) {
 	d, err := a.doctor(ctx, conn)
 	a.search.addDoctor(d, err)
 	a.knownBefore = err == nil && d.Status == agentproto.DoctorObserved
 	sctx, cancel := context.WithTimeout(ctx, a.b.cfg.VerifyWait)
 	defer cancel()
-	a.before = scan(sctx, a.search.dirs, true)
+	a.before.watch.close() // of an earlier dial
+	a.before = noteBefore(sctx, a.search.dirs)
 }
 
 func (a *attempt) doctor(ctx context.Context, conn *agentproto.Conn) (*agentproto.Doctor, error) {
@@ -54,9 +56,9 @@ func (b *Builder) open(ctx context.Context, port int, confirm string) (*agentpro
 
 // searchAfter runs once the command exited 0 and while the agent still
 // holds: on a connection of its own it asks DOCTOR again (the build may
-// have created directories the agent now watches), scans every watched
-// directory and hashes the changed class files, all within the build's
-// context. The connection is kept for the verification.
+// have created directories the agent now watches), finds the class files
+// the build changed in every watched directory and hashes them, all within
+// the build's context. The connection is kept for the verification.
 func (a *attempt) searchAfter() {
 	ctx := a.ctx
 	a.after = true
@@ -82,9 +84,15 @@ func (a *attempt) searchAfter() {
 	// the proof incomplete, never the build late.
 	sctx, cancel := context.WithTimeout(ctx, a.b.cfg.VerifyWait)
 	defer cancel()
-	after := scan(sctx, a.search.dirs, false)
-	a.changed = changes(sctx, a.before, after)
-	for _, p := range append(a.before.problems, after.problems...) {
+	changed, problems, lost := changedSince(sctx, a.before, a.search.dirs)
+	switch {
+	case lost != "":
+		a.b.log.Debug("the kernel's report of the build's changes is incomplete; every watched directory was searched", "reason", lost)
+	case a.before.watch != nil:
+		a.b.log.Debug("the kernel reported the build's changes", "classes", len(changed))
+	}
+	a.changed = changed
+	for _, p := range problems {
 		a.search.problem("%s", p)
 	}
 }

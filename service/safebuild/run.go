@@ -341,6 +341,7 @@ func (a *attempt) finishOutput() (Output, diagnostics.Summary) {
 }
 
 func (a *attempt) close() {
+	a.before.watch.close()
 	if a.limiter != nil {
 		a.limiter.close()
 	}

@@ -17,9 +17,11 @@ import (
 )
 
 // The search for changed classes (docs/safe-build.md#8): the agent's
-// watched directories from DOCTOR, a snapshot of their class files before
-// the hold, another right after the command exited 0 (before BUILD ok), and
-// the changed files hashed then, so that what is verified is what the build
+// watched directories from DOCTOR; before the hold, the kernel asked to
+// report every change in them (watch_linux.go) or, where it cannot, a
+// snapshot of their class files; right after the command exited 0 (before
+// BUILD ok) the class files the kernel named, or another snapshot; and the
+// changed files hashed then, so that what is verified is what the build
 // wrote. Every reason the search may have missed a class is kept: the
 // result claims a complete search only when there is none
 // (docs/decisions.md#D21).
@@ -153,11 +155,42 @@ type classFile struct {
 	stamp stamp
 }
 
-// snapshot is the class files of the watched directories at one moment.
+// snapshot is the class files of the watched directories at one moment,
+// or, with watch, the moment the kernel started reporting their changes
+// (and no files).
 type snapshot struct {
 	files    map[string]classFile // by path
 	problems []string             // why it may miss some
 	at       time.Time
+	watch    *watch
+}
+
+// noteBefore is what the search notes of dirs before the hold, within ctx:
+// a watch of their changes where the kernel can report every one
+// (startWatch), else a scan of their class files.
+func noteBefore(ctx context.Context, dirs []watchedDir) snapshot {
+	if w := startWatch(ctx, dirs); w != nil {
+		return snapshot{at: w.start, watch: w}
+	}
+	return scan(ctx, dirs, true)
+}
+
+// changedSince is the class files of dirs the build changed since before,
+// within ctx, ordered as changes orders them, with every reason the search
+// may have missed one, and, when before was a watch whose report was
+// incomplete, why the full search replaced it (lost). That full search
+// knows no file from before the build: each class file whose change time
+// is not older than recentWindow before the watch started is changed.
+func changedSince(ctx context.Context, before snapshot, dirs []watchedDir) (changed []changedFile, problems []string, lost string) {
+	if before.watch != nil {
+		changed, problems, lost = before.watch.changes(ctx, dirs)
+		if lost == "" {
+			return changed, problems, ""
+		}
+		before = snapshot{at: before.at}
+	}
+	after := scan(ctx, dirs, false)
+	return changes(ctx, before, after), append(before.problems, after.problems...), lost
 }
 
 // scan walks the watched directories for class files within ctx. With
@@ -280,6 +313,12 @@ type changedFile struct {
 // and are hashed now, within ctx, unless after hashed them already: what
 // the build wrote is what is verified.
 func changes(ctx context.Context, before, after snapshot) []changedFile {
+	return ordered(ctx, changedIn(ctx, before, after))
+}
+
+// changedIn is the class files of after that are new or differ from
+// before, in no order, none hashed unless after hashed it.
+func changedIn(ctx context.Context, before, after snapshot) []changedFile {
 	var out []changedFile
 	for path, f := range after.files {
 		b, existed := before.files[path]
@@ -297,6 +336,13 @@ func changes(ctx context.Context, before, after snapshot) []changedFile {
 		}
 		out = append(out, changedFile{class: f.class, path: path, changed: max(f.stamp.mtime, f.stamp.ctime), sum: f.stamp.sum})
 	}
+	return out
+}
+
+// ordered is the changed files out, the MaxVerifiedClasses verified first
+// (the ones written last when more changed), each group by name, and those
+// verified hashed within ctx.
+func ordered(ctx context.Context, out []changedFile) []changedFile {
 	byName := func(a, b changedFile) int {
 		return cmp.Or(strings.Compare(a.class, b.class), strings.Compare(a.path, b.path))
 	}

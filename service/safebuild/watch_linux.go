@@ -1,0 +1,506 @@
+package safebuild
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The search for changed classes learns from the kernel what the build
+// changed (docs/safe-build.md#8): before the hold every directory of the
+// watched trees gets an inotify watch and is read (names and types, never
+// a file's metadata); while the build runs a goroutine notes each class
+// file an event names and watches each directory the build creates before
+// reading it; after the build only the class files named are examined.
+// Whatever makes the kernel's report incomplete (its queue overflowed, its
+// limit of watches, a directory moved, deleted or moved in, an error) is
+// noted, and the full search replaces the report (changedSince).
+
+const (
+	// watchEvents are the events of a watched directory the search
+	// reads: a class file written, its attributes or times set, created,
+	// renamed or linked into the directory, or closed after it was opened
+	// for writing (a write through a shared mapping raises no other);
+	// a directory created, moved or deleted; the watched directory itself
+	// moved, deleted or unmounted.
+	watchEvents = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_CREATE |
+		unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+	// writtenEvents are the events that make the class file they name a
+	// changed one whatever its times; a file only closed after writing
+	// must also have changed since recentWindow before the watch started.
+	writtenEvents = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CREATE | unix.IN_MOVED_TO
+	// inNewDirectory marks a class file found in a directory the build
+	// created: every class file in it is new.
+	inNewDirectory = 1 << 31
+)
+
+// localFileSystem reports whether magic is a file system whose every
+// change on this machine the kernel reports to a watch, and that no other
+// machine writes to; elsewhere (NFS, SMB, FUSE, a virtual machine's
+// shared folder) a change can come without an event, and the search
+// compares two scans.
+func localFileSystem(magic int64) bool {
+	switch magic {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.OVERLAYFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC, unix.RAMFS_MAGIC:
+		return true
+	}
+	return false
+}
+
+// watchLimits are faults a test injects; the zero value injects none.
+type watchLimits struct {
+	// maxWatches is how many watches may be added before the next one
+	// fails as the kernel fails it at max_user_watches (ENOSPC); 0: as many
+	// as the kernel allows.
+	maxWatches int
+	// unread leaves the events unread until the build ended, so that a
+	// build's events fill the kernel's queue.
+	unread bool
+}
+
+// watchedTree is a directory being watched: its path and the root of the
+// watched tree its class files' binary names are relative to.
+type watchedTree struct {
+	path, root string
+}
+
+// watch is the kernel's report of the changes in the watched directories
+// since start. One goroutine at a time uses it: startWatch, then read
+// (while the build runs), then changes.
+type watch struct {
+	start  time.Time
+	limits watchLimits
+	ctx    context.Context // of startWatch while it reads; then none
+	fd     int             // the inotify instance
+	file   *os.File        // fd in the runtime's poller, for read's deadline
+	closed sync.Once
+	dirs   map[int]watchedTree
+	roots  []string
+	ids    []unix.Stat_t // each root's, when it was watched
+	// named is each class file an event named (the events, or'ed) and its
+	// watched tree.
+	named   map[string]namedFile
+	entries int
+	buf     []byte // for getdents
+	lost    string // why the report is incomplete; "" when it is complete
+	done    chan struct{}
+}
+
+type namedFile struct {
+	mask uint32
+	root string
+}
+
+// startWatch asks the kernel to report every change in dirs and reads
+// every directory of them once its watch is set, within ctx; nil when it
+// cannot report them all (a directory missing, unreadable, on a file
+// system of another machine, an entry with a class file's name that is not
+// a regular file, a bound, no watch left, the end of ctx): the search then
+// scans.
+func startWatch(ctx context.Context, dirs []watchedDir) *watch {
+	return newWatch(ctx, dirs, watchLimits{})
+}
+
+func newWatch(ctx context.Context, dirs []watchedDir, limits watchLimits) *watch {
+	if len(dirs) == 0 {
+		return nil
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return nil
+	}
+	w := &watch{
+		start:  time.Now(),
+		limits: limits,
+		ctx:    ctx,
+		fd:     fd,
+		file:   os.NewFile(uintptr(fd), "inotify"),
+		dirs:   map[int]watchedTree{},
+		named:  map[string]namedFile{},
+		buf:    make([]byte, 64<<10),
+		done:   make(chan struct{}),
+	}
+	for _, dir := range dirs {
+		root, err := realPath(dir.root)
+		if err == nil && slices.Contains(w.roots, root) {
+			continue
+		}
+		var id unix.Stat_t
+		if err != nil || w.add(root, root, false) != nil || w.lost != "" || unix.Lstat(root, &id) != nil {
+			close(w.done)
+			w.close()
+			return nil
+		}
+		w.roots, w.ids = append(w.roots, root), append(w.ids, id)
+	}
+	w.ctx = context.Background()
+	if !limits.unread {
+		go w.read()
+	} else {
+		close(w.done)
+	}
+	return w
+}
+
+// errNotWatchable is why a directory's changes cannot all be reported.
+var errNotWatchable = errors.New("not watchable")
+
+// add watches the directory at path, then reads it, adding its
+// subdirectories the same way: before the build (fresh false) an entry
+// with a class file's name that is not a regular file is an error; during
+// it (fresh) every class file found is noted as new. The watch comes first,
+// so that what is written before it is read, and what after it, reported.
+func (w *watch) add(path, root string, fresh bool) error {
+	if err := w.ctx.Err(); err != nil {
+		return w.lose("the search ran out of time while watching %s: %v", path, err)
+	}
+	wd, err := unix.InotifyAddWatch(w.fd, path, watchEvents|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW)
+	if _, seen := w.dirs[wd]; err == nil && !seen && w.limits.maxWatches > 0 && len(w.dirs) >= w.limits.maxWatches {
+		err = unix.ENOSPC
+	}
+	switch {
+	case errors.Is(err, unix.ENOSPC):
+		return w.lose("the kernel's limit of watches (fs.inotify.max_user_watches) was reached at %s", path)
+	case fresh && (errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR)):
+		return nil // removed or replaced since: its events tell what followed
+	case err != nil:
+		return w.lose("%s could not be watched: %v", path, err)
+	}
+	if seen, ok := w.dirs[wd]; ok {
+		if seen.path != path {
+			return w.lose("%s is the directory %s too", path, seen.path)
+		}
+		return nil // watched and read already
+	}
+	w.dirs[wd] = watchedTree{path: path, root: root}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if fresh && (errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP)) {
+			return nil
+		}
+		return w.lose("%s could not be read: %v", path, err)
+	}
+	subdirs, err := w.read1(fd, path, root, fresh)
+	unix.Close(fd)
+	if err != nil {
+		return err
+	}
+	for _, sub := range subdirs {
+		if err := w.add(sub, root, fresh); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// read1 reads the entries of the open directory fd at path, their names
+// and types as the directory holds them (an entry's metadata only where
+// the file system gives no type), and returns its subdirectories, read
+// once fd is closed, so that a deep tree holds one descriptor at a time.
+func (w *watch) read1(fd int, path, root string, fresh bool) ([]string, error) {
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(fd, &sfs); err != nil || !localFileSystem(int64(sfs.Type)) {
+		return nil, w.lose("%s is on a file system (%#x) whose changes the kernel may not all report", path, sfs.Type)
+	}
+	var subdirs []string
+	for {
+		n, err := unix.Getdents(fd, w.buf)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case fresh && errors.Is(err, unix.ENOENT):
+			return nil, nil // removed since: its events tell
+		case err != nil:
+			return nil, w.lose("%s could not be read: %v", path, err)
+		case n == 0:
+			return subdirs, nil
+		}
+		for buf := w.buf[:n]; len(buf) > direntName; {
+			reclen := int(binary.NativeEndian.Uint16(buf[direntReclen:]))
+			if reclen <= direntName || reclen > len(buf) {
+				return nil, w.lose("%s could not be read: an entry of %d bytes", path, reclen)
+			}
+			typ, name := buf[direntType], buf[direntName:reclen]
+			buf = buf[reclen:]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if string(name) == "." || string(name) == ".." {
+				continue
+			}
+			if w.entries++; w.entries > maxScannedEntries {
+				return nil, w.lose("the watched directories hold more than %d entries", maxScannedEntries)
+			}
+			if typ == unix.DT_UNKNOWN {
+				var st unix.Stat_t
+				if err := unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+					return nil, w.lose("%s could not be read: %v", filepath.Join(path, string(name)), err)
+				}
+				typ = typeOf(st.Mode)
+			}
+			switch {
+			case typ == unix.DT_DIR:
+				subdirs = append(subdirs, filepath.Join(path, string(name)))
+			case !bytes.HasSuffix(name, []byte(".class")):
+			case !fresh && typ != unix.DT_REG:
+				return nil, w.lose("%s is not a regular file", filepath.Join(path, string(name)))
+			case fresh:
+				if err := w.note(filepath.Join(path, string(name)), inNewDirectory, root); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+}
+
+// The layout of a linux_dirent64 that getdents64 fills in: inode (8
+// bytes), offset (8), record length (2), type (1), name.
+const (
+	direntReclen = 16
+	direntType   = 18
+	direntName   = 19
+)
+
+// typeOf is the entry type of a file of mode.
+func typeOf(mode uint32) byte {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return unix.DT_DIR
+	case unix.S_IFREG:
+		return unix.DT_REG
+	}
+	return unix.DT_UNKNOWN // neither: never searched nor read
+}
+
+// note adds mask to the events that named the class file at path.
+func (w *watch) note(path string, mask uint32, root string) error {
+	f, ok := w.named[path]
+	if !ok && len(w.named) >= maxScannedFiles {
+		return w.lose("the build changed more than %d class files", maxScannedFiles)
+	}
+	w.named[path] = namedFile{mask: f.mask | mask, root: root}
+	return nil
+}
+
+// lose notes the first reason the report is incomplete, and returns it as
+// an error.
+func (w *watch) lose(format string, args ...any) error {
+	if w.lost == "" {
+		w.lost = fmt.Sprintf(format, args...)
+	}
+	return errNotWatchable
+}
+
+// read takes the events while the build runs, until the file's read
+// deadline (stop) or an error.
+func (w *watch) read() {
+	defer close(w.done)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := w.file.Read(buf)
+		if err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				w.lose("the kernel's events could not be read: %v", err)
+			}
+			return
+		}
+		w.events(buf[:n])
+	}
+}
+
+// events handles the events in buf.
+func (w *watch) events(buf []byte) {
+	for len(buf) >= unix.SizeofInotifyEvent {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[0]))
+		end := unix.SizeofInotifyEvent + int(ev.Len)
+		if end > len(buf) {
+			w.lose("the kernel's events were cut")
+			return
+		}
+		name := strings.TrimRight(string(buf[unix.SizeofInotifyEvent:end]), "\x00")
+		buf = buf[end:]
+		if w.lost != "" {
+			continue // read on, so that the queue is drained
+		}
+		w.event(int(ev.Wd), ev.Mask, name)
+	}
+}
+
+// event handles one event of the directory wd about its entry name.
+func (w *watch) event(wd int, mask uint32, name string) {
+	dir, ok := w.dirs[wd]
+	switch {
+	case mask&unix.IN_Q_OVERFLOW != 0:
+		w.lose("the kernel's queue of events overflowed (fs.inotify.max_queued_events)")
+	case !ok:
+	case mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_UNMOUNT|unix.IN_IGNORED) != 0:
+		w.lose("the watched directory %s was moved, deleted or unmounted", dir.path)
+	case mask&unix.IN_ISDIR != 0 && mask&(unix.IN_MOVED_FROM|unix.IN_MOVED_TO) != 0:
+		w.lose("the directory %s was moved", filepath.Join(dir.path, name))
+	case mask&unix.IN_ISDIR != 0 && mask&unix.IN_CREATE != 0:
+		_ = w.add(filepath.Join(dir.path, name), dir.root, true)
+	case mask&unix.IN_ISDIR != 0:
+	case mask&(writtenEvents|unix.IN_CLOSE_WRITE) != 0 && strings.HasSuffix(name, ".class"):
+		_ = w.note(filepath.Join(dir.path, name), mask&(writtenEvents|unix.IN_CLOSE_WRITE), dir.root)
+	}
+}
+
+// stop ends read and takes the events still queued, within ctx.
+func (w *watch) stop(ctx context.Context) {
+	if err := w.file.SetReadDeadline(time.Now()); err != nil {
+		w.lose("the kernel's events could not be read: %v", err)
+	}
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+		w.lose("the search ran out of time while reading the kernel's events")
+		return
+	}
+	if err := w.file.SetReadDeadline(time.Time{}); err != nil {
+		w.lose("the kernel's events could not be read: %v", err)
+		return
+	}
+	rc, err := w.file.SyscallConn()
+	if err != nil {
+		w.lose("the kernel's events could not be read: %v", err)
+		return
+	}
+	buf := make([]byte, 64<<10)
+	for ctx.Err() == nil {
+		var n int
+		var rerr error
+		if err := rc.Read(func(fd uintptr) bool {
+			n, rerr = unix.Read(int(fd), buf)
+			return true
+		}); err != nil {
+			rerr = err
+		}
+		if errors.Is(rerr, unix.EAGAIN) {
+			return
+		}
+		if rerr != nil || n <= 0 {
+			w.lose("the kernel's events could not be read: %v", rerr)
+			return
+		}
+		w.events(buf[:n])
+	}
+	w.lose("the search ran out of time while reading the kernel's events")
+}
+
+// close releases the inotify instance once read has ended, which the
+// read deadline makes it do after the event at hand; it waits for nothing.
+// A second call does nothing.
+func (w *watch) close() {
+	if w == nil {
+		return
+	}
+	w.closed.Do(func() {
+		_ = w.file.SetReadDeadline(time.Now())
+		go func() {
+			<-w.done
+			w.file.Close()
+		}()
+	})
+}
+
+// changes is the class files the build changed since start, ordered as
+// changes orders them, and why the search may have missed one, within
+// ctx: the class files an event named or found in a directory the build
+// created, each examined now (a file only closed after writing must have
+// changed since recentWindow before start), and those of the directories
+// of dirs the watched trees do not hold (the agent watches them since),
+// scanned; or, when the kernel's report is incomplete, why (lost), and
+// nothing else. It ends the watch.
+func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []changedFile, problems []string, lost string) {
+	defer w.close()
+	w.stop(ctx)
+	for i, root := range w.roots {
+		// A parent of a root moved raises no event of the watch.
+		var id unix.Stat_t
+		if err := unix.Lstat(root, &id); err != nil || id.Dev != w.ids[i].Dev || id.Ino != w.ids[i].Ino {
+			w.lose("the watched directory %s is not the directory watched", root)
+		}
+	}
+	if w.lost != "" {
+		return nil, nil, w.lost
+	}
+	s := &search{}
+	var late []watchedDir
+	for _, dir := range dirs {
+		root, err := realPath(dir.root)
+		if err != nil || !slices.ContainsFunc(w.roots, func(r string) bool { return within(r, root) }) {
+			late = append(late, dir)
+		}
+	}
+	for path, f := range w.named {
+		if ctx.Err() != nil {
+			s.problem("the search ran out of time while reading the class files the build changed")
+			break
+		}
+		if c, ok := w.examine(s, path, f); ok {
+			changed = append(changed, c)
+		}
+	}
+	if len(late) > 0 {
+		snap := scan(ctx, late, false)
+		for p := range snap.files {
+			if _, ok := w.named[p]; ok {
+				delete(snap.files, p) // examined above
+			}
+		}
+		changed = append(changed, changedIn(ctx, snapshot{at: w.start}, snap)...)
+		for _, p := range snap.problems {
+			s.problem("%s", p)
+		}
+	}
+	return ordered(ctx, changed), s.problems, ""
+}
+
+// examine is the class file at path that events named, as it is now, and
+// whether the build changed it: its problem noted in s when it is not a
+// regular file or cannot be read; not changed when it is gone or not a
+// class.
+func (w *watch) examine(s *search, path string, f namedFile) (changedFile, bool) {
+	class, ok := className(f.root, path)
+	if !ok {
+		return changedFile{}, false
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return changedFile{}, false
+	case err != nil:
+		s.problem("%s could not be read: %v", path, err)
+		return changedFile{}, false
+	case fi.IsDir():
+		return changedFile{}, false // a directory now: its own events tell
+	case !fi.Mode().IsRegular():
+		s.problem("%s is not a regular file (%v), so its class cannot be read", path, fi.Mode().Type())
+		return changedFile{}, false
+	}
+	st := fileStamp(fi)
+	changedAt := max(st.mtime, st.ctime)
+	if f.mask&(writtenEvents|inNewDirectory) == 0 && w.start.UnixNano()-changedAt >= int64(recentWindow) {
+		return changedFile{}, false // opened for writing, closed, and not written
+	}
+	return changedFile{class: class, path: path, changed: changedAt}, true
+}
+
+// within reports whether path is root or beneath it.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}

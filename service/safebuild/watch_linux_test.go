@@ -1,0 +1,397 @@
+package safebuild
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// watchFixture makes a watched directory holding app/A.class; settled, it
+// waits until that file changed more than recentWindow ago, as the output
+// of an earlier build: the wait is for the clock itself, since no file's
+// change time can be set back.
+func watchFixture(t *testing.T, settled bool) (root string, dirs []watchedDir) {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root = filepath.Join(base, "classes")
+	writeClassFile(t, filepath.Join(root, "app", "A.class"), "AAAA")
+	if settled {
+		time.Sleep(recentWindow + 100*time.Millisecond)
+	}
+	return root, []watchedDir{{named: root, root: root}}
+}
+
+func writeClassFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startTestWatch is newWatch with limits, which must watch dirs.
+func startTestWatch(t *testing.T, dirs []watchedDir, limits watchLimits) *watch {
+	t.Helper()
+	w := newWatch(context.Background(), dirs, limits)
+	if w == nil {
+		t.Fatalf("the kernel was not asked to watch %v", dirs)
+	}
+	t.Cleanup(w.close)
+	return w
+}
+
+// hasClass reports whether class is one of changed.
+func hasClass(changed []changedFile, class string) bool {
+	return slices.ContainsFunc(changed, func(c changedFile) bool { return c.class == class })
+}
+
+// classNames is the binary names of changed, in their order.
+func classNames(changed []changedFile) string {
+	var names []string
+	for _, c := range changed {
+		names = append(names, c.class)
+	}
+	return strings.Join(names, " ")
+}
+
+// Before the hold the search asks the kernel to watch the directories and
+// notes no class file: no file's metadata is read, whatever the project's
+// size (docs/performance.md#5).
+func TestNoteBeforeWatchesAndListsNoFile(t *testing.T) {
+	t.Parallel()
+	_, dirs := watchFixture(t, false)
+	before := noteBefore(context.Background(), dirs)
+	defer before.watch.close()
+	if before.watch == nil || len(before.files) != 0 || len(before.problems) != 0 {
+		t.Fatalf("before the hold: watch %v, %d files noted, problems %q; want a watch and no file", before.watch != nil, len(before.files), before.problems)
+	}
+}
+
+// A class written into a package directory the build creates, nested or
+// not, is found: each new directory is read once its watch is set, so
+// what was written before the watch is not missed, whether the events are
+// read while the build runs or only after it.
+func TestWatchFindsClassesInDirectoriesTheBuildCreates(t *testing.T) {
+	t.Parallel()
+	for name, unread := range map[string]bool{"read-while-building": false, "read-after-the-build": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			root, dirs := watchFixture(t, false)
+			w := startTestWatch(t, dirs, watchLimits{unread: unread})
+			writeClassFile(t, filepath.Join(root, "app", "sub", "deep", "B.class"), "B")
+			writeClassFile(t, filepath.Join(root, "app", "two", "C.class"), "C")
+			writeClassFile(t, filepath.Join(root, "app", "two", "C$1.class"), "C1")
+			writeClassFile(t, filepath.Join(root, "app", "D.class"), "D")
+			writeClassFile(t, filepath.Join(root, "app", "two", "module-info.class"), "M")
+			changed, problems, lost := w.changes(context.Background(), dirs)
+			if lost != "" || len(problems) > 0 {
+				t.Fatalf("lost %q, problems %q", lost, problems)
+			}
+			if got, want := classNames(changed), "app.D app.sub.deep.B app.two.C app.two.C$1"; got != want {
+				t.Errorf("changed %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// A class file renamed into place, as Gradle and javac may write one (from
+// outside the watched tree, from a temporary name beside it, over the
+// class it replaces), or linked into the tree, is a changed class.
+func TestWatchFindsAClassRenamedIntoPlace(t *testing.T) {
+	t.Parallel()
+	for name, place := range map[string]func(t *testing.T, root, outside string) error{
+		"from-outside": func(t *testing.T, root, outside string) error {
+			writeClassFile(t, filepath.Join(outside, "A.class"), "BBBB")
+			return os.Rename(filepath.Join(outside, "A.class"), filepath.Join(root, "app", "A.class"))
+		},
+		"from-a-temporary-name": func(t *testing.T, root, _ string) error {
+			writeClassFile(t, filepath.Join(root, "app", "A.class.tmp"), "BBBB")
+			return os.Rename(filepath.Join(root, "app", "A.class.tmp"), filepath.Join(root, "app", "A.class"))
+		},
+		"hard-link": func(t *testing.T, root, outside string) error {
+			writeClassFile(t, filepath.Join(outside, "A.class"), "BBBB")
+			if err := os.Remove(filepath.Join(root, "app", "A.class")); err != nil {
+				return err
+			}
+			return os.Link(filepath.Join(outside, "A.class"), filepath.Join(root, "app", "A.class"))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			root, dirs := watchFixture(t, false)
+			outside := filepath.Join(filepath.Dir(root), "tmp")
+			w := startTestWatch(t, dirs, watchLimits{})
+			if err := place(t, root, outside); err != nil {
+				t.Fatal(err)
+			}
+			changed, problems, lost := w.changes(context.Background(), dirs)
+			if lost != "" || len(problems) > 0 {
+				t.Fatalf("lost %q, problems %q", lost, problems)
+			}
+			if got := classNames(changed); got != "app.A" {
+				t.Errorf("changed %q, want app.A", got)
+			}
+		})
+	}
+}
+
+// A class file opened for writing and closed unwritten is not a changed
+// class; a rewrite that keeps the file's size and times is.
+func TestWatchTellsAWriteFromAnOpen(t *testing.T) {
+	t.Parallel()
+	root, dirs := watchFixture(t, true)
+	w := startTestWatch(t, dirs, watchLimits{})
+	a := filepath.Join(root, "app", "A.class")
+	f, err := os.OpenFile(a, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	b := filepath.Join(root, "app", "B.class")
+	writeClassFile(t, b, "BBBB")
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(b, old, old); err != nil {
+		t.Fatal(err)
+	}
+	changed, problems, lost := w.changes(context.Background(), dirs)
+	if lost != "" || len(problems) > 0 {
+		t.Fatalf("lost %q, problems %q", lost, problems)
+	}
+	if got := classNames(changed); got != "app.B" {
+		t.Errorf("changed %q, want app.B only", got)
+	}
+}
+
+// When the kernel's queue of events overflows, its report is incomplete:
+// the full search replaces it, and finds the class written last, whose
+// events the kernel dropped (with what changed within recentWindow before
+// the watch started, which it cannot tell from the build's).
+func TestWatchOverflowFallsBackToTheFullSearch(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
+	if err != nil {
+		t.Skipf("the kernel's queue size is unknown: %v", err)
+	}
+	queue, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || queue > 1<<20 {
+		t.Skipf("a queue of %q events is too large to fill here", data)
+	}
+	root, dirs := watchFixture(t, false)
+	w := startTestWatch(t, dirs, watchLimits{unread: true})
+	// A write to each of two files in turn, an event each that the
+	// kernel cannot merge with the one before: the queue fills.
+	var noise [2]*os.File
+	for i := range noise {
+		if noise[i], err = os.Create(filepath.Join(root, "noise"+strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+		defer noise[i].Close()
+	}
+	for i := range queue + 1 {
+		if _, err := noise[i%2].Write([]byte{'x'}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeClassFile(t, filepath.Join(root, "app", "B.class"), "B")
+	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
+	if !strings.Contains(lost, "queue of events overflowed") {
+		t.Errorf("lost %q, want the queue's overflow", lost)
+	}
+	if !hasClass(changed, "app.B") || len(problems) > 0 {
+		t.Errorf("changed %q (problems %q), want app.B found by the full search", classNames(changed), problems)
+	}
+}
+
+// The kernel's limit of watches (ENOSPC): reached before the build, the
+// search scans as where no kernel reports; reached at a directory the
+// build creates, the full search replaces the report and finds the class
+// written in it.
+func TestWatchLimitFallsBackToTheFullSearch(t *testing.T) {
+	t.Parallel()
+	_, dirs := watchFixture(t, false)
+	if w := newWatch(context.Background(), dirs, watchLimits{maxWatches: 1}); w != nil {
+		w.close()
+		t.Errorf("two directories watched with one watch left")
+	}
+	root, dirs := watchFixture(t, false)
+	w := startTestWatch(t, dirs, watchLimits{maxWatches: 2})
+	writeClassFile(t, filepath.Join(root, "app", "sub", "B.class"), "B")
+	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
+	if !strings.Contains(lost, "limit of watches") {
+		t.Errorf("lost %q, want the limit of watches", lost)
+	}
+	if !hasClass(changed, "app.sub.B") || len(problems) > 0 {
+		t.Errorf("changed %q (problems %q), want app.sub.B found by the full search", classNames(changed), problems)
+	}
+}
+
+// A watched directory moved or deleted, a directory moved into the tree,
+// or one swapped for a symlink makes the kernel's report incomplete: the
+// full search replaces it, finds what was written, and follows no symlink
+// the search does not follow (docs/safe-build.md#8).
+func TestWatchLosesMovedDirectories(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		change func(t *testing.T, root, outside string) error
+		want   string
+	}{
+		"moved": {func(t *testing.T, root, _ string) error {
+			writeClassFile(t, filepath.Join(root, "app", "B.class"), "B")
+			return os.Rename(filepath.Join(root, "app"), filepath.Join(root, "app2"))
+		}, "app2.B"},
+		"deleted": {func(t *testing.T, root, _ string) error {
+			writeClassFile(t, filepath.Join(root, "lib", "C.class"), "C")
+			return os.RemoveAll(filepath.Join(root, "app"))
+		}, "lib.C"},
+		"moved-in": {func(t *testing.T, root, outside string) error {
+			writeClassFile(t, filepath.Join(outside, "pkg", "C.class"), "C")
+			return os.Rename(filepath.Join(outside, "pkg"), filepath.Join(root, "pkg"))
+		}, "pkg.C"},
+		"swapped-for-a-symlink": {func(t *testing.T, root, outside string) error {
+			writeClassFile(t, filepath.Join(outside, "app", "S.class"), "S")
+			if err := os.Rename(filepath.Join(root, "app"), filepath.Join(outside, "old")); err != nil {
+				return err
+			}
+			return os.Symlink(filepath.Join(outside, "app"), filepath.Join(root, "app"))
+		}, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			root, dirs := watchFixture(t, false)
+			outside := filepath.Join(filepath.Dir(root), "outside")
+			w := startTestWatch(t, dirs, watchLimits{})
+			if err := tc.change(t, root, outside); err != nil {
+				t.Fatal(err)
+			}
+			changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
+			if lost == "" {
+				t.Errorf("the kernel's report is complete, want it lost")
+			}
+			if (tc.want != "" && !hasClass(changed, tc.want)) || hasClass(changed, "app.S") || len(problems) > 0 {
+				t.Errorf("changed %q (problems %q), want %q found and nothing behind a symlink", classNames(changed), problems, tc.want)
+			}
+		})
+	}
+}
+
+// A class file swapped for a symlink is not followed: the search says it
+// cannot read that class. A symlink to a directory outside the tree is not
+// watched through: what is written there is not in the watched tree.
+func TestWatchNeverFollowsASymlink(t *testing.T) {
+	t.Parallel()
+	root, dirs := watchFixture(t, false)
+	outside := filepath.Join(filepath.Dir(root), "outside")
+	writeClassFile(t, filepath.Join(outside, "X.class"), "X")
+	w := startTestWatch(t, dirs, watchLimits{})
+	a := filepath.Join(root, "app", "A.class")
+	if err := os.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "X.class"), a); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "app", "linked")); err != nil {
+		t.Fatal(err)
+	}
+	writeClassFile(t, filepath.Join(outside, "Y.class"), "Y")
+	changed, problems, lost := w.changes(context.Background(), dirs)
+	if lost != "" || len(changed) > 0 {
+		t.Errorf("lost %q, changed %q; want a complete report of no class", lost, classNames(changed))
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0], "A.class is not a regular file") {
+		t.Errorf("problems %q, want A.class unreadable", problems)
+	}
+	if slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, "linked") }) {
+		t.Errorf("problems %q name the linked directory", problems)
+	}
+}
+
+// A directory the agent watches only after the build, outside the watched
+// trees, is scanned: its classes written since the watch started are
+// changed ones, older ones are not.
+func TestWatchScansDirectoriesWatchedOnlyAfterTheBuild(t *testing.T) {
+	t.Parallel()
+	root, dirs := watchFixture(t, true)
+	late := filepath.Join(filepath.Dir(root), "late")
+	if err := os.Rename(filepath.Join(root, "app"), late); err != nil {
+		t.Fatal(err)
+	}
+	w := startTestWatch(t, dirs, watchLimits{})
+	writeClassFile(t, filepath.Join(late, "New.class"), "N")
+	changed, problems, lost := w.changes(context.Background(), append(dirs, watchedDir{named: late, root: late}))
+	if lost != "" || len(problems) > 0 {
+		t.Fatalf("lost %q, problems %q", lost, problems)
+	}
+	if got := classNames(changed); got != "New" {
+		t.Errorf("changed %q, want New (A.class is older)", got)
+	}
+}
+
+// A safe build whose classes land in new package directories is proven
+// from the kernel's report, not from a full search.
+func TestRunFindsClassesTheKernelReported(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	writeClassFile(t, filepath.Join(f.classes, "app", "A.class"), "v0")
+	log := &lockedBuffer{}
+	f.builder.log = hclog.New(&hclog.LoggerOptions{Output: log, Level: hclog.Debug})
+	res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1", "app.sub.deep.B=v2"))
+	requireProven(t, res, map[string]string{"app.A": "v1", "app.sub.deep.B": "v2"})
+	if want := fmt.Sprintf("the kernel reported the build's changes: classes=%d", 2); !strings.Contains(log.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, log.String())
+	}
+}
+
+// lockedBuffer is a buffer the builder's goroutines may log to at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A parent of a watched directory moved, and another directory put in its
+// place, raises no event of the watch: the full search replaces the report.
+func TestWatchLosesAParentMoved(t *testing.T) {
+	t.Parallel()
+	root, dirs := watchFixture(t, false)
+	w := startTestWatch(t, dirs, watchLimits{})
+	base := filepath.Dir(root)
+	if err := os.Rename(base, base+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base + ".moved") })
+	writeClassFile(t, filepath.Join(root, "app", "B.class"), "B")
+	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
+	if !strings.Contains(lost, "is not the directory watched") {
+		t.Errorf("lost %q, want the watched directory replaced", lost)
+	}
+	if !hasClass(changed, "app.B") || hasClass(changed, "app.A") || len(problems) > 0 {
+		t.Errorf("changed %q (problems %q), want app.B only", classNames(changed), problems)
+	}
+}

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package safebuild
+
+import (
+	"context"
+	"time"
+)
+
+// watch is the kernel's report of the build's changes, which the search
+// asks only of Linux (watch_linux.go): here it compares two scans.
+type watch struct{ start time.Time }
+
+// startWatch is nil: the search scans.
+func startWatch(context.Context, []watchedDir) *watch { return nil }
+
+func (*watch) close() {}
+
+func (*watch) changes(context.Context, []watchedDir) ([]changedFile, []string, string) {
+	return nil, nil, "the kernel's report of changes is not asked on this system"
+}
