@@ -90,6 +90,7 @@ func Bench() error {
 		{"^BenchmarkScale$/^files=20000$", "3x", "./harness/scale/"},
 		{"^BenchmarkScale$/^files=100000$", "1x", "./harness/scale/"},
 		{"^BenchmarkScan$", "1x", "./service/safebuild/"},
+		{"^BenchmarkWatch$", "3x", "./service/safebuild/"},
 	} {
 		out, err := sh.Output("go", "test", "-run", "^$", "-bench", run.pattern, "-benchtime", run.benchtime, run.pkg)
 		fmt.Println(out)
@@ -268,7 +269,7 @@ func proofBench(r benchResults) error {
 // scaleBench prints the scale bench's rows (docs/performance.md#5): per
 // generated project and change, the safe build next to the raw build, with
 // the targets of the 20,000-class project beside its rows; then the cost of
-// each scan per 10,000 class files.
+// each scan per 10,000 class files, and of the kernel's report (Linux).
 func scaleBench(r benchResults) error {
 	for _, n := range []int{1000, 20000, 100000} {
 		for _, k := range []string{"1", "512", "all"} {
@@ -289,6 +290,13 @@ func scaleBench(r benchResults) error {
 			return err
 		}
 		fmt.Printf("scan of %d class files, per 10,000: %.1f ms settled (stat only), %.1f ms right after every one changed (each hashed as it is scanned), %.1f ms comparing two snapshots\n", n, m[0], m[1], m[2])
+	}
+	for _, n := range []int{1000, 20000, 100000} {
+		m, err := r.units(fmt.Sprintf("Watch/files=%d", n), "start-ms/10k", "report-1-ms")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("the kernel's report for %d class files: %.1f ms per 10,000 to watch and read every directory before the hold, %.2f ms to examine a 1-class change after the build\n", n, m[0], m[1])
 	}
 	return nil
 }
