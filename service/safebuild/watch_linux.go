@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -69,6 +70,34 @@ type watchLimits struct {
 	// unread leaves the events unread until the build ended, so that a
 	// build's events fill the kernel's queue.
 	unread bool
+	// maxUserWatches stands for fs.inotify.max_user_watches; 0: the
+	// kernel's.
+	maxUserWatches int
+}
+
+// watchShare is the part of the user's watches (fs.inotify.max_user_watches)
+// a search takes at most: the agent's own watcher, which watches the same
+// directories as the same user, needs as many for the directories the
+// build creates.
+const watchShare = 4
+
+// defaultMaxUserWatches is fs.inotify.max_user_watches where it cannot be
+// read: the smallest default of the kernels we run on.
+const defaultMaxUserWatches = 8192
+
+// watchBudget is how many directories a search may watch: a watchShare'th
+// of limits.maxUserWatches or of the kernel's setting.
+func watchBudget(limits watchLimits) int {
+	n := limits.maxUserWatches
+	if n == 0 {
+		n = defaultMaxUserWatches
+		if data, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches"); err == nil {
+			if v, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && v > 0 {
+				n = v
+			}
+		}
+	}
+	return n / watchShare
 }
 
 // watchedTree is a directory being watched: its path and the root of the
@@ -90,6 +119,7 @@ type watch struct {
 	dirs   map[int]watchedTree
 	roots  []string
 	ids    []unix.Stat_t // each root's, when it was watched
+	budget int           // the directories it may watch (watchBudget)
 	// named is each class file an event named (the events, or'ed) and its
 	// watched tree.
 	named   map[string]namedFile
@@ -131,6 +161,7 @@ func newWatch(ctx context.Context, dirs []watchedDir, limits watchLimits) *watch
 		dirs:   map[int]watchedTree{},
 		named:  map[string]namedFile{},
 		buf:    make([]byte, 64<<10),
+		budget: watchBudget(limits),
 		done:   make(chan struct{}),
 	}
 	for _, dir := range dirs {
@@ -166,6 +197,9 @@ var errNotWatchable = errors.New("not watchable")
 func (w *watch) add(path, root string, fresh bool) error {
 	if err := w.ctx.Err(); err != nil {
 		return w.lose("the search ran out of time while watching %s: %v", path, err)
+	}
+	if len(w.dirs) >= w.budget {
+		return w.lose("the watched trees hold more than %d directories, the part of the user's watches (fs.inotify.max_user_watches) a search takes", w.budget)
 	}
 	wd, err := unix.InotifyAddWatch(w.fd, path, watchEvents|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW)
 	if _, seen := w.dirs[wd]; err == nil && !seen && w.limits.maxWatches > 0 && len(w.dirs) >= w.limits.maxWatches {

@@ -395,3 +395,26 @@ func TestWatchLosesAParentMoved(t *testing.T) {
 		t.Errorf("changed %q (problems %q), want app.B only", classNames(changed), problems)
 	}
 }
+
+// A search takes at most a quarter of the user's watches, which the
+// agent's own watcher needs too: a tree with more directories is scanned
+// before the build, and one that grows beyond during it is searched in
+// full.
+func TestWatchTakesAQuarterOfTheUsersWatches(t *testing.T) {
+	t.Parallel()
+	_, dirs := watchFixture(t, false)
+	if w := newWatch(context.Background(), dirs, watchLimits{maxUserWatches: 4}); w != nil {
+		w.close()
+		t.Errorf("two directories watched with a quarter of 4 watches")
+	}
+	root, dirs := watchFixture(t, false)
+	w := startTestWatch(t, dirs, watchLimits{maxUserWatches: 8})
+	writeClassFile(t, filepath.Join(root, "app", "sub", "B.class"), "B")
+	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
+	if !strings.Contains(lost, "more than 2 directories") {
+		t.Errorf("lost %q, want the quarter of the user's watches", lost)
+	}
+	if !hasClass(changed, "app.sub.B") || len(problems) > 0 {
+		t.Errorf("changed %q (problems %q), want app.sub.B found by the full search", classNames(changed), problems)
+	}
+}
