@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -488,6 +489,9 @@ func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []chang
 			changed = append(changed, c)
 		}
 	}
+	if w.lost != "" {
+		return nil, nil, w.lost
+	}
 	if len(late) > 0 {
 		snap := scan(ctx, late, false)
 		for p := range snap.files {
@@ -506,7 +510,7 @@ func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []chang
 // examine is the class file at path that events named, as it is now, and
 // whether the build changed it: its problem noted in s when it is not a
 // regular file or cannot be read; not changed when it is gone or not a
-// class.
+// class; the report lost when it has another name, which changed with it.
 func (w *watch) examine(s *search, path string, f namedFile) (changedFile, bool) {
 	class, ok := className(f.root, path)
 	if !ok {
@@ -529,6 +533,11 @@ func (w *watch) examine(s *search, path string, f namedFile) (changedFile, bool)
 	changedAt := max(st.mtime, st.ctime)
 	if f.mask&(writtenEvents|inNewDirectory) == 0 && w.start.UnixNano()-changedAt >= int64(recentWindow) {
 		return changedFile{}, false // opened for writing, closed, and not written
+	}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+		// Its other names changed too, and no event named them.
+		w.lose("%s has %d hard links, whose other names no event names", path, sys.Nlink)
+		return changedFile{}, false
 	}
 	return changedFile{class: class, path: path, changed: changedAt}, true
 }

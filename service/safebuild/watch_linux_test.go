@@ -111,7 +111,7 @@ func TestWatchFindsClassesInDirectoriesTheBuildCreates(t *testing.T) {
 
 // A class file renamed into place, as Gradle and javac may write one (from
 // outside the watched tree, from a temporary name beside it, over the
-// class it replaces), or linked into the tree, is a changed class.
+// class it replaces), is a changed class.
 func TestWatchFindsAClassRenamedIntoPlace(t *testing.T) {
 	t.Parallel()
 	for name, place := range map[string]func(t *testing.T, root, outside string) error{
@@ -122,13 +122,6 @@ func TestWatchFindsAClassRenamedIntoPlace(t *testing.T) {
 		"from-a-temporary-name": func(t *testing.T, root, _ string) error {
 			writeClassFile(t, filepath.Join(root, "app", "A.class.tmp"), "BBBB")
 			return os.Rename(filepath.Join(root, "app", "A.class.tmp"), filepath.Join(root, "app", "A.class"))
-		},
-		"hard-link": func(t *testing.T, root, outside string) error {
-			writeClassFile(t, filepath.Join(outside, "A.class"), "BBBB")
-			if err := os.Remove(filepath.Join(root, "app", "A.class")); err != nil {
-				return err
-			}
-			return os.Link(filepath.Join(outside, "A.class"), filepath.Join(root, "app", "A.class"))
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -416,5 +409,45 @@ func TestWatchTakesAQuarterOfTheUsersWatches(t *testing.T) {
 	}
 	if !hasClass(changed, "app.sub.B") || len(problems) > 0 {
 		t.Errorf("changed %q (problems %q), want app.sub.B found by the full search", classNames(changed), problems)
+	}
+}
+
+// A changed class file with another hard link changed under every name,
+// and no event named the others: the full search replaces the report and
+// finds each name, whether the link was there before the build or the
+// build made it.
+func TestWatchSearchesInFullForAHardLinkedClass(t *testing.T) {
+	t.Parallel()
+	for name, before := range map[string]bool{"linked-before": true, "linked-by-the-build": false} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			root, dirs := watchFixture(t, false)
+			a, b := filepath.Join(root, "app", "A.class"), filepath.Join(root, "lib", "B.class")
+			link := func() {
+				if err := os.MkdirAll(filepath.Dir(b), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Link(a, b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if before {
+				link()
+			}
+			w := startTestWatch(t, dirs, watchLimits{})
+			if !before {
+				link()
+			}
+			if err := os.WriteFile(a, []byte("BBBB"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
+			if !strings.Contains(lost, "hard links") {
+				t.Errorf("lost %q, want the hard links", lost)
+			}
+			if !hasClass(changed, "app.A") || !hasClass(changed, "lib.B") || len(problems) > 0 {
+				t.Errorf("changed %q (problems %q), want app.A and lib.B", classNames(changed), problems)
+			}
+		})
 	}
 }
