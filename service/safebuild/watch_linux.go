@@ -393,25 +393,26 @@ func (w *watch) event(wd int, mask uint32, name string) {
 	}
 }
 
-// stop ends read and takes the events still queued, within ctx.
-func (w *watch) stop(ctx context.Context) {
+// stop ends read and takes the events still queued, within ctx; when read
+// does not end within ctx, or cannot be ended, it says why and leaves the
+// watch to read, which then owns it until close.
+func (w *watch) stop(ctx context.Context) string {
 	if err := w.file.SetReadDeadline(time.Now()); err != nil {
-		w.lose("the kernel's events could not be read: %v", err)
+		return fmt.Sprintf("the kernel's events could not be read: %v", err)
 	}
 	select {
 	case <-w.done:
 	case <-ctx.Done():
-		w.lose("the search ran out of time while reading the kernel's events")
-		return
+		return "the search ran out of time while reading the kernel's events"
 	}
 	if err := w.file.SetReadDeadline(time.Time{}); err != nil {
 		w.lose("the kernel's events could not be read: %v", err)
-		return
+		return ""
 	}
 	rc, err := w.file.SyscallConn()
 	if err != nil {
 		w.lose("the kernel's events could not be read: %v", err)
-		return
+		return ""
 	}
 	buf := make([]byte, 64<<10)
 	for ctx.Err() == nil {
@@ -424,15 +425,16 @@ func (w *watch) stop(ctx context.Context) {
 			rerr = err
 		}
 		if errors.Is(rerr, unix.EAGAIN) {
-			return
+			return ""
 		}
 		if rerr != nil || n <= 0 {
 			w.lose("the kernel's events could not be read: %v", rerr)
-			return
+			return ""
 		}
 		w.events(buf[:n])
 	}
 	w.lose("the search ran out of time while reading the kernel's events")
+	return ""
 }
 
 // close releases the inotify instance once read has ended, which the
@@ -461,7 +463,9 @@ func (w *watch) close() {
 // nothing else. It ends the watch.
 func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []changedFile, problems []string, lost string) {
 	defer w.close()
-	w.stop(ctx)
+	if reason := w.stop(ctx); reason != "" {
+		return nil, nil, reason
+	}
 	for i, root := range w.roots {
 		// A parent of a root moved raises no event of the watch.
 		var id unix.Stat_t

@@ -451,3 +451,24 @@ func TestWatchSearchesInFullForAHardLinkedClass(t *testing.T) {
 		})
 	}
 }
+
+// The report honours its context: when it has ended, the report is
+// incomplete and the full search says it ran out of time, while the
+// events of a build are still being read.
+func TestWatchReportHonoursItsContext(t *testing.T) {
+	t.Parallel()
+	root, dirs := watchFixture(t, false)
+	w := startTestWatch(t, dirs, watchLimits{})
+	for i := range 200 {
+		writeClassFile(t, filepath.Join(root, "app", fmt.Sprintf("p%d", i), "C.class"), "C")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, problems, lost := changedSince(ctx, snapshot{at: w.start, watch: w}, dirs)
+	if !strings.Contains(lost, "ran out of time") {
+		t.Errorf("lost %q, want the search out of time", lost)
+	}
+	if len(problems) == 0 || !strings.Contains(problems[0], "ran out of time") {
+		t.Errorf("problems %q, want the search cut short", problems)
+	}
+}
