@@ -125,7 +125,7 @@ func NewServer(cfg Config) *Server {
 		Description: "The complete output of a safe build: a file under a project's .buildguard/logs/, as a failed reclazz_safe_build result links it. " +
 			"A read returns at most 1 MiB of it; when more follows, a second content's uri (?offset=N) reads the next part.",
 	}, s.readBuildLog)
-	ext := &mcptask.Extension{Store: s.tasks}
+	ext := &mcptask.Extension{Store: s.tasks, Session: s.session2025}
 	if err := ext.Register(s.sdk); err != nil {
 		panic(err) // a clash with a standard method's name: a bug of this build
 	}
@@ -346,7 +346,10 @@ func (s *Server) initialize(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 	}
 }
 
-func (s *Server) initializeResult(v string) *sdkmcp.InitializeResult {
+func (s *Server) initializeResult(v string) sdkmcp.Result {
+	if v == protocol.Version20251125 {
+		return s.initializeResult2025()
+	}
 	return &sdkmcp.InitializeResult{
 		ProtocolVersion: v,
 		Capabilities:    capabilities(),
@@ -377,6 +380,7 @@ type wireTool struct {
 	InputSchema  any              `json:"inputSchema"`
 	OutputSchema any              `json:"outputSchema,omitempty"`
 	Annotations  *wireAnnotations `json:"annotations,omitempty"`
+	Execution    *wireExecution   `json:"execution,omitempty"`
 }
 
 // wireAnnotations renders hints as MCP defines them: destructiveHint and
@@ -411,6 +415,7 @@ func (s *Server) renderTool(t *sdkmcp.Tool, v string) wireTool {
 	if sh.annotations {
 		w.Annotations = renderAnnotations(t.Annotations)
 	}
+	w.Execution = execution2025(t.Name, v)
 	return w
 }
 

@@ -138,8 +138,15 @@ func TestToolShapePerVersion(t *testing.T) {
 			if hasOut != sh.outputSchema || hasAnn != sh.annotations {
 				t.Errorf("%s %s: outputSchema=%v annotations=%v, want %v %v", v, m["name"], hasOut, hasAnn, sh.outputSchema, sh.annotations)
 			}
+			// Only reclazz_safe_build, and only in a 2025-11-25 session,
+			// carries execution (docs/decisions.md#D17).
+			_, hasExec := m["execution"]
+			if wantExec := v == protocol.Version20251125 && string(m["name"]) == `"`+tools.ToolSafeBuild+`"`; hasExec != wantExec ||
+				hasExec && string(m["execution"]) != `{"taskSupport":"optional"}` {
+				t.Errorf("%s %s: execution %s, want it only for %s at %s", v, m["name"], m["execution"], tools.ToolSafeBuild, protocol.Version20251125)
+			}
 			for k := range m {
-				if !slices.Contains([]string{"name", "description", "inputSchema", "outputSchema", "annotations"}, k) {
+				if !slices.Contains([]string{"name", "description", "inputSchema", "outputSchema", "annotations", "execution"}, k) {
 					t.Errorf("%s %s: unexpected key %q", v, m["name"], k)
 				}
 			}

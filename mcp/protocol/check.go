@@ -126,28 +126,52 @@ func (m Message) Forward() (params json.RawMessage, tool string, args json.RawMe
 		return withMeta(map[string]json.RawMessage{"uri": fields["uri"]}), "", nil, nil
 	case MethodResourcesList, MethodResourcesTemplatesList:
 		return withMeta(map[string]json.RawMessage{}), "", nil, nil
-	case mcptask.MethodGet, mcptask.MethodCancel, mcptask.MethodUpdate:
-		// The tasks extension (docs/decisions.md#D17): its own middleware
-		// refuses a request that did not declare it (-32021), so the _meta
-		// of a 2026-07-28 request is all it needs beside these fields,
-		// which must have types go-sdk can decode.
-		if msg := mcptask.ParamsProblem(m.Method, fields); msg != "" {
-			return fail(jsonrpc.CodeInvalidParams, msg)
-		}
-		p := map[string]json.RawMessage{}
-		for _, f := range []string{"taskId", "inputResponses"} {
-			if v, ok := fields[f]; ok && (f == "taskId" || m.Method == mcptask.MethodUpdate) {
-				p[f] = v
-			}
-		}
-		return withMeta(p), "", nil, nil
+	case mcptask.MethodGet, mcptask.MethodCancel, mcptask.MethodUpdate, mcptask.MethodResult, mcptask.MethodList:
+		return m.forwardTasks(fields, sessionless, withMeta)
 	default:
 		return fail(jsonrpc.CodeMethodNotFound, "Method not found: "+m.Method)
 	}
 }
 
+// forwardTasks is Forward for the tasks methods.
+func (m Message) forwardTasks(fields map[string]json.RawMessage, sessionless bool, withMeta func(map[string]json.RawMessage) json.RawMessage) (json.RawMessage, string, json.RawMessage, *Refusal) {
+	fail := func(code int64, msg string) (json.RawMessage, string, json.RawMessage, *Refusal) {
+		return nil, "", nil, &Refusal{ID: m.ID.Raw, Code: code, Message: msg}
+	}
+	p := map[string]json.RawMessage{}
+	if m.Method == mcptask.MethodResult || m.Method == mcptask.MethodList {
+		// The 2025-11-25 form of tasks (docs/decisions.md#D17), which
+		// SEP-2663 removed: the server serves them to a 2025-11-25 session
+		// and answers -32601 to any other, as it answers a 2026-07-28
+		// request here. The fields go as they came; the server checks them.
+		if sessionless {
+			return fail(jsonrpc.CodeMethodNotFound, "Method not found: "+m.Method)
+		}
+		for _, f := range []string{"taskId", "cursor"} {
+			if v, ok := fields[f]; ok {
+				p[f] = v
+			}
+		}
+		return withMeta(p), "", nil, nil
+	}
+	// The tasks extension (docs/decisions.md#D17): its own middleware
+	// refuses a request that did not declare it (-32021), so the _meta of a
+	// 2026-07-28 request is all it needs beside these fields, which must
+	// have types go-sdk can decode.
+	if msg := mcptask.ParamsProblem(m.Method, fields); msg != "" {
+		return fail(jsonrpc.CodeInvalidParams, msg)
+	}
+	for _, f := range []string{"taskId", "inputResponses"} {
+		if v, ok := fields[f]; ok && (f == "taskId" || m.Method == mcptask.MethodUpdate) {
+			p[f] = v
+		}
+	}
+	return withMeta(p), "", nil, nil
+}
+
 // forwardToolCall is Forward for tools/call: the tool's name, its arguments
-// (an object, when present) and, of the session's _meta, the progress token.
+// (an object, when present), of the session's _meta the progress token, and
+// the task param.
 func (m Message) forwardToolCall(fields map[string]json.RawMessage, withMeta func(map[string]json.RawMessage) json.RawMessage) (json.RawMessage, string, json.RawMessage, *Refusal) {
 	fail := func(msg string) (json.RawMessage, string, json.RawMessage, *Refusal) {
 		return nil, "", nil, &Refusal{ID: m.ID.Raw, Code: jsonrpc.CodeInvalidParams, Message: msg}
@@ -165,8 +189,17 @@ func (m Message) forwardToolCall(fields map[string]json.RawMessage, withMeta fun
 	}
 	// A progress token is all of _meta a session request keeps: the
 	// tool reports progress under it (docs/safe-build.md#5).
+	meta := map[string]json.RawMessage{}
 	if tok, ok := progressToken(fields["_meta"]); ok {
-		p["_meta"] = MustMarshal(map[string]json.RawMessage{"progressToken": tok})
+		meta["progressToken"] = tok
+	}
+	// The task param of a 2025-11-25 session's call (SEP-1686) rides in
+	// _meta, the only place go-sdk keeps; the server checks it.
+	if task, ok := fields["task"]; ok {
+		meta[mcptask.MetaKeyTaskParam] = task
+	}
+	if len(meta) > 0 {
+		p["_meta"] = MustMarshal(meta)
 	}
 	return withMeta(p), name, p["arguments"], nil
 }

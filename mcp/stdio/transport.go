@@ -18,6 +18,7 @@ import (
 
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/mcp/protocol"
+	"github.com/buildguard/buildguard/service/mcptask"
 )
 
 // Frame and wait limits of the stdio contract (docs/mcp-server.md#2.1, docs/mcp-server.md#5).
@@ -67,7 +68,8 @@ const (
 // one runs, every other request is served as usual (a second build call
 // reaches the tool too, which queues it behind the first: docs/decisions.md#D18). notifications/cancelled naming a
 // build call, or EOF, cancels it as it does the batch; at EOF the wait is
-// BuildDrainTimeout. Of the server's own messages only responses and
+// BuildDrainTimeout. A tasks/result, which waits for its task, runs beside
+// the reader in the same way. Of the server's own messages only responses and
 // notifications/progress reach Out.
 //
 // A Transport is good for one Connect.
@@ -449,7 +451,9 @@ func (c *conn) request(m protocol.Message) {
 		return
 	}
 	background := method == protocol.MethodToolsCall && c.bgTool != "" && tool == c.bgTool && (c.badArgs == nil || !c.badArgs(args))
-	concurrent := method == protocol.MethodToolsCall && c.build != "" && tool == c.build
+	// A tasks/result waits for its task (docs/decisions.md#D17): it runs
+	// beside the reader as a build call does.
+	concurrent := method == protocol.MethodToolsCall && c.build != "" && tool == c.build || method == mcptask.MethodResult
 
 	c.mu.Lock()
 	if background && c.batch != nil { // only this goroutine starts batches; kept as a guard

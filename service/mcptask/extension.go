@@ -34,6 +34,9 @@ const (
 // front of them.
 type Extension struct {
 	Store *Store
+	// Session tells the requests of a session that negotiated 2025-11-25,
+	// which get the tasks of SEP-1686 (form2025.go). Nil: no session does.
+	Session SessionOf
 }
 
 // Advertise adds the extension to capabilities (server/discover).
@@ -50,8 +53,9 @@ func MissingCapability() *jsonrpc.Error {
 }
 
 // Register adds tasks/get, tasks/update and tasks/cancel to srv as custom
-// methods. Install [Extension.Middleware] too, or they answer clients that
-// did not declare the extension.
+// methods, and the 2025-11-25 form's tasks/result and tasks/list. Install
+// [Extension.Middleware] too, or they answer clients that did not declare
+// the extension, and every session serves tasks/result and tasks/list.
 func (e *Extension) Register(srv *sdkmcp.Server) error {
 	if err := sdkmcp.AddReceivingCustomMethod(srv, MethodGet, e.get); err != nil {
 		return err
@@ -59,19 +63,41 @@ func (e *Extension) Register(srv *sdkmcp.Server) error {
 	if err := sdkmcp.AddReceivingCustomMethod(srv, MethodUpdate, e.update); err != nil {
 		return err
 	}
+	for _, m := range []string{MethodResult, MethodList} {
+		// Only a 2025-11-25 session gets here (Middleware).
+		if err := sdkmcp.AddReceivingCustomMethod(srv, m, func(ctx context.Context, _ *sdkmcp.ServerSession, _ *Params2025) (sdkmcp.Result, error) {
+			return nil, methodNotFound(m)
+		}); err != nil {
+			return err
+		}
+	}
 	return sdkmcp.AddReceivingCustomMethod(srv, MethodCancel, e.cancel)
 }
 
-// Middleware is receiving middleware for the extension's methods: a request
-// that did not declare the extension is refused with -32021, and over HTTP
-// an Mcp-Name header that is not the taskId with -32020 (SEP-2663, Routing
-// Headers). Other methods pass through.
+// Middleware is receiving middleware for the tasks methods: a request of a
+// 2025-11-25 session that did not declare the extension gets the
+// 2025-11-25 form (form2025.go); any other request that did not declare it
+// is refused with -32021 (tasks/result and tasks/list, which SEP-2663
+// removed, with -32601), and over HTTP an Mcp-Name header that is not the
+// taskId with -32020 (SEP-2663, Routing Headers). Other methods pass
+// through.
 func (e *Extension) Middleware(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
 	return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
-		if method != MethodGet && method != MethodUpdate && method != MethodCancel {
+		switch method {
+		case MethodGet, MethodUpdate, MethodCancel, MethodResult, MethodList:
+		default:
 			return next(ctx, method, req)
 		}
-		if !Declared(requestMeta(req)) {
+		declared := Declared(requestMeta(req))
+		if !declared && e.Session != nil {
+			if owner, ok := e.Session(req); ok {
+				return e.serve2025(ctx, owner, method, req)
+			}
+		}
+		if method == MethodResult || method == MethodList {
+			return nil, methodNotFound(method)
+		}
+		if !declared {
 			return nil, MissingCapability()
 		}
 		if x := req.GetExtra(); x != nil && x.Header != nil {

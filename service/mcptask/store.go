@@ -67,7 +67,17 @@ type Work func(ctx context.Context, r *Run) (json.RawMessage, error)
 // how).
 func Cancelled(message string) error { return &cancelledError{msg: message} }
 
-type cancelledError struct{ msg string }
+// CancelledWith is Cancelled with the result the work's request gave when
+// it honoured the cancellation; the 2025-11-25 form returns it from
+// tasks/result (docs/decisions.md#D17).
+func CancelledWith(message string, result json.RawMessage) error {
+	return &cancelledError{msg: message, result: result}
+}
+
+type cancelledError struct {
+	msg    string
+	result json.RawMessage
+}
 
 func (e *cancelledError) Error() string { return e.msg }
 func (e *cancelledError) Unwrap() error { return context.Canceled }
@@ -115,7 +125,9 @@ type task struct {
 	status      Status
 	message     string
 	result      json.RawMessage
+	isError     bool // the result is a tools/call result with isError true
 	err         *wireError
+	owner       any // who may reach it through the 2025-11-25 form; nil: nobody
 	cancel      context.CancelFunc
 	cancelAsked bool
 	inputs      map[string]json.RawMessage // outstanding input requests (input_required)
@@ -154,6 +166,12 @@ func NewStore(cfg Config) *Store {
 // returns. The work's context is the store's, not the caller's: it ends only
 // with tasks/cancel or Close.
 func (s *Store) Start(message string, work Work) (Task, error) {
+	return s.start(message, nil, work)
+}
+
+// start is Start for a task that owner reaches through the 2025-11-25 form
+// (nil: a 2026-07-28 task, reached by its id alone).
+func (s *Store) start(message string, owner any, work Work) (Task, error) {
 	id, err := s.newID()
 	if err != nil {
 		return Task{}, err
@@ -169,7 +187,7 @@ func (s *Store) Start(message string, work Work) (Task, error) {
 	}
 	ctx, cancel := context.WithCancel(s.base)
 	now := s.now()
-	t := &task{id: id, created: now, updated: now, status: StatusWorking, message: message, cancel: cancel, done: make(chan struct{})}
+	t := &task{id: id, created: now, updated: now, status: StatusWorking, message: message, cancel: cancel, done: make(chan struct{}), owner: owner}
 	s.tasks[id] = t
 	s.wg.Add(1)
 	go s.run(ctx, t, work)
@@ -210,10 +228,11 @@ func (s *Store) run(ctx context.Context, t *task, work Work) {
 	switch {
 	case err == nil && res != nil:
 		t.status, t.result, t.message = StatusCompleted, res, ""
+		_, t.isError = toolError(res)
 	case err != nil && errors.Is(err, context.Canceled) && t.cancelAsked:
 		t.status, t.message = StatusCancelled, "cancelled"
 		if errors.As(err, &cancelled) {
-			t.message = cancelled.msg
+			t.message, t.result = cancelled.msg, cancelled.result
 		}
 	case errors.As(err, &rpcErr):
 		t.status, t.message = StatusFailed, rpcErr.Message

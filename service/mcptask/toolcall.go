@@ -60,49 +60,105 @@ func (e *Extension) ToolCalls(policy Policy, message string) sdkmcp.Middleware {
 			}
 			support := policy(p)
 			declared := RequestDeclared(req)
+			if owner, ok := e.session2025(req, declared); ok {
+				return e.toolCall2025(ctx, owner, support, message, next, method, req)
+			}
 			switch {
 			case support == SupportNone || (support == SupportOptional && !declared):
 				return next(ctx, method, req)
 			case !declared:
 				return nil, MissingCapability()
 			}
-			detached := context.WithoutCancel(ctx)
-			seed, err := e.Store.Start(message, func(taskCtx context.Context, r *Run) (json.RawMessage, error) {
-				wctx, cancel := context.WithCancel(context.WithValue(detached, runKey{}, r))
-				defer cancel()
-				stop := context.AfterFunc(taskCtx, cancel)
-				defer stop()
-				res, err := next(wctx, method, req)
-				if err != nil {
-					return nil, err
-				}
-				if res == nil {
-					return nil, errors.New("the tool returned no result")
-				}
-				b, err := json.Marshal(res)
-				if err != nil {
-					return nil, fmt.Errorf("encoding the tool result: %w", err)
-				}
-				if taskCtx.Err() != nil {
-					// Cancelled: a tool error now is the tool honouring it.
-					if msg, isErr := toolError(b); isErr {
-						return nil, Cancelled(msg)
-					}
-				}
-				return b, nil
-			})
-			switch {
-			case errors.Is(err, ErrFull):
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + err.Error() + "; cancel one or wait for it"}
-			case errors.Is(err, ErrClosed):
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the server is stopping; it starts no more tasks"}
-			case err != nil:
-				// A Go error would reach the client with code 0.
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + err.Error()}
+			seed, err := e.Store.Start(message, toolWork(ctx, next, method, req))
+			if err != nil {
+				return nil, startError(err)
 			}
 			return NewCreateTaskResult(seed), nil
 		}
 	}
+}
+
+// toolWork is the work of a tools/call that became a task: the rest of the
+// chain (next), on a context that keeps the request's values but not its
+// cancellation.
+func toolWork(ctx context.Context, next sdkmcp.MethodHandler, method string, req sdkmcp.Request) Work {
+	detached := context.WithoutCancel(ctx)
+	return func(taskCtx context.Context, r *Run) (json.RawMessage, error) {
+		wctx, cancel := context.WithCancel(context.WithValue(detached, runKey{}, r))
+		defer cancel()
+		stop := context.AfterFunc(taskCtx, cancel)
+		defer stop()
+		res, err := next(wctx, method, req)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
+			return nil, errors.New("the tool returned no result")
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the tool result: %w", err)
+		}
+		if taskCtx.Err() != nil {
+			// Cancelled: a tool error now is the tool honouring it.
+			if msg, isErr := toolError(b); isErr {
+				return nil, CancelledWith(msg, b)
+			}
+		}
+		return b, nil
+	}
+}
+
+// startError is the JSON-RPC error of a task that could not start.
+func startError(err error) error {
+	switch {
+	case errors.Is(err, ErrFull):
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + err.Error() + "; cancel one or wait for it"}
+	case errors.Is(err, ErrClosed):
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the server is stopping; it starts no more tasks"}
+	default:
+		// A Go error would reach the client with code 0.
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + err.Error()}
+	}
+}
+
+// session2025 is the owner of req's tasks when it is a request of a
+// 2025-11-25 session that did not declare the extension.
+func (e *Extension) session2025(req sdkmcp.Request, declared bool) (any, bool) {
+	if declared || e.Session == nil {
+		return nil, false
+	}
+	return e.Session(req)
+}
+
+// toolCall2025 is ToolCalls in a 2025-11-25 session (SEP-1686): a call
+// with a task param becomes owner's task when policy allows it, and is
+// -32601 when it does not; a call without one runs synchronously, or is
+// -32601 when policy requires a task.
+func (e *Extension) toolCall2025(ctx context.Context, owner any, support Support, message string, next sdkmcp.MethodHandler, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
+	p, _ := req.GetParams().(*sdkmcp.CallToolParamsRaw)
+	asked, err := taskParam(p)
+	switch {
+	case err != nil:
+		return nil, err
+	case !asked && support == SupportRequired:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf(msgTaskRequired, p.Name)}
+	case !asked:
+		return next(ctx, method, req)
+	case support == SupportNone:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf(msgNotTaskTool, p.Name)}
+	}
+	seed, err := e.Store.start(message, owner, toolWork(ctx, next, method, req))
+	if err != nil {
+		return nil, startError(err)
+	}
+	e.Store.mu.Lock()
+	defer e.Store.mu.Unlock()
+	t, ok := e.Store.tasks[seed.TaskID]
+	if !ok { // evicted between start and here: impossible while it runs
+		return nil, startError(ErrUnknownTask)
+	}
+	return &CreateTaskResult2025{Task: e.Store.view2025Locked(t)}, nil
 }
 
 // maxCancelMessage bounds the statusMessage of a cancelled task.
