@@ -13,20 +13,20 @@ import (
 // reclazz_safe_build's execution.taskSupport in tools/list, and its tasks
 // are its own.
 
-// httpOwner owns the 2025-11-25 tasks created over HTTP: every request
-// there is a session of its own, and the token is the client
-// (docs/decisions.md#D17).
-type httpOwner struct{}
+// httpOwner owns the 2025-11-25 tasks created over HTTP with one session
+// id (the Mcp-Session-Id the front gave at initialize); the requests
+// without one share the owner of session "" (docs/decisions.md#D17).
+type httpOwner struct{ session string }
 
 // session2025 is mcptask.SessionOf: a request of a 2025-11-25 session (not
 // a 2026-07-28 request), whose tasks belong to its stdio session, or over
-// HTTP to the token's holder.
+// HTTP to its session id.
 func (s *Server) session2025(req sdkmcp.Request) (any, bool) {
 	if s.requestVersion(req) != protocol.Version20251125 {
 		return nil, false
 	}
 	if httpfront.FromHTTP(req) {
-		return httpOwner{}, true
+		return httpOwner{session: s.httpCalls.Session(req)}, true
 	}
 	ss := serverSession(req)
 	if ss == nil {

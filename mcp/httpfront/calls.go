@@ -149,6 +149,22 @@ func (s *Calls) context(req sdkmcp.Request) context.Context {
 	return nil
 }
 
+// Session is the session id (Mcp-Session-Id, the one the front gave at
+// initialize) of the HTTP call req belongs to; "" for a request without one
+// or not over HTTP.
+func (s *Calls) Session(req sdkmcp.Request) string {
+	if !FromHTTP(req) {
+		return ""
+	}
+	token := req.GetExtra().Header.Get(callHeader)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cl := s.calls[token]; cl != nil {
+		return cl.session
+	}
+	return ""
+}
+
 // Middleware ties every request that came over HTTP to its call:
 // the handler's context ends when the call's does.
 func (s *Calls) Middleware(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {

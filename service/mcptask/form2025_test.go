@@ -151,6 +151,7 @@ type http2025 struct {
 	version string
 	mu      sync.Mutex
 	id      int
+	session string // the Mcp-Session-Id initialize gave, sent from then on
 }
 
 func (h *http2025) send(method string, params map[string]any) <-chan answer {
@@ -158,6 +159,7 @@ func (h *http2025) send(method string, params map[string]any) <-chan answer {
 	h.mu.Lock()
 	h.id++
 	body := rpc2025(h.id, method, params)
+	session := h.session
 	h.mu.Unlock()
 	go func() {
 		req, _ := http.NewRequest(http.MethodPost, h.url, strings.NewReader(body))
@@ -165,6 +167,9 @@ func (h *http2025) send(method string, params map[string]any) <-chan answer {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", h.version)
 		req.Header.Set("Authorization", "Bearer "+testToken)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
@@ -173,6 +178,11 @@ func (h *http2025) send(method string, params map[string]any) <-chan answer {
 			return
 		}
 		defer resp.Body.Close()
+		if method == "initialize" {
+			h.mu.Lock()
+			h.session = resp.Header.Get("Mcp-Session-Id")
+			h.mu.Unlock()
+		}
 		b, _ := io.ReadAll(resp.Body)
 		ch <- decode(sseData(bytes.TrimSpace(b)))
 	}()
@@ -585,8 +595,9 @@ func TestTasks2025Errors(t *testing.T) {
 
 // TestTasks2025Isolation: a task created in one 2025-11-25 session is
 // unknown to another (tasks/get, tasks/result, tasks/cancel: -32602;
-// tasks/list: empty), and to the HTTP front's clients; the session that
-// created it still reaches it.
+// tasks/list: empty), and to the HTTP front's clients; over HTTP a task is
+// unknown to another session id and to a client without one; the session
+// that created it still reaches it.
 func TestTasks2025Isolation(t *testing.T) {
 	t.Parallel()
 	p := mcptest.NewBuildProject(t, map[string]string{"ok": mcptest.HangBuild})
@@ -611,6 +622,27 @@ func TestTasks2025Isolation(t *testing.T) {
 	if got := call(t, h, mcptask.MethodList, nil); got.code != 0 || string(got.result["tasks"]) != "[]" {
 		t.Errorf("tasks/list over HTTP: %v (error %d), want no tasks", got.result, got.code)
 	}
+	// Over HTTP a task belongs to the session id initialize gave.
+	h1 := &http2025{t: t, url: ts, version: "2025-11-25"}
+	h2 := &http2025{t: t, url: ts, version: "2025-11-25"}
+	for _, h := range []*http2025{h1, h2} {
+		if got := call(t, h, "initialize", map[string]any{"protocolVersion": "2025-11-25"}); got.code != 0 || h.session == "" {
+			t.Fatalf("initialize over HTTP: error %d, session id %q", got.code, h.session)
+		}
+	}
+	theirs := create2025(t, h1)
+	for _, other := range []*http2025{h2, h} {
+		if got := call(t, other, mcptask.MethodGet, taskID2025(theirs.TaskID)); got.code != -32602 {
+			t.Errorf("tasks/get of another HTTP session's task: %v (error %d), want -32602", got.result, got.code)
+		}
+		if got := call(t, other, mcptask.MethodList, nil); got.code != 0 || string(got.result["tasks"]) != "[]" {
+			t.Errorf("tasks/list of another HTTP session: %v (error %d), want no tasks", got.result, got.code)
+		}
+	}
+	if got := call(t, h1, mcptask.MethodCancel, taskID2025(theirs.TaskID)); got.code != 0 {
+		t.Errorf("tasks/cancel by the HTTP session that created it: error %d %s", got.code, got.message)
+	}
+	waitAnswer(t, h1.send(mcptask.MethodResult, taskID2025(theirs.TaskID)), "tasks/result")
 	if got := asTask(t, "tasks/get", call(t, a, mcptask.MethodGet, taskID2025(task.TaskID)).result); got.Status != "working" {
 		t.Errorf("the creating session's tasks/get: %s, want working", got.Status)
 	}
