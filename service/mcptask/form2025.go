@@ -113,8 +113,9 @@ func Capability2025() map[string]any {
 // 2025-11-25, and the owner its tasks belong to (comparable, never nil).
 type SessionOf func(req sdkmcp.Request) (owner any, ok bool)
 
-// view2025 is the task as SEP-1686 sees it: a cancellation asked for is
-// cancelled at once and stays so, and a tool result with isError is failed.
+// view2025Locked is the task as SEP-1686 sees it: a cancellation asked for
+// is cancelled at once and stays so, and a tool result with isError is
+// failed.
 func (s *Store) view2025Locked(t *task) Task2025 {
 	snap := s.snapshotLocked(t)
 	status := t.status
@@ -128,7 +129,8 @@ func (s *Store) view2025Locked(t *task) Task2025 {
 		LastUpdatedAt: snap.LastUpdatedAt, TTL: snap.TTLMs, PollInterval: snap.PollIntervalMs}
 }
 
-// owned is the task id if owner created it through the 2025-11-25 form.
+// ownedLocked is the task id when owner created it through the 2025-11-25
+// form, else ErrUnknownTask.
 func (s *Store) ownedLocked(owner any, id string) (*task, error) {
 	s.sweepLocked()
 	t, ok := s.tasks[id]
@@ -136,6 +138,23 @@ func (s *Store) ownedLocked(owner any, id string) (*task, error) {
 		return nil, ErrUnknownTask
 	}
 	return t, nil
+}
+
+// Start2025 is Start for a task of owner (comparable, not nil), reached
+// through the 2025-11-25 form; it returns the task as that form sees it.
+func (s *Store) Start2025(message string, owner any, work Work) (Task2025, error) {
+	seed, err := s.start(message, owner, work)
+	if err != nil {
+		return Task2025{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tasks[seed.TaskID]
+	if !ok {
+		// Gone already: its work ended at once and a full store evicted it.
+		return Task2025{}, ErrUnknownTask
+	}
+	return s.view2025Locked(t), nil
 }
 
 // Get2025 is the task as owner's tasks/get sees it.

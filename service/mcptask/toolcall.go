@@ -148,17 +148,11 @@ func (e *Extension) toolCall2025(ctx context.Context, owner any, support Support
 	case support == SupportNone:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf(msgNotTaskTool, p.Name)}
 	}
-	seed, err := e.Store.start(message, owner, toolWork(ctx, next, method, req))
+	task, err := e.Store.Start2025(message, owner, toolWork(ctx, next, method, req))
 	if err != nil {
 		return nil, startError(err)
 	}
-	e.Store.mu.Lock()
-	defer e.Store.mu.Unlock()
-	t, ok := e.Store.tasks[seed.TaskID]
-	if !ok { // evicted between start and here: impossible while it runs
-		return nil, startError(ErrUnknownTask)
-	}
-	return &CreateTaskResult2025{Task: e.Store.view2025Locked(t)}, nil
+	return &CreateTaskResult2025{Task: task}, nil
 }
 
 // maxCancelMessage bounds the statusMessage of a cancelled task.
