@@ -37,3 +37,21 @@ func TestInstructionsFitTheHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestInstructionsNameEveryWayALongBuildAnswers: the instructions say how
+// each kind of client gets a long build's result (docs/safe-build.md#13,
+// docs/safe-build.md#14, docs/decisions.md#D17): the 2026-07-28 extension,
+// the 2025-11-25 task parameter, and a call that answers running and is
+// resumed by its buildId.
+func TestInstructionsNameEveryWayALongBuildAnswers(t *testing.T) {
+	t.Parallel()
+	for _, want := range []string{
+		"io.modelcontextprotocol/tasks", "2026-07-28", // the extension
+		"task parameter in a 2025-11-25 tools/call", // SEP-1686
+		"answerWithinMs", "outcome running", "resume set to that buildId", // answering before a host's deadline
+	} {
+		if !strings.Contains(Instructions, want) {
+			t.Errorf("the instructions lack %q:\n%s", want, Instructions)
+		}
+	}
+}

@@ -38,7 +38,7 @@ const Instructions = "buildguard guards a JVM running the Reclazz hot-reload age
 	"verify each changed class (reclazz_verify or reclazz_verify_batch) against the SHA-256 of the class you built (only applied counts); " +
 	"finally exercise the application. An acknowledgement or a scan is never proof of a reload. " +
 	"Builds of the project run one at a time, in arrival order, whoever asks (other agents' servers, the developer's terminal): while another runs, your call waits its turn and reports its place as progress instead of failing, so do not retry it; an identical call made while one still waits shares that build's result. " +
-	"A long build need not hold the call open: a client that declares the MCP tasks extension (io.modelcontextprotocol/tasks) in a 2026-07-28 request's _meta gets reclazz_safe_build as a task, answered at once with a taskId; poll tasks/get until it is completed, and its result is the same answer; without that declaration the call answers when the build has finished."
+	"A long build need not hold the call open: a client that declares the MCP tasks extension (io.modelcontextprotocol/tasks) in a 2026-07-28 request's _meta, or sends a task parameter in a 2025-11-25 tools/call, gets reclazz_safe_build as a task, answered at once with a taskId; poll tasks/get until it is completed, and its result is the same answer; otherwise the call answers when the build has finished or, once its answer time (answerWithinMs, or the server's default) has passed, with outcome running and a buildId: call reclazz_safe_build again with resume set to that buildId to get the build's own result."
 
 // Error texts of the middleware.
 const (
