@@ -6,13 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
-	"github.com/buildguard/buildguard/buildguard"
 	"github.com/buildguard/buildguard/service/buildqueue"
 )
 
@@ -24,13 +22,12 @@ const QueueHeartbeat = 10 * time.Second
 // queueFront is how the builds behind a safe build see where it came from.
 const queueFront = "safe build"
 
-// admission is the first stage of a safe build (Run): everything before its
-// command starts. A build is admitted when it is not nested in another
-// safe build, the server still takes builds, its turn in the project's
-// build queue came (docs/decisions.md#D18), and its owner token and a new
-// log are ready in the project's state directory (statedir.go): it then
-// has the hold session that runs it (guard). Otherwise denied says why
-// not, and err what went wrong; nothing ran and no hold was taken.
+// admission is the first stage of a safe build (Run): everything until
+// the build's turn. A build is admitted when it is not nested in another
+// safe build, the server still takes builds, and its turn in the
+// project's build queue came (docs/decisions.md#D18). Otherwise denied
+// says why not, and err what went wrong; nothing ran and no hold was
+// taken.
 type admission struct {
 	b    *Builder
 	req  Request
@@ -41,6 +38,8 @@ type admission struct {
 	denied denial
 	err    error
 
+	timeout time.Duration // the build's time limit (buildTimeout), set on arrival
+
 	// the build's turn in the project's queue
 	turn         *buildqueue.Turn
 	joined       []byte // the result the identical build this call joined left
@@ -50,14 +49,6 @@ type admission struct {
 	waited       time.Duration // how long it waited for its turn
 	ahead        int           // the builds ahead of it when it arrived
 	outlived     string        // what it ended of an earlier build (Turn.OutlivedNote)
-
-	// what the admitted build runs with
-	timeout time.Duration      // its time limit (buildTimeout), set on arrival
-	bctx    context.Context    // sctx within timeout (errBuildTimeout)
-	cancel  context.CancelFunc // cancels bctx
-	owner   *string            // the owner the hold is asked for
-	attempt *attempt
-	guard   *buildguard.Guard
 }
 
 // denial is why a build was not admitted.
@@ -69,15 +60,12 @@ const (
 	deniedStopping        // the Builder was stopped
 	deniedJoined          // joined an identical waiting build: joined is its result
 	deniedQueue           // no turn in the queue: err
-	deniedOwner           // the project's owner token: err
-	deniedLog             // the build's log: err
-	deniedGuard           // the hold session: err
 )
 
 // admit admits the build of req: refuses a nested build, claims a place
-// among the server's builds (Stop ends them all), waits for the build's
-// turn in the project's queue, then readies its owner, its log and its
-// hold session. ctx is the call's context. close releases what it holds.
+// among the server's builds (Stop ends them all) and waits for the
+// build's turn in the project's queue. ctx is the call's context. close
+// releases what it holds.
 func (b *Builder) admit(ctx context.Context, req Request) *admission {
 	sctx, stop := context.WithCancelCause(ctx)
 	a := &admission{b: b, req: req, sctx: sctx, stop: stop}
@@ -91,9 +79,7 @@ func (b *Builder) admit(ctx context.Context, req Request) *admission {
 		a.denied = deniedStopping
 		return a
 	}
-	if a.wait(ctx, sctx); a.denied == admitted {
-		a.ready(sctx)
-	}
+	a.wait(ctx, sctx)
 	return a
 }
 
@@ -197,36 +183,6 @@ func (b *Builder) coalesceKey(req Request, timeout time.Duration) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// ready readies the build that has its turn, within sctx: its context
-// within its time limit and its hold session's configuration, then its
-// owner and its log from the project's state directory (readyState), the
-// log created before anything is asked of the agent so that a log folder
-// that cannot be written refuses the build with nothing held
-// (docs/safe-build.md#9), and last its hold session.
-func (a *admission) ready(sctx context.Context) {
-	a.bctx, a.cancel = context.WithTimeoutCause(sctx, a.timeout, errBuildTimeout)
-	a.attempt = &attempt{b: a.b, req: a.req, ctx: a.bctx}
-	cfg := a.b.guardConfig(a.req, a.attempt)
-	owner, f, err := readyState(a.req.Dir, a.req.Build.Name, time.Now())
-	var logErr *logError
-	switch {
-	case errors.As(err, &logErr):
-		a.denied, a.err = deniedLog, logErr.err
-		return
-	case err != nil:
-		a.denied, a.err = deniedOwner, err
-		return
-	}
-	a.attempt.logFile, a.attempt.logPath = f, f.Name()
-	if a.req.LogStarted != nil {
-		a.req.LogStarted(f.Name())
-	}
-	a.owner, cfg.Owner = &owner, owner
-	if a.guard, err = buildguard.New(cfg); err != nil { // only an invalid owner, which readyState never returns
-		a.denied, a.err = deniedGuard, err
-	}
-}
-
 // buildTimeout is the call's timeout, else the build's, else the default.
 func buildTimeout(req Request) time.Duration {
 	switch {
@@ -238,43 +194,10 @@ func buildTimeout(req Request) time.Duration {
 	return DefaultBuildTimeout
 }
 
-// guardConfig configures the core's hold session for one attempt, but for
-// its owner: its connection, runner and environment come from the attempt;
-// the process's signals are not the build's.
-func (b *Builder) guardConfig(req Request, run *attempt) buildguard.Config {
-	return buildguard.Config{
-		Endpoint:  req.Endpoint,
-		Timeout:   b.cfg.AgentTimeout,
-		Grace:     b.cfg.Grace,
-		Dir:       req.Dir,
-		Env:       append(append(append([]string(nil), b.env()...), req.turnEnv...), ActiveEnv+"=1"),
-		Stderr:    io.Discard, // the owner is in the result
-		Logger:    b.log.Named("guard"),
-		Dial:      run.dial,
-		NewRunner: run.newRunner,
-		Started:   req.started,
-		Signals:   make(chan os.Signal),
-	}
-}
-
-func (b *Builder) env() []string {
-	if b.cfg.Env != nil {
-		return b.cfg.Env
-	}
-	return os.Environ()
-}
-
 // close releases what the admission holds, once the build's answer res
-// is known (nil when there is none): the attempt's files and connections,
-// the build's context, the turn (leaving res to the builds that joined
-// this one), the place among the server's builds.
+// is known (nil when there is none): the turn (leaving res to the builds
+// that joined this one), the place among the server's builds.
 func (a *admission) close(res *Result) {
-	if a.attempt != nil {
-		a.attempt.close()
-	}
-	if a.cancel != nil {
-		a.cancel()
-	}
 	if a.turn != nil && a.denied != deniedQueue && a.denied != deniedJoined {
 		a.turn.Release(shareable(res))
 	}

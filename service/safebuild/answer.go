@@ -42,14 +42,15 @@ func answer(p *proof) *Result {
 	}
 	// The build had its turn.
 	waited := queueNote(a)
-	switch a.denied {
-	case deniedOwner:
-		res.refuse("refused: the project's owner token: " + a.err.Error())
-	case deniedLog:
-		res.refuse("refused: the build log cannot be written, so nothing was asked of the agent: " + a.err.Error())
-	case deniedGuard:
-		res.Owner = a.owner
-		res.refuse("refused: " + a.err.Error())
+	r := p.ran
+	switch r.unready {
+	case unreadyOwner:
+		res.refuse("refused: the project's owner token: " + r.err.Error())
+	case unreadyLog:
+		res.refuse("refused: the build log cannot be written, so nothing was asked of the agent: " + r.err.Error())
+	case unreadyGuard:
+		res.Owner = r.owner
+		res.refuse("refused: " + r.err.Error())
 	default:
 		ranResult(p, res)
 	}
@@ -122,7 +123,7 @@ func plural(n int, one, many string) string {
 // what the log lacks and what the proof showed.
 func ranResult(p *proof, res *Result) {
 	r := p.ran
-	res.Owner = r.adm.owner
+	res.Owner = r.owner
 	res.DurationMs = r.duration.Milliseconds()
 	res.Output = r.output
 	res.Diagnostics, res.DiagnosticsOmitted = r.diag.Diagnostics, r.diag.Omitted

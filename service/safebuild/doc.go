@@ -14,10 +14,10 @@
 // prove.go).
 //
 // Builder.Run takes a build through four stages, one file each, each
-// handing its result to the next: admit.go (everything before the
-// command starts: the queue's turn, the owner and the log in the state
-// directory, the hold session), run.go (the supervised build), prove.go
-// (the changed classes and their proof) and answer.go (the result: its
+// handing its result to the next: admit.go (everything until the
+// build's turn in the queue), run.go (the owner and the log in the state
+// directory, the hold session, the supervised build), prove.go (the
+// changed classes and their proof) and answer.go (the result: its
 // outcome, counts and every word of its detail).
 //
 // It owns the build configuration (LoadProject: exact keys, the schema's

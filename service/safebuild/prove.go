@@ -118,7 +118,7 @@ func (b *Builder) prove(r *ran) *proof {
 	if r.outcome != OutcomeOK {
 		return p
 	}
-	a := r.adm.attempt
+	a := r.attempt
 	if !a.after {
 		a.search.problem("the class files were not searched after the build")
 	}

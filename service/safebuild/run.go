@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -142,14 +143,15 @@ var errBuildTimeout = errors.New("the build ran out of time")
 // sent and awaited before Run returns.
 //
 // A build goes through four stages, each handing its result to the next:
-// admit (admit.go: everything before the command starts), run (below: the
-// supervised build), prove (prove.go: the changed classes and their
-// proof) and answer (answer.go: the result, its outcome, detail and
-// counts).
+// admit (admit.go: everything until its turn), run (below: its owner and
+// log, its hold session, the supervised build), prove (prove.go: the
+// changed classes and their proof) and answer (answer.go: the result, its
+// outcome, detail and counts).
 func (b *Builder) Run(ctx context.Context, req Request) (res *Result) {
 	adm := b.admit(ctx, req)
 	defer func() { adm.close(res) }()
 	ran := b.run(ctx, adm)
+	defer ran.close()
 	proof := b.prove(ran)
 	return answer(proof)
 }
@@ -175,13 +177,22 @@ func (b *Builder) Stop() {
 }
 
 // ran is what the run stage hands the proof: how the admitted build's
-// command and its hold session ended. A build that was not admitted never
+// command and its hold session ended. A build that was not admitted, or
+// whose owner, log or hold session could not be readied (unready), never
 // ran: outcome is "".
 type ran struct {
 	adm *admission
 
+	// what the build that had its turn runs with (ready)
+	unready unready
+	bctx    context.Context    // the call's context within the time limit (errBuildTimeout)
+	cancel  context.CancelFunc // cancels bctx
+	owner   *string            // the owner the hold is asked for
+	attempt *attempt
+	guard   *buildguard.Guard
+
 	code     int           // what the guard returned
-	err      error         // what the guard returned
+	err      error         // what the guard returned, or why the build is unready
 	duration time.Duration // from asking for the hold to the finish
 	outcome  string
 	exitCode *int // the command's own exit code, or 127 when it could not run
@@ -193,22 +204,36 @@ type ran struct {
 	capture *capture // the build's output; nil when no command was given it
 }
 
-// run runs the admitted build on its hold session within its time limit
-// and says how it ended; cancelling ctx, the call's context, or Stop ends
-// it.
+// unready is why a build that had its turn did not start: err says what
+// went wrong; nothing was asked of the agent and no hold was taken.
+type unready int
+
+const (
+	readied      unready = iota
+	unreadyOwner         // the project's owner token
+	unreadyLog           // the build's log
+	unreadyGuard         // the hold session
+)
+
+// run readies the admitted build (ready), runs it on its hold session
+// within its time limit and says how it ended; cancelling ctx, the call's
+// context, or Stop ends it. close releases what it holds.
 func (b *Builder) run(ctx context.Context, adm *admission) *ran {
 	r := &ran{adm: adm}
 	if adm.denied != admitted {
 		return r
 	}
+	if r.ready(); r.unready != readied {
+		return r
+	}
 	start := time.Now()
-	r.code, r.err = adm.guard.Run(adm.bctx, adm.req.Build.Command)
+	r.code, r.err = r.guard.Run(r.bctx, adm.req.Build.Command)
 	r.duration = time.Since(start)
-	run := adm.attempt
+	run := r.attempt
 	r.output, r.diag = run.finishOutput()
 	r.capture = run.capture
-	r.stopping = errors.Is(context.Cause(adm.bctx), errStopping)
-	r.outcome = outcome(ctx, adm.bctx, r.code, r.err)
+	r.stopping = errors.Is(context.Cause(r.bctx), errStopping)
+	r.outcome = outcome(ctx, r.bctx, r.code, r.err)
 	switch {
 	case run.exited: // the command's own code, also when the guard reports 1
 		r.exitCode = &run.code
@@ -218,6 +243,76 @@ func (b *Builder) run(ctx context.Context, adm *admission) *ran {
 	}
 	r.told = run.agent.last()
 	return r
+}
+
+// ready readies the build that has its turn, within the admission's
+// context: its context within its time limit and its hold session's
+// configuration, then its owner and its log from the project's state
+// directory (readyState), the log created before anything is asked of the
+// agent so that a log folder that cannot be written refuses the build
+// with nothing held (docs/safe-build.md#9), and last its hold session.
+func (r *ran) ready() {
+	a := r.adm
+	r.bctx, r.cancel = context.WithTimeoutCause(a.sctx, a.timeout, errBuildTimeout)
+	r.attempt = &attempt{b: a.b, req: a.req, ctx: r.bctx}
+	cfg := a.b.guardConfig(a.req, r.attempt)
+	owner, f, err := readyState(a.req.Dir, a.req.Build.Name, time.Now())
+	var logErr *logError
+	switch {
+	case errors.As(err, &logErr):
+		r.unready, r.err = unreadyLog, logErr.err
+		return
+	case err != nil:
+		r.unready, r.err = unreadyOwner, err
+		return
+	}
+	r.attempt.logFile, r.attempt.logPath = f, f.Name()
+	if a.req.LogStarted != nil {
+		a.req.LogStarted(f.Name())
+	}
+	r.owner, cfg.Owner = &owner, owner
+	if r.guard, err = buildguard.New(cfg); err != nil { // only an invalid owner, which readyState never returns
+		r.unready, r.err = unreadyGuard, err
+	}
+}
+
+// guardConfig configures the core's hold session for one attempt, but for
+// its owner: its connection, runner and environment come from the attempt;
+// the process's signals are not the build's.
+func (b *Builder) guardConfig(req Request, run *attempt) buildguard.Config {
+	return buildguard.Config{
+		Endpoint:  req.Endpoint,
+		Timeout:   b.cfg.AgentTimeout,
+		Grace:     b.cfg.Grace,
+		Dir:       req.Dir,
+		Env:       append(append(append([]string(nil), b.env()...), req.turnEnv...), ActiveEnv+"=1"),
+		Stderr:    io.Discard, // the owner is in the result
+		Logger:    b.log.Named("guard"),
+		Dial:      run.dial,
+		NewRunner: run.newRunner,
+		Started:   req.started,
+		Signals:   make(chan os.Signal),
+	}
+}
+
+// env is the environment of the builds' commands before their turn and
+// ActiveEnv are added (Config.Env).
+func (b *Builder) env() []string {
+	if b.cfg.Env != nil {
+		return b.cfg.Env
+	}
+	return os.Environ()
+}
+
+// close releases what the run holds: the attempt's files and connections
+// and the build's context.
+func (r *ran) close() {
+	if r.attempt != nil {
+		r.attempt.close()
+	}
+	if r.cancel != nil {
+		r.cancel()
+	}
 }
 
 // pastDeadline reports whether ctx's deadline has passed, also in the
@@ -268,7 +363,7 @@ type attempt struct {
 	after       bool // the search after the build ran
 	proof       *agentproto.Conn
 
-	// the build's log, created by the admission (ready)
+	// the build's log, created before the hold (ready)
 	logPath string
 	logFile *os.File
 

@@ -147,14 +147,19 @@ func TestReadyOpensTheStateDirOnce(t *testing.T) {
 	}
 }
 
-// admissionTrip are the functions of admit.go that a build's request goes
-// through before its command starts.
-var admissionTrip = []string{"admit", "wait", "coalesceKey", "ready", "guardConfig"}
+// admissionTrip are the functions that a build's request goes through
+// before its command starts, by the stage file that declares them: the
+// admission until the turn, then the run stage's readying.
+var admissionTrip = map[string][]string{
+	"admit.go": {"admit", "wait", "coalesceKey"},
+	"run.go":   {"ready", "guardConfig"},
+}
 
-// TestAdmissionRunsDown: the admission reads top-down. In each function of
-// its trip the calls, in the order they are written, go from admit.go's own
-// functions to the package's other files and the services, then to the
-// core, then to the wire and the leaves, and never back up.
+// TestAdmissionRunsDown: the way to a build's start reads top-down. In
+// each function of its trip the calls, in the order they are written, go
+// from the functions of the function's own file to the package's other
+// files and the services, then to the core, then to the wire and the
+// leaves, and never back up.
 func TestAdmissionRunsDown(t *testing.T) {
 	t.Parallel()
 	pkg, err := build.Default.ImportDir(".", 0)
@@ -163,15 +168,15 @@ func TestAdmissionRunsDown(t *testing.T) {
 	}
 	fset := token.NewFileSet()
 	var files []*ast.File
-	var admit *ast.File
+	stageFiles := map[string]*ast.File{}
 	for _, name := range pkg.GoFiles {
 		f, err := parser.ParseFile(fset, name, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, f)
-		if name == "admit.go" {
-			admit = f
+		if admissionTrip[name] != nil {
+			stageFiles[name] = f
 		}
 	}
 	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
@@ -181,9 +186,10 @@ func TestAdmissionRunsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	module := strings.TrimSuffix(self, "/service/safebuild")
-	// tier is how far down a callee is; -1 for a call the rule leaves
-	// alone (the standard library, other modules, function values).
-	tier := func(call *ast.CallExpr) (int, string) {
+	// tier is how far down a callee of a function of file own is; -1 for
+	// a call the rule leaves alone (the standard library, other modules,
+	// function values).
+	tier := func(own string, call *ast.CallExpr) (int, string) {
 		var id *ast.Ident
 		switch fun := ast.Unparen(call.Fun).(type) {
 		case *ast.Ident:
@@ -199,7 +205,7 @@ func TestAdmissionRunsDown(t *testing.T) {
 		}
 		path := fn.Pkg().Path()
 		switch {
-		case path == self && filepath.Base(fset.Position(fn.Pos()).Filename) == "admit.go":
+		case path == self && filepath.Base(fset.Position(fn.Pos()).Filename) == own:
 			return 0, fn.Name()
 		case path == self, strings.HasPrefix(path, module+"/service/"):
 			return 1, fn.Name()
@@ -212,34 +218,41 @@ func TestAdmissionRunsDown(t *testing.T) {
 		}
 		return -1, ""
 	}
-	trip := map[string]bool{}
-	for _, name := range admissionTrip {
-		trip[name] = true
-	}
-	for _, d := range admit.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || !trip[fd.Name.Name] {
+	for file, names := range admissionTrip {
+		f := stageFiles[file]
+		if f == nil {
+			t.Errorf("the package has no %s", file)
 			continue
 		}
-		delete(trip, fd.Name.Name)
-		lowest, after := 0, ""
-		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
+		trip := map[string]bool{}
+		for _, name := range names {
+			trip[name] = true
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || !trip[fd.Name.Name] {
+				continue
+			}
+			delete(trip, fd.Name.Name)
+			lowest, after := 0, ""
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				if tr, name := tier(file, call); tr >= 0 {
+					if tr < lowest {
+						t.Errorf("%s: %s calls %s after %s, which is further down", fset.Position(call.Pos()), fd.Name.Name, name, after)
+					}
+					if tr > lowest {
+						lowest, after = tr, name
+					}
+				}
 				return true
-			}
-			if tr, name := tier(call); tr >= 0 {
-				if tr < lowest {
-					t.Errorf("%s: %s calls %s after %s, which is further down", fset.Position(call.Pos()), fd.Name.Name, name, after)
-				}
-				if tr > lowest {
-					lowest, after = tr, name
-				}
-			}
-			return true
-		})
-	}
-	for name := range trip {
-		t.Errorf("admit.go declares no %s", name)
+			})
+		}
+		for name := range trip {
+			t.Errorf("%s declares no %s", file, name)
+		}
 	}
 }
