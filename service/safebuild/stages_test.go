@@ -256,3 +256,29 @@ func TestAdmissionRunsDown(t *testing.T) {
 		}
 	}
 }
+
+// TestOneNamePerType: each type of the package has one name, no alias,
+// so that a reader follows a value's methods by the name it is declared
+// with, whichever system's file declares them.
+func TestOneNamePerType(t *testing.T) {
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if ts, ok := n.(*ast.TypeSpec); ok && ts.Assign.IsValid() {
+				t.Errorf("%s: %s is a second name of a type", fset.Position(ts.Pos()), ts.Name.Name)
+			}
+			return true
+		})
+	}
+}

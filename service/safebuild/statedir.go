@@ -142,7 +142,7 @@ func projectOwner(dir string) (string, error) {
 // ownerIn returns the project's owner token from its opened state
 // directory, creating it (a fresh UUID, written atomically) on first use:
 // nothing is read or written through a symlink.
-func ownerIn(state *stateDir) (string, error) {
+func ownerIn(state *ownDir) (string, error) {
 	owner, err := readOwner(state)
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		return owner, err
@@ -161,7 +161,7 @@ func ownerIn(state *stateDir) (string, error) {
 
 // readOwner reads the owner file of state: a regular file of this user,
 // not a symlink, holding one owner token.
-func readOwner(state *stateDir) (string, error) {
+func readOwner(state *ownDir) (string, error) {
 	path := filepath.Join(state.path, OwnerFile)
 	f, err := state.open(OwnerFile)
 	if err != nil {
@@ -213,11 +213,11 @@ func LogDir(dir string) string { return filepath.Join(dir, StateDir, "logs") }
 // at t, named so that logs sort by start time, and removes all but the
 // newest KeptLogs logs (this one included). The state directory and its
 // logs folder are real directories of this user, opened once without
-// following a symlink (openStateDir, stateDir.logs), and the log is created
+// following a symlink (openStateDir, ownDir.logs), and the log is created
 // and old logs removed through that handle, so nothing is created or
 // removed outside the project even if a folder is swapped for a symlink
 // meanwhile. Only files the product wrote are ever removed.
-func newLog(d *logDir, name string, t time.Time) (*os.File, error) {
+func newLog(d *ownDir, name string, t time.Time) (*os.File, error) {
 	stamp := t.UTC().Format("20060102T150405.000Z")
 	stamp = stamp[:15] + stamp[16:] // no dot: 20261202T010203456Z
 	var f *os.File
@@ -244,7 +244,7 @@ func newLog(d *logDir, name string, t time.Time) (*os.File, error) {
 // product wrote: a log's name, a regular file (not a symlink) of this
 // user; nothing else is ever removed. Failures leave a log behind and are
 // not errors of the build.
-func rotateLogs(d *logDir, current string) {
+func rotateLogs(d *ownDir, current string) {
 	names, err := d.names()
 	if err != nil {
 		return

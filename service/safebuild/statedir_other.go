@@ -8,25 +8,23 @@ import (
 	"path/filepath"
 )
 
-// logDir is a project's logs folder, checked (EnsureStateDir,
+// ownDir is a directory buildguard made under the project: its state
+// directory or the logs folder in it, checked (EnsureStateDir,
 // makeOwnDir) and then used by path: this system has no calls relative
 // to an open directory.
-type logDir struct {
+type ownDir struct {
 	path string
 }
 
-// stateDir is the project's state directory, used the same way.
-type stateDir = logDir
-
-func openStateDir(dir string) (*stateDir, error) {
+func openStateDir(dir string) (*ownDir, error) {
 	path, err := EnsureStateDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &stateDir{path: path}, nil
+	return &ownDir{path: path}, nil
 }
 
-func (d *logDir) open(name string) (*os.File, error) {
+func (d *ownDir) open(name string) (*os.File, error) {
 	path := filepath.Join(d.path, name)
 	fi, err := os.Lstat(path)
 	if err != nil {
@@ -38,7 +36,7 @@ func (d *logDir) open(name string) (*os.File, error) {
 	return openNoFollow(path)
 }
 
-func (d *logDir) linkNew(name string, data []byte) error {
+func (d *ownDir) linkNew(name string, data []byte) error {
 	tmp, err := os.CreateTemp(d.path, "."+name+"-*")
 	if err != nil {
 		return err
@@ -56,20 +54,20 @@ func (d *logDir) linkNew(name string, data []byte) error {
 
 // logs checks the state directory's logs folder, path, as openStateDir
 // checks the state directory, creating it when missing.
-func (d *stateDir) logs(path string) (*logDir, error) {
+func (d *ownDir) logs(path string) (*ownDir, error) {
 	if _, err := makeOwnDir(path); err != nil {
 		return nil, err
 	}
-	return &logDir{path: path}, nil
+	return &ownDir{path: path}, nil
 }
 
-func (d *logDir) Close() error { return nil }
+func (d *ownDir) Close() error { return nil }
 
-func (d *logDir) create(name string) (*os.File, error) {
+func (d *ownDir) create(name string) (*os.File, error) {
 	return createNoFollow(filepath.Join(d.path, name))
 }
 
-func (d *logDir) names() ([]string, error) {
+func (d *ownDir) names() ([]string, error) {
 	entries, err := os.ReadDir(d.path)
 	if err != nil {
 		return nil, err
@@ -81,11 +79,11 @@ func (d *logDir) names() ([]string, error) {
 	return names, nil
 }
 
-func (d *logDir) lstat(name string) (fs.FileInfo, error) {
+func (d *ownDir) lstat(name string) (fs.FileInfo, error) {
 	return os.Lstat(filepath.Join(d.path, name))
 }
 
-func (d *logDir) remove(name string) error {
+func (d *ownDir) remove(name string) error {
 	return os.Remove(filepath.Join(d.path, name))
 }
 

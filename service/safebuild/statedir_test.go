@@ -6,8 +6,8 @@ import (
 )
 
 // openLogDir opens dir/.buildguard and its logs folder as a build does
-// (openStateDir, stateDir.logs).
-func openLogDir(dir string) (*logDir, error) {
+// (openStateDir, ownDir.logs).
+func openLogDir(dir string) (*ownDir, error) {
 	state, err := openStateDir(dir)
 	if err != nil {
 		return nil, err

@@ -16,23 +16,21 @@ import (
 	"github.com/buildguard/buildguard/internal/stateignore"
 )
 
-// logDir is a project's logs folder, opened without following a symlink:
+// ownDir is a directory buildguard made under the project: its state
+// directory or the logs folder in it, opened without following a symlink:
 // files are created, inspected and removed relative to it (openat and
 // friends), never through a path that could meanwhile lead elsewhere.
-type logDir struct {
+type ownDir struct {
 	f    *os.File
 	path string
 }
-
-// stateDir is the project's state directory, opened the same way.
-type stateDir = logDir
 
 // openStateDir opens dir/.buildguard, creating it when missing, without
 // following a symlink and checked on the opened handle: a real directory
 // of this user (checkOwn). A state directory it creates is given its
 // .gitignore (stateignore.Create); one that could not be written is no
 // error of the build.
-func openStateDir(dir string) (*stateDir, error) {
+func openStateDir(dir string) (*ownDir, error) {
 	project, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("opening the project directory: %w", err)
@@ -46,22 +44,22 @@ func openStateDir(dir string) (*stateDir, error) {
 	if created {
 		_ = stateignore.Create(path)
 	}
-	return &stateDir{f: state, path: path}, nil
+	return &ownDir{f: state, path: path}, nil
 }
 
 // logs opens the state directory's logs folder, path, as openStateDir
 // opens the state directory: through the state directory's handle.
-func (d *stateDir) logs(path string) (*logDir, error) {
+func (d *ownDir) logs(path string) (*ownDir, error) {
 	logs, _, err := openOwnDirAt(d.f, "logs", path)
 	if err != nil {
 		return nil, err
 	}
-	return &logDir{f: logs, path: path}, nil
+	return &ownDir{f: logs, path: path}, nil
 }
 
 // open opens name in the folder for reading, never through a symlink and
 // never waiting on a named pipe.
-func (d *logDir) open(name string) (*os.File, error) {
+func (d *ownDir) open(name string) (*os.File, error) {
 	fd, err := unix.Openat(int(d.f.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -75,7 +73,7 @@ func (d *logDir) open(name string) (*os.File, error) {
 // linkNew gives the folder a file name holding data, complete or not at
 // all: written under a temporary name, then linked to name, which fails
 // with fs.ErrExist when name exists.
-func (d *logDir) linkNew(name string, data []byte) error {
+func (d *ownDir) linkNew(name string, data []byte) error {
 	dfd := int(d.f.Fd())
 	var tmp string
 	var f *os.File
@@ -143,10 +141,10 @@ func openMadeDirAt(pfd int, path, name string) (*os.File, error) {
 	return f, nil
 }
 
-func (d *logDir) Close() error { return d.f.Close() }
+func (d *ownDir) Close() error { return d.f.Close() }
 
 // create creates name new in the folder, never through a symlink.
-func (d *logDir) create(name string) (*os.File, error) {
+func (d *ownDir) create(name string) (*os.File, error) {
 	fd, err := unix.Openat(int(d.f.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		if errors.Is(err, unix.EEXIST) {
@@ -158,7 +156,7 @@ func (d *logDir) create(name string) (*os.File, error) {
 }
 
 // names lists the folder's entries.
-func (d *logDir) names() ([]string, error) {
+func (d *ownDir) names() ([]string, error) {
 	dup, err := unix.Dup(int(d.f.Fd()))
 	if err != nil {
 		return nil, err
@@ -172,7 +170,7 @@ func (d *logDir) names() ([]string, error) {
 }
 
 // lstat describes name in the folder without following a symlink.
-func (d *logDir) lstat(name string) (fs.FileInfo, error) {
+func (d *ownDir) lstat(name string) (fs.FileInfo, error) {
 	var st unix.Stat_t
 	if err := unix.Fstatat(int(d.f.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil, err
@@ -181,7 +179,7 @@ func (d *logDir) lstat(name string) (fs.FileInfo, error) {
 }
 
 // remove removes the file name from the folder (never a directory).
-func (d *logDir) remove(name string) error {
+func (d *ownDir) remove(name string) error {
 	return unix.Unlinkat(int(d.f.Fd()), name, 0)
 }
 
