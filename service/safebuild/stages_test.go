@@ -87,7 +87,7 @@ func TestStagesNeverCallBack(t *testing.T) {
 
 // TestReadyOpensTheStateDirOnce: a build that has its turn takes its
 // owner and its log from one opening of the project's state directory
-// (docs/safe-build.md#9): the calls of the admission's ready reach
+// (docs/safe-build.md#9): the calls of the run stage's ready reach
 // openStateDir once, counted through every function of the package they
 // call.
 func TestReadyOpensTheStateDirOnce(t *testing.T) {
