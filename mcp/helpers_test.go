@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/buildguard/buildguard/mcp/mcptest"
+	"github.com/buildguard/buildguard/harness/mcptest"
 )
 
 // initLine initializes a stdio session at 2025-06-18.

@@ -6,8 +6,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/buildguard/buildguard/harness/mcptest"
 	"github.com/buildguard/buildguard/mcp/httpfront"
-	"github.com/buildguard/buildguard/mcp/mcptest"
 )
 
 // testToken is the token the tests over HTTP serve with.

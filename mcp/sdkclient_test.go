@@ -10,9 +10,9 @@ import (
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/buildguard/buildguard/harness/mcptest"
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 	"github.com/buildguard/buildguard/mcp/httpfront"
-	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/mcp/protocol"
 	"github.com/buildguard/buildguard/service/tools"
 )

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/mcp/mcptest"
+	"github.com/buildguard/buildguard/harness/mcptest"
 )
 
 // startSession serves caller over pipes until the test ends.

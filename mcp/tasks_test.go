@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/harness/mcptest"
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 	"github.com/buildguard/buildguard/mcp/httpfront"
-	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/service/mcptask"
 	"github.com/buildguard/buildguard/service/tools"
 )

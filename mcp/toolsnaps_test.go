@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/buildguard/buildguard/mcp/mcptest"
+	"github.com/buildguard/buildguard/harness/mcptest"
 	"github.com/buildguard/buildguard/mcp/protocol"
 	"github.com/buildguard/buildguard/service/tools"
 )

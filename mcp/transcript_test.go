@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/buildguard/buildguard/mcp/mcptest"
+	"github.com/buildguard/buildguard/harness/mcptest"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of the testdata/*.txtar transcripts")

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/harness/mcptest"
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 	"github.com/buildguard/buildguard/mcp"
-	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/service/tools"
 )
 

@@ -22,11 +22,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/buildguard/buildguard/harness/mcptest"
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp"
 	"github.com/buildguard/buildguard/mcp/httpfront"
-	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/mcp/protocol"
 )
 

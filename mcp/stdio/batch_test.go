@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/harness/mcptest"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
-	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/service/tools"
 )
 

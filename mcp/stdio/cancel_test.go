@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/harness/mcptest"
 	"github.com/buildguard/buildguard/internal/testsupport/lockedbuf"
 	"github.com/buildguard/buildguard/mcp"
-	"github.com/buildguard/buildguard/mcp/mcptest"
 )
 
 // watchedFile is a pipe's read end that reports when a read began and when

@@ -9,8 +9,8 @@ import (
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/mcp/stdio"
 
+	"github.com/buildguard/buildguard/harness/mcptest"
 	"github.com/buildguard/buildguard/mcp"
-	"github.com/buildguard/buildguard/mcp/mcptest"
 )
 
 // serveAll runs a whole session over in and returns stdout.

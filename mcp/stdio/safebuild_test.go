@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/harness/mcptest"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
-	"github.com/buildguard/buildguard/mcp/mcptest"
 )
 
 // TestSafeBuildOnStdio drives the stdio transport line by line: the build

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/harness/mcptest"
 	"github.com/buildguard/buildguard/mcp"
-	"github.com/buildguard/buildguard/mcp/mcptest"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of the testdata/*.txtar transcripts")

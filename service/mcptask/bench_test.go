@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/harness/mcptest"
 	"github.com/buildguard/buildguard/mcp"
-	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/service/mcptask"
 	"github.com/buildguard/buildguard/service/tools"
 )

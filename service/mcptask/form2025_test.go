@@ -19,10 +19,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildguard/buildguard/harness/mcptest"
 	"github.com/buildguard/buildguard/internal/testsupport/wait"
 	"github.com/buildguard/buildguard/mcp"
 	"github.com/buildguard/buildguard/mcp/httpfront"
-	"github.com/buildguard/buildguard/mcp/mcptest"
 	"github.com/buildguard/buildguard/service/mcptask"
 	"github.com/buildguard/buildguard/service/tools"
 )

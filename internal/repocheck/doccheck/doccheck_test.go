@@ -193,7 +193,6 @@ func TestCheckMapNamesEveryProductFile(t *testing.T) {
 		"pkg/other.go":                   {Data: pkgFile},
 		"pkg/testdata/fixture.go":        {Data: pkgFile},
 		"pkg/toolstest/check.go":         {Data: pkgFile},
-		"front/mcptest/fake.go":          {Data: pkgFile},
 		"leaf/a.go":                      {Data: pkgFile},
 		"leaf/b_linux.go":                {Data: pkgFile},
 		"mixed/a.go":                     {Data: pkgFile},

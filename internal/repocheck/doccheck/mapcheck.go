@@ -123,8 +123,8 @@ func nameCovered(sc mapScope, named map[string]bool) {
 var notProduct = []string{"harness", "magefiles", "internal/testsupport", "internal/repocheck"}
 
 // testHelperDirs are the directories of the test helpers that stand next
-// to their service or front: service/tools/toolstest, mcp/mcptest.
-var testHelperDirs = map[string]bool{"toolstest": true, "mcptest": true}
+// to their service: service/tools/toolstest.
+var testHelperDirs = map[string]bool{"toolstest": true}
 
 // isProduct reports whether the Go file name is product code: a .go file
 // that is not a test, outside testdata, the test helpers of testHelperDirs

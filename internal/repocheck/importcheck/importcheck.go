@@ -18,8 +18,7 @@
 //     the integration scripts — they import nothing of ours.
 //
 // Beside them stand the test-only helpers (internal/testsupport, and a
-// service's or a front's own next to it, such as service/tools/toolstest
-// and mcp/mcptest, which may import the proof's fake agent), the
+// service's own next to it, such as service/tools/toolstest), the
 // repository's own checks (internal/repocheck), the proof (harness/) and
 // the build (magefiles/): product code never imports any of them. A
 // command (cmd/...) is imported by nobody and imports only the CLI, and the
@@ -98,9 +97,6 @@ type place struct {
 var places = []place{
 	{pattern: "cmd/...", tier: Fronts, sealed: []string{}, only: []string{"cli"}},
 	{pattern: "cli/...", tier: Fronts, sealed: []string{"cmd/..."}},
-	// The fake caller, the safe-build project and the stdio session the
-	// MCP server's tests share: a test helper of the server, next to it.
-	{pattern: "mcp/mcptest", tier: TestHelpers},
 	{pattern: "mcp/...", tier: Fronts},
 
 	// The output-schema check the tool and server tests share: a test

@@ -82,7 +82,7 @@ func TestCheckRefusesTheWrongArrows(t *testing.T) {
 		{"buildguard", "internal/testsupport/testbin", "buildguard (core) imports internal/testsupport/testbin (test helpers): core may import only core, wire, leaves"},
 		{"mcp", "internal/testsupport/lockedbuf", "mcp (fronts) imports internal/testsupport/lockedbuf (test helpers): fronts may import only fronts, services, core, wire, leaves"},
 		{"service/tools", "service/tools/toolstest", "service/tools (services) imports service/tools/toolstest (test helpers): services may import only services, core, wire, leaves"},
-		{"mcp/httpfront", "mcp/mcptest", "mcp/httpfront (fronts) imports mcp/mcptest (test helpers): fronts may import only fronts, services, core, wire, leaves"},
+		{"mcp/httpfront", "harness/mcptest", "mcp/httpfront (fronts) imports harness/mcptest (proof): fronts may import only fronts, services, core, wire, leaves"},
 	} {
 		pkgs := []Package{{module + "/" + c.from, m(c.to)}}
 		if diff := cmp.Diff([]string{c.want}, Check(module, pkgs)); diff != "" {
@@ -94,7 +94,7 @@ func TestCheckRefusesTheWrongArrows(t *testing.T) {
 		{module + "/service/safebuild", m("buildguard", "agentproto", "service/hostconfig")},
 		{module + "/mcp", m("agentproto", "buildguard", "internal/boundedfile", "service/safebuild")},
 		{module + "/harness/clients", m("harness/jvm", "internal/testsupport/lockedbuf", "internal/proc", "mcp")},
-		{module + "/mcp/mcptest", m("harness/fakeagent", "service/safebuild", "service/tools")},
+		{module + "/harness/mcptest", m("harness/fakeagent", "service/safebuild", "service/tools")},
 	}
 	if got := Check(module, allowed); len(got) != 0 {
 		t.Errorf("allowed arrows refused: %q", got)
