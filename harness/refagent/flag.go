@@ -31,6 +31,10 @@ type Options struct {
 	DebounceMs int
 	// StatusPort is a fixed status-socket port. Default 0: ephemeral.
 	StatusPort int
+	// TCPNoDelay sets TCP_NODELAY on every status-socket connection, so
+	// that the agent sends each line at once. Default false: the JVM's
+	// default, with Nagle's algorithm.
+	TCPNoDelay bool
 }
 
 // AgentFlag returns the JVM flag `-javaagent:<jar>=<args>` for the options,
@@ -72,6 +76,9 @@ func AgentFlag(jarPath string, o Options) (string, error) {
 	}
 	if o.StatusPort != 0 {
 		args = append(args, "statusPort="+strconv.Itoa(o.StatusPort))
+	}
+	if o.TCPNoDelay {
+		args = append(args, "tcpNoDelay=true")
 	}
 	return "-javaagent:" + jarPath + "=" + strings.Join(args, ","), nil
 }

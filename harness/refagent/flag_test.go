@@ -21,6 +21,10 @@ func TestAgentFlag(t *testing.T) {
 	if got != want {
 		t.Errorf("AgentFlag =\n %s\nwant\n %s", got, want)
 	}
+	got, err = refagent.AgentFlag("/j/agent.jar", refagent.Options{TCPNoDelay: true})
+	if want := "-javaagent:/j/agent.jar=watchDirs=,startupDelaySec=0,debounceMs=100,tcpNoDelay=true"; err != nil || got != want {
+		t.Errorf("AgentFlag with TCPNoDelay = %s, %v; want %s", got, err, want)
+	}
 
 	for name, tc := range map[string]struct {
 		jar string

@@ -55,7 +55,8 @@ public final class Agent {
         CommandDispatcher dispatcher = new CommandDispatcher(status, queue, ledger, watcher, doctor, reports);
 
         Status.console("Reference agent " + release + " starting (a test/demo agent, not Reclazz); "
-                + args.watchDirs.size() + " watch directories, watcher starts in " + args.startupDelaySec + " s");
+                + args.watchDirs.size() + " watch directories, watcher starts in " + args.startupDelaySec + " s"
+                + (args.tcpNoDelay ? "; status socket TCP_NODELAY on" : ""));
 
         StatusServer server = null;
         Path portFile = args.portFile;
@@ -69,7 +70,7 @@ public final class Agent {
             }
         }
         if (portFile != null || args.statusPort > 0) {
-            server = new StatusServer(release, status, dispatcher::handle);
+            server = new StatusServer(release, status, dispatcher::handle, args.tcpNoDelay);
             try {
                 server.start(args.statusPort, portFile);
                 status.attach(server);

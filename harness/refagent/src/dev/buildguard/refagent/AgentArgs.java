@@ -26,15 +26,18 @@ final class AgentArgs {
     final int statusPort;
     final int startupDelaySec;
     final long debounceMs;
+    /** Whether status-socket connections send each line at once (TCP_NODELAY); default false. */
+    final boolean tcpNoDelay;
     final List<String> warnings;
 
     private AgentArgs(List<Path> watchDirs, Path portFile, int statusPort, int startupDelaySec,
-            long debounceMs, List<String> warnings) {
+            long debounceMs, boolean tcpNoDelay, List<String> warnings) {
         this.watchDirs = Collections.unmodifiableList(watchDirs);
         this.portFile = portFile;
         this.statusPort = statusPort;
         this.startupDelaySec = startupDelaySec;
         this.debounceMs = debounceMs;
+        this.tcpNoDelay = tcpNoDelay;
         this.warnings = Collections.unmodifiableList(warnings);
     }
 
@@ -44,6 +47,7 @@ final class AgentArgs {
         int port = 0;
         int delay = DEFAULT_STARTUP_DELAY_SEC;
         long debounce = DEFAULT_DEBOUNCE_MS;
+        boolean noDelay = false;
         List<String> warnings = new ArrayList<>();
         Path cwd = Paths.get(System.getProperty("user.dir", ".")).toAbsolutePath();
         if (args != null) {
@@ -88,12 +92,19 @@ final class AgentArgs {
                         debounce = clamp(parseInt(key, value.strip(), (int) DEFAULT_DEBOUNCE_MS, warnings),
                                 0, (int) MAX_DEBOUNCE_MS);
                         break;
+                    case "tcpNoDelay":
+                        if (value.strip().equals("true") || value.strip().equals("false")) {
+                            noDelay = value.strip().equals("true");
+                        } else {
+                            warnings.add("Could not parse tcpNoDelay=" + value + "; using false");
+                        }
+                        break;
                     default:
                         warnings.add("Ignoring unknown agent argument: " + key);
                 }
             }
         }
-        return new AgentArgs(dirs, portFile, port, delay, debounce, warnings);
+        return new AgentArgs(dirs, portFile, port, delay, debounce, noDelay, warnings);
     }
 
     private static int parseInt(String key, String value, int fallback, List<String> warnings) {

@@ -33,6 +33,7 @@ final class StatusServer {
     private final String agentRelease;
     private final Status status;
     private final BiConsumer<ClientConnection, String> onCommand;
+    private final boolean tcpNoDelay;
     private final List<ClientConnection> clients = new ArrayList<>();
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "buildguard-refagent-timer");
@@ -45,10 +46,16 @@ final class StatusServer {
     private boolean portFileWritten;
     private int nextId;
 
-    StatusServer(String agentRelease, Status status, BiConsumer<ClientConnection, String> onCommand) {
+    /**
+     * With {@code tcpNoDelay}, each accepted connection sends every line at once; without it,
+     * the JVM's default, Nagle's algorithm holds a line while an earlier one is unacknowledged.
+     */
+    StatusServer(String agentRelease, Status status, BiConsumer<ClientConnection, String> onCommand,
+            boolean tcpNoDelay) {
         this.agentRelease = agentRelease;
         this.status = status;
         this.onCommand = onCommand;
+        this.tcpNoDelay = tcpNoDelay;
     }
 
     /** Binds, writes the port file (if any), and starts accepting and heartbeating. */
@@ -133,6 +140,13 @@ final class StatusServer {
                     return;
                 }
                 continue; // a failed accept of one client does not stop the loop
+            }
+            if (tcpNoDelay) {
+                try {
+                    s.setTcpNoDelay(true);
+                } catch (IOException e) {
+                    Status.console("WARN Could not set TCP_NODELAY on a status connection: " + e.getMessage());
+                }
             }
             register(s);
         }
