@@ -53,7 +53,11 @@ func benchMetric(metrics, unit string) (float64, bool) {
 // docs/decisions.md#D20); and the scale bench: `buildguard build run` next
 // to the raw build on generated projects of 1,000 to 100,000 class files,
 // for changes of 1, 512 and every class, and the cost of each scan of the
-// search for changed classes per 10,000 class files (docs/performance.md#5).
+// search for changed classes per 10,000 class files (docs/performance.md#5);
+// and the proof of 1 and of 512 changed classes with the reference JVM
+// agent as it is and with TCP_NODELAY on its status socket, from BUILD
+// ok's acknowledgement to the answer (targets 100 ms and 2 s), next to the
+// agent's batch and one VERIFY round (docs/performance.md#5.5).
 func Bench() error {
 	results := map[string]string{}
 	for _, run := range []struct{ pattern, benchtime, pkg string }{
@@ -83,6 +87,10 @@ func Bench() error {
 		{"^BenchmarkFloorHTTPConcurrent$", "20x", "./cmd/buildguard/"},
 		{"^BenchmarkContinuousCycle$", "300x", "./buildguard/"},
 		{"^BenchmarkProof$", "10x", "./service/safebuild/"},
+		// Two live JVMs with the reference agent, one after the other
+		// (docs/performance.md#5.5): about 75 s in all, most of it the
+		// javac runs, the JVMs' start and the builds of 512 classes.
+		{"^BenchmarkRefAgentProof$", "10x", "./harness/refagent/"},
 		// The scale bench (docs/performance.md#5): each iteration waits
 		// about 2 s for the files to settle, and the largest project's
 		// change of every class takes most of a minute.
@@ -164,6 +172,9 @@ func Bench() error {
 	}
 	fmt.Printf("continuous build: the guard's share of one cycle (channel start, BUILD started ack, finish, BUILD ok ack) %.0f µs (target ≤ 50 ms; docs/decisions.md#D20)\n", m[0])
 	if err := proofBench(r); err != nil {
+		return err
+	}
+	if err := refAgentBench(r); err != nil {
 		return err
 	}
 	if err := scaleBench(r); err != nil {
@@ -262,6 +273,33 @@ func proofBench(r benchResults) error {
 			return err
 		}
 		fmt.Printf("proof of %s changed classes (fake agent): %.1f ms from BUILD ok to the answer, every class verified\n", n, m[0])
+	}
+	return nil
+}
+
+// refAgentBench prints the proof with the reference JVM agent for 1 and
+// 512 changed classes against the targets of issue 33, with the agent as
+// it is and with TCP_NODELAY on its status socket
+// (docs/performance.md#5.5).
+func refAgentBench(r benchResults) error {
+	met := map[bool]string{true: "met", false: "NOT met"}
+	for _, agent := range []struct{ mode, what string }{
+		{"default", "the reference JVM agent"},
+		{"nodelay", "the reference JVM agent with TCP_NODELAY"},
+	} {
+		for _, c := range []struct {
+			n      string
+			target float64
+		}{{"1", 100}, {"512", 2000}} {
+			m, err := r.units("RefAgentProof/agent="+agent.mode+"/classes="+c.n, "ack-to-answer-ms", "worst-ms",
+				"ack-to-batch-end-ms", "redefine-ms", "batch-end-to-answer-ms", "verify-round-ms", "ratio", "all-applied")
+			if err != nil {
+				return err
+			}
+			applied := map[bool]string{true: "every class verified applied", false: "NOT every class verified applied"}[m[7] == 1]
+			fmt.Printf("proof of %s changed classes (%s): BUILD ok's acknowledgement to the answer %.1f ms median, %.1f ms worst (target ≤ %.0f ms: %s at the median, %s at the worst); the agent's batch ended %.1f ms after the acknowledgement (its redefinition %.0f ms as it reports it), the answer %.1f ms after that; one VERIFY round of the same classes %.1f ms; the answer %.2f× the batch's end plus that round; %s\n",
+				c.n, agent.what, m[0], m[1], c.target, met[m[0] <= c.target], met[m[1] <= c.target], m[2], m[3], m[4], m[5], m[6], applied)
+		}
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 }
 
 // agentJar builds the agent once per test binary; a missing JDK fails the test.
-func agentJar(t *testing.T) string {
+func agentJar(t testing.TB) string {
 	t.Helper()
 	jarOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -62,7 +62,7 @@ func agentJar(t *testing.T) string {
 }
 
 // requireTool fails (never skips) when a JDK tool is missing.
-func requireTool(t *testing.T, name string) string {
+func requireTool(t testing.TB, name string) string {
 	t.Helper()
 	p, err := jvm.Tool(name)
 	if err != nil {
@@ -73,7 +73,7 @@ func requireTool(t *testing.T, name string) string {
 
 // compileJava compiles the given sources (file name → text) with javac and
 // returns the class files (file name → bytes).
-func compileJava(t *testing.T, sources map[string]string) map[string][]byte {
+func compileJava(t testing.TB, sources map[string]string) map[string][]byte {
 	t.Helper()
 	dir := t.TempDir()
 	var files []string
@@ -119,7 +119,7 @@ func (l lineLog) mark() int               { return l.Mark() }
 func (l lineLog) since(from int) []string { return l.Since(from) }
 
 // waitFor returns the index of the first line at or after from that matches.
-func (l lineLog) waitFor(t *testing.T, from int, what string, match func(string) bool) int {
+func (l lineLog) waitFor(t testing.TB, from int, what string, match func(string) bool) int {
 	t.Helper()
 	i, err := l.WaitFor(from, limit, match)
 	if err != nil {

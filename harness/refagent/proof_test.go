@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,7 +53,7 @@ func classSources(n, v int) map[string]string {
 }
 
 // writeClasses writes class files (file name → bytes) into a new directory.
-func writeClasses(t *testing.T, classes map[string][]byte) string {
+func writeClasses(t testing.TB, classes map[string][]byte) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, b := range classes {
@@ -64,15 +65,25 @@ func writeClasses(t *testing.T, classes map[string][]byte) string {
 }
 
 // buildOKProxy forwards loopback connections to the agent on port and notes
-// when a "BUILD ok" command passes through it: the moment the proof's time
-// is counted from.
+// when a "BUILD ok" command passes through it, when the agent's
+// acknowledgement of it passes back (the moment the proof's time is counted
+// from), and the agent's first report that a reload batch ended, with the
+// milliseconds it says the batch took.
 type buildOKProxy struct {
-	ln   net.Listener
-	mu   sync.Mutex
-	okAt time.Time
+	ln       net.Listener
+	mu       sync.Mutex
+	okAt     time.Time
+	ackAt    time.Time
+	reportAt time.Time
+	reportMs int
+	reportRE *regexp.Regexp
 }
 
-func newBuildOKProxy(t *testing.T, port string) *buildOKProxy {
+// buildOKAck matches the agent's acknowledgement of a BUILD ok command
+// (docs/agent-protocol.md#5).
+var buildOKAck = regexp.MustCompile(`"message":"BUILD_ACK \S+ ok[ "]`)
+
+func newBuildOKProxy(t testing.TB, port string) *buildOKProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -99,10 +110,7 @@ func (p *buildOKProxy) forward(c net.Conn, port string) {
 		return
 	}
 	defer a.Close()
-	go func() {
-		io.Copy(c, a)
-		c.Close()
-	}()
+	go p.back(a, c)
 	r := bufio.NewReader(c)
 	for {
 		line, err := r.ReadString('\n')
@@ -117,12 +125,60 @@ func (p *buildOKProxy) forward(c net.Conn, port string) {
 	}
 }
 
+// back forwards the agent's lines to the client, noting the
+// acknowledgement of BUILD ok and the report of the batch's end.
+func (p *buildOKProxy) back(a, c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReader(a)
+	for {
+		line, err := r.ReadString('\n')
+		now := time.Now()
+		p.mu.Lock()
+		switch {
+		case buildOKAck.MatchString(line):
+			p.ackAt = now
+		case p.reportRE != nil && p.reportAt.IsZero() && !p.okAt.IsZero():
+			if m := p.reportRE.FindStringSubmatch(line); m != nil {
+				p.reportAt = now
+				p.reportMs, _ = strconv.Atoi(m[1])
+			}
+		}
+		p.mu.Unlock()
+		if _, werr := io.WriteString(c, line); err != nil || werr != nil {
+			return
+		}
+	}
+}
+
 func (p *buildOKProxy) port() string { return strconv.Itoa(p.ln.Addr().(*net.TCPAddr).Port) }
 
 func (p *buildOKProxy) sinceBuildOK() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return time.Since(p.okAt)
+}
+
+// expect forgets what the last build noted and, for the next, looks for
+// the agent's report of a batch of n classes: "Reloaded <class> (<ms>ms)"
+// for one class, "Batch of <n> class files done (<ms>ms)" for more.
+func (p *buildOKProxy) expect(n int) {
+	re := `"message":"Reloaded \S+ \((\d+)ms\)"`
+	if n > 1 {
+		re = `"message":"Batch of ` + strconv.Itoa(n) + ` class files done \((\d+)ms\)"`
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.okAt, p.ackAt, p.reportAt, p.reportMs = time.Time{}, time.Time{}, time.Time{}, 0
+	p.reportRE = regexp.MustCompile(re)
+}
+
+// noted is what the proxy noted of the last build: when BUILD ok's
+// acknowledgement and the batch's report passed, and the batch's own
+// milliseconds as the agent reported them; a zero time when none passed.
+func (p *buildOKProxy) noted() (ackAt, reportAt time.Time, reportMs int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ackAt, p.reportAt, p.reportMs
 }
 
 // A guarded build that changes 512 classes a live JVM has loaded is proven
@@ -225,7 +281,7 @@ func TestSafeBuildProves512ClassesWithTheReferenceAgent(t *testing.T) {
 }
 
 // startJVM starts java with args in dir and kills it when the test ends.
-func startJVM(t *testing.T, java, dir string, args ...string) *jvm.Process {
+func startJVM(t testing.TB, java, dir string, args ...string) *jvm.Process {
 	t.Helper()
 	p, err := jvm.Start(jvm.Config{Java: java, Args: args, Dir: dir})
 	if err != nil {
