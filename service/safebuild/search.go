@@ -159,10 +159,18 @@ type classFile struct {
 // or, with watch, the moment the kernel started reporting their changes
 // (and no files).
 type snapshot struct {
-	files    map[string]classFile // by path
-	problems []string             // why it may miss some
+	files map[string]classFile // by path
+	// roots are the directories scanned for files, whether they existed
+	// or not: a class file beneath one that files lacks is new.
+	roots    []string
+	problems []string // why it may miss some
 	at       time.Time
 	watch    *watch
+}
+
+// holds reports whether path is beneath a directory the snapshot scanned.
+func (s snapshot) holds(path string) bool {
+	return slices.ContainsFunc(s.roots, func(root string) bool { return within(root, path) })
 }
 
 // noteBefore is what the search notes of dirs before the hold, within ctx:
@@ -180,17 +188,30 @@ func noteBefore(ctx context.Context, dirs []watchedDir) snapshot {
 // may have missed one, and, when before was a watch whose report was
 // incomplete, why the full search replaced it (lost). That full search
 // knows no file from before the build: each class file whose change time
-// is not older than recentWindow before the watch started is changed.
+// is not older than recentWindow before the watch started is changed, and
+// each the kernel's events still named (the class files of a directory
+// moved into the trees keep their older times).
 func changedSince(ctx context.Context, before snapshot, dirs []watchedDir) (changed []changedFile, problems []string, lost string) {
+	var named []changedFile
 	if before.watch != nil {
 		changed, problems, lost = before.watch.changes(ctx, dirs)
 		if lost == "" {
 			return changed, problems, ""
 		}
-		before = snapshot{at: before.at}
+		before, named = snapshot{at: before.at}, changed
 	}
 	after := scan(ctx, dirs, false)
-	return changes(ctx, before, after), append(before.problems, after.problems...), lost
+	changed = changedIn(ctx, before, after)
+	found := make(map[string]bool, len(changed))
+	for _, c := range changed {
+		found[c.path] = true
+	}
+	for _, c := range named {
+		if !found[c.path] {
+			changed = append(changed, c)
+		}
+	}
+	return ordered(ctx, changed), append(before.problems, after.problems...), lost
 }
 
 // scan walks the watched directories for class files within ctx. With
@@ -221,6 +242,7 @@ func scan(ctx context.Context, dirs []watchedDir, hashRecent bool) snapshot {
 			continue
 		}
 		walked[dir.root] = true
+		snap.roots = append(snap.roots, dir.root)
 		if _, err := os.Lstat(dir.root); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -305,8 +327,8 @@ type changedFile struct {
 // before, sorted by class name (then path): by size, times and identity,
 // and by content where those are equal but the file had just changed at the
 // first snapshot (and was hashed then). A file the first snapshot did not
-// see (its directory was not watched yet) whose change time is older than
-// that snapshot was not written by the build. The first MaxVerifiedClasses
+// see in a directory it did not scan (watched only later) whose change time
+// is older than that snapshot was not written by the build. The first MaxVerifiedClasses
 // are those verified: when more changed, the ones written last (by change
 // time, then binary name), since an agent keeps the receipts of the classes
 // it reloaded last (docs/agent-protocol.md#8); they come first, by name,
@@ -317,12 +339,16 @@ func changes(ctx context.Context, before, after snapshot) []changedFile {
 }
 
 // changedIn is the class files of after that are new or differ from
-// before, in no order, none hashed unless after hashed it.
+// before, in no order, none hashed unless after hashed it. A file new
+// beneath a directory before scanned is new whatever its times (a
+// directory moved in keeps its files' times); one beneath a directory
+// before did not scan is new only when it changed since recentWindow
+// before before.at.
 func changedIn(ctx context.Context, before, after snapshot) []changedFile {
 	var out []changedFile
 	for path, f := range after.files {
 		b, existed := before.files[path]
-		if !existed && before.at.UnixNano()-max(f.stamp.mtime, f.stamp.ctime) >= int64(recentWindow) {
+		if !existed && !before.holds(path) && before.at.UnixNano()-max(f.stamp.mtime, f.stamp.ctime) >= int64(recentWindow) {
 			continue
 		}
 		if existed && b.stamp.sameFile(f.stamp) {
@@ -383,4 +409,10 @@ func hashFile(ctx context.Context, path string) (string, error) {
 	case <-ctx.Done():
 		return "", fmt.Errorf("reading %s: %w", path, ctx.Err())
 	}
+}
+
+// within reports whether path is root or beneath it.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }

@@ -367,9 +367,8 @@ func (w *watch) events(buf []byte) {
 		}
 		name := strings.TrimRight(string(buf[unix.SizeofInotifyEvent:end]), "\x00")
 		buf = buf[end:]
-		if w.lost != "" {
-			continue // read on, so that the queue is drained
-		}
+		// Read on when the report is lost: the full search that replaces
+		// it needs the class files of the directories moved in.
 		w.event(int(ev.Wd), ev.Mask, name)
 	}
 }
@@ -383,13 +382,36 @@ func (w *watch) event(wd int, mask uint32, name string) {
 	case !ok:
 	case mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_UNMOUNT|unix.IN_IGNORED) != 0:
 		w.lose("the watched directory %s was moved, deleted or unmounted", dir.path)
-	case mask&unix.IN_ISDIR != 0 && mask&(unix.IN_MOVED_FROM|unix.IN_MOVED_TO) != 0:
+	case mask&unix.IN_ISDIR != 0 && mask&unix.IN_MOVED_FROM != 0:
 		w.lose("the directory %s was moved", filepath.Join(dir.path, name))
+		w.forget(filepath.Join(dir.path, name))
+	case mask&unix.IN_ISDIR != 0 && mask&unix.IN_MOVED_TO != 0:
+		// Every class file it holds is new at its name, whatever its
+		// times: it is read as a directory the build created.
+		w.lose("the directory %s was moved", filepath.Join(dir.path, name))
+		_ = w.add(filepath.Join(dir.path, name), dir.root, true)
 	case mask&unix.IN_ISDIR != 0 && mask&unix.IN_CREATE != 0:
 		_ = w.add(filepath.Join(dir.path, name), dir.root, true)
 	case mask&unix.IN_ISDIR != 0:
 	case mask&(writtenEvents|unix.IN_CLOSE_WRITE) != 0 && strings.HasSuffix(name, ".class"):
 		_ = w.note(filepath.Join(dir.path, name), mask&(writtenEvents|unix.IN_CLOSE_WRITE), dir.root)
+	}
+}
+
+// forget stops watching the directory moved away from path and those
+// beneath it, and the class files named there: their names are gone, and
+// where the directory was moved to in the trees it is read anew.
+func (w *watch) forget(path string) {
+	for wd, d := range w.dirs {
+		if within(path, d.path) {
+			_, _ = unix.InotifyRmWatch(w.fd, uint32(wd)) // gone already: nothing to stop
+			delete(w.dirs, wd)
+		}
+	}
+	for p := range w.named {
+		if within(path, p) {
+			delete(w.named, p)
+		}
 	}
 }
 
@@ -460,21 +482,21 @@ func (w *watch) close() {
 // changed since recentWindow before start), and those of the directories
 // of dirs the watched trees do not hold (the agent watches them since),
 // scanned; or, when the kernel's report is incomplete, why (lost), and
-// nothing else. It ends the watch.
+// the class files an event named, each examined now, for the full search
+// to add to what it finds. It ends the watch.
 func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []changedFile, problems []string, lost string) {
 	defer w.close()
 	if reason := w.stop(ctx); reason != "" {
 		return nil, nil, reason
 	}
 	for i, root := range w.roots {
-		// A parent of a root moved raises no event of the watch.
+		// A parent of a root moved raises no event of the watch, and
+		// the names the events gave are not those of the files now.
 		var id unix.Stat_t
 		if err := unix.Lstat(root, &id); err != nil || id.Dev != w.ids[i].Dev || id.Ino != w.ids[i].Ino {
 			w.lose("the watched directory %s is not the directory watched", root)
+			return nil, nil, w.lost
 		}
-	}
-	if w.lost != "" {
-		return nil, nil, w.lost
 	}
 	s := &search{}
 	var late []watchedDir
@@ -494,7 +516,8 @@ func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []chang
 		}
 	}
 	if w.lost != "" {
-		return nil, nil, w.lost
+		// The full search finds what else changed, and says its problems.
+		return changed, nil, w.lost
 	}
 	if len(late) > 0 {
 		snap := scan(ctx, late, false)
@@ -544,10 +567,4 @@ func (w *watch) examine(s *search, path string, f namedFile) (changedFile, bool)
 		return changedFile{}, false
 	}
 	return changedFile{class: class, path: path, changed: changedAt}, true
-}
-
-// within reports whether path is root or beneath it.
-func within(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }

@@ -60,15 +60,6 @@ func hasClass(changed []changedFile, class string) bool {
 	return slices.ContainsFunc(changed, func(c changedFile) bool { return c.class == class })
 }
 
-// classNames is the binary names of changed, in their order.
-func classNames(changed []changedFile) string {
-	var names []string
-	for _, c := range changed {
-		names = append(names, c.class)
-	}
-	return strings.Join(names, " ")
-}
-
 // Before the hold the search asks the kernel to watch the directories and
 // notes no class file: no file's metadata is read, whatever the project's
 // size (docs/performance.md#5).
@@ -470,5 +461,56 @@ func TestWatchReportHonoursItsContext(t *testing.T) {
 	}
 	if len(problems) == 0 || !strings.Contains(problems[0], "ran out of time") {
 		t.Errorf("problems %q, want the search cut short", problems)
+	}
+}
+
+// A directory moved into the watched trees, or renamed within them, brings
+// class files whose times are older than the build (a rename changes no
+// file's times): each is new at its name, and the full search that
+// replaces the report counts it, and what is moved into the directory at
+// its new name too.
+func TestWatchCountsTheClassesOfADirectoryMovedIn(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		move func(root, outside string) error
+		want []string
+	}{
+		"moved-in": {func(root, outside string) error {
+			return os.Rename(filepath.Join(outside, "pkg"), filepath.Join(root, "pkg"))
+		}, []string{"pkg.C", "pkg.sub.D"}},
+		"renamed-within": {func(root, _ string) error {
+			return os.Rename(filepath.Join(root, "app"), filepath.Join(root, "app2"))
+		}, []string{"app2.A"}},
+		"renamed-then-moved-into": {func(root, outside string) error {
+			if err := os.Rename(filepath.Join(root, "app"), filepath.Join(root, "app2")); err != nil {
+				return err
+			}
+			return os.Rename(filepath.Join(outside, "pkg"), filepath.Join(root, "app2", "pkg"))
+		}, []string{"app2.A", "app2.pkg.C", "app2.pkg.sub.D"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			base, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			root, outside := filepath.Join(base, "classes"), filepath.Join(base, "outside")
+			writeClassFile(t, filepath.Join(root, "app", "A.class"), "A")
+			writeClassFile(t, filepath.Join(outside, "pkg", "C.class"), "C")
+			writeClassFile(t, filepath.Join(outside, "pkg", "sub", "D.class"), "D")
+			time.Sleep(recentWindow + 100*time.Millisecond) // files older than the build: see watchFixture
+			dirs := []watchedDir{{named: root, root: root}}
+			w := startTestWatch(t, dirs, watchLimits{})
+			if err := tc.move(root, outside); err != nil {
+				t.Fatal(err)
+			}
+			changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
+			if !strings.Contains(lost, "was moved") {
+				t.Errorf("lost %q, want the directory moved", lost)
+			}
+			if got, want := classNames(changed), strings.Join(tc.want, " "); got != want || len(problems) > 0 {
+				t.Errorf("changed %q (problems %q), want %q", got, problems, want)
+			}
+		})
 	}
 }
