@@ -120,6 +120,7 @@ type watch struct {
 	dirs   map[int]watchedTree
 	roots  []string
 	ids    []unix.Stat_t // each root's, when it was watched
+	mounts string        // the mounts in the watched trees (mountsIn), when they were watched
 	budget int           // the directories it may watch (watchBudget)
 	// named is each class file an event named (the events, or'ed) and its
 	// watched tree.
@@ -177,6 +178,11 @@ func newWatch(ctx context.Context, dirs []watchedDir, limits watchLimits) *watch
 			return nil
 		}
 		w.roots, w.ids = append(w.roots, root), append(w.ids, id)
+	}
+	if w.mounts, err = mountsIn(w.roots); err != nil {
+		close(w.done)
+		w.close()
+		return nil
 	}
 	w.ctx = context.Background()
 	if !limits.unread {
@@ -498,6 +504,11 @@ func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []chang
 			return nil, nil, w.lost
 		}
 	}
+	if mounts, err := mountsIn(w.roots); err != nil || mounts != w.mounts {
+		// A file system mounted over a watched directory raises no event,
+		// and what is written there none of its watch.
+		w.lose("a file system was mounted or unmounted in the watched directories while the build ran")
+	}
 	s := &search{}
 	var late []watchedDir
 	for _, dir := range dirs {
@@ -532,6 +543,45 @@ func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []chang
 		}
 	}
 	return ordered(ctx, changed), s.problems, ""
+}
+
+// mountsIn is the mounts of this process's mount table at or beneath
+// roots, one a line (its id and mount point), or why it cannot be read.
+func mountsIn(roots []string) (string, error) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	for line := range strings.Lines(string(data)) {
+		// id, parent id, device, root, mount point, ...
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			return "", fmt.Errorf("a line of /proc/self/mountinfo has %d fields", len(f))
+		}
+		at := unescapeMountPoint(f[4])
+		if slices.ContainsFunc(roots, func(root string) bool { return within(root, at) }) {
+			fmt.Fprintf(&out, "%s %s\n", f[0], at)
+		}
+	}
+	return out.String(), nil
+}
+
+// unescapeMountPoint is a mount point as the mount table spells it, with
+// a space, tab, newline or backslash as an octal escape, as a path.
+func unescapeMountPoint(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // examine is the class file at path that events named, as it is now, and

@@ -3,8 +3,10 @@ package safebuild
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
 )
 
 // watchFixture makes a watched directory holding app/A.class; settled, it
@@ -512,5 +515,46 @@ func TestWatchCountsTheClassesOfADirectoryMovedIn(t *testing.T) {
 				t.Errorf("changed %q (problems %q), want %q", got, problems, want)
 			}
 		})
+	}
+}
+
+// A file system mounted over a watched directory while the build runs
+// raises no event, and what is written on it none of the directory's
+// watch: the full search replaces the report. Mounting needs a mount
+// namespace of its own, so the test runs itself again in one (as root).
+func TestWatchLosesAFileSystemMountedOver(t *testing.T) {
+	if os.Getenv("BUILDGUARD_TEST_MOUNT_NAMESPACE") == "" {
+		t.Parallel()
+		if os.Getuid() != 0 {
+			t.Skip("mounting a file system needs root")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private",
+			os.Args[0], "-test.run=^TestWatchLosesAFileSystemMountedOver$", "-test.v")
+		cmd.Env = append(os.Environ(), "BUILDGUARD_TEST_MOUNT_NAMESPACE=1")
+		out, err := cmd.CombinedOutput()
+		if errors.Is(err, exec.ErrNotFound) {
+			t.Skipf("no unshare: %v", err)
+		}
+		if err != nil || !bytes.Contains(out, []byte("--- PASS")) {
+			t.Fatalf("in a mount namespace of its own: %v\n%s", err, out)
+		}
+		return
+	}
+	root, dirs := watchFixture(t, false)
+	app := filepath.Join(root, "app")
+	w := startTestWatch(t, dirs, watchLimits{})
+	if err := unix.Mount("tmpfs", app, "tmpfs", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(app, unix.MNT_DETACH) })
+	writeClassFile(t, filepath.Join(app, "B.class"), "B")
+	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
+	if !strings.Contains(lost, "mounted") {
+		t.Errorf("lost %q, want the file system mounted", lost)
+	}
+	if !hasClass(changed, "app.B") || len(problems) > 0 {
+		t.Errorf("changed %q (problems %q), want app.B found by the full search", classNames(changed), problems)
 	}
 }
