@@ -51,12 +51,13 @@ const (
 // localFileSystem reports whether magic is a file system whose every
 // change on this machine the kernel reports to a watch, and that no other
 // machine writes to; elsewhere (NFS, SMB, FUSE, a virtual machine's
-// shared folder) a change can come without an event, and the search
-// compares two scans.
+// shared folder, an overlay, whose layers change beneath it without an
+// event) a change can come without an event, and the search compares two
+// scans.
 func localFileSystem(magic int64) bool {
 	switch magic {
 	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
-		unix.OVERLAYFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC, unix.RAMFS_MAGIC:
+		unix.F2FS_SUPER_MAGIC, unix.RAMFS_MAGIC:
 		return true
 	}
 	return false

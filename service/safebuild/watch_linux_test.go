@@ -523,23 +523,7 @@ func TestWatchCountsTheClassesOfADirectoryMovedIn(t *testing.T) {
 // watch: the full search replaces the report. Mounting needs a mount
 // namespace of its own, so the test runs itself again in one (as root).
 func TestWatchLosesAFileSystemMountedOver(t *testing.T) {
-	if os.Getenv("BUILDGUARD_TEST_MOUNT_NAMESPACE") == "" {
-		t.Parallel()
-		if os.Getuid() != 0 {
-			t.Skip("mounting a file system needs root")
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private",
-			os.Args[0], "-test.run=^TestWatchLosesAFileSystemMountedOver$", "-test.v")
-		cmd.Env = append(os.Environ(), "BUILDGUARD_TEST_MOUNT_NAMESPACE=1")
-		out, err := cmd.CombinedOutput()
-		if errors.Is(err, exec.ErrNotFound) {
-			t.Skipf("no unshare: %v", err)
-		}
-		if err != nil || !bytes.Contains(out, []byte("--- PASS")) {
-			t.Fatalf("in a mount namespace of its own: %v\n%s", err, out)
-		}
+	if !inMountNamespace(t) {
 		return
 	}
 	root, dirs := watchFixture(t, false)
@@ -556,5 +540,64 @@ func TestWatchLosesAFileSystemMountedOver(t *testing.T) {
 	}
 	if !hasClass(changed, "app.B") || len(problems) > 0 {
 		t.Errorf("changed %q (problems %q), want app.B found by the full search", classNames(changed), problems)
+	}
+}
+
+// inMountNamespace reports whether the test runs in a mount namespace of
+// its own, where it may mount file systems; when it does not, it runs the
+// test again in one (as root; skipped otherwise) and reports its result.
+func inMountNamespace(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv("BUILDGUARD_TEST_MOUNT_NAMESPACE") != "" {
+		return true
+	}
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("mounting a file system needs root")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private",
+		os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
+	cmd.Env = append(os.Environ(), "BUILDGUARD_TEST_MOUNT_NAMESPACE=1")
+	out, err := cmd.CombinedOutput()
+	if errors.Is(err, exec.ErrNotFound) {
+		t.Skipf("no unshare: %v", err)
+	}
+	if err != nil || !bytes.Contains(out, []byte("--- PASS")) {
+		t.Fatalf("in a mount namespace of its own: %v\n%s", err, out)
+	}
+	return false
+}
+
+// An overlay's layers change beneath it without an event of its watch: a
+// watched directory on one is scanned before and after the build, and a
+// class rewritten in its upper layer is found.
+func TestWatchScansAnOverlay(t *testing.T) {
+	if !inMountNamespace(t) {
+		return
+	}
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lower, upper, work, root := filepath.Join(base, "lower"), filepath.Join(base, "upper"), filepath.Join(base, "work"), filepath.Join(base, "classes")
+	writeClassFile(t, filepath.Join(upper, "app", "A.class"), "A")
+	for _, dir := range []string{lower, work, root} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unix.Mount("overlay", root, "overlay", 0, "lowerdir="+lower+",upperdir="+upper+",workdir="+work); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(root, unix.MNT_DETACH) })
+	dirs := []watchedDir{{named: root, root: root}}
+	before := noteBefore(context.Background(), dirs)
+	defer before.watch.close()
+	writeClassFile(t, filepath.Join(upper, "app", "A.class"), "AA")
+	changed, problems, lost := changedSince(context.Background(), before, dirs)
+	if before.watch != nil || !hasClass(changed, "app.A") || len(problems) > 0 || lost != "" {
+		t.Errorf("watched %v: changed %q (problems %q, lost %q), want app.A found by two scans", before.watch != nil, classNames(changed), problems, lost)
 	}
 }
