@@ -211,7 +211,7 @@ func changedSince(ctx context.Context, before snapshot, dirs []watchedDir) (chan
 			changed = append(changed, c)
 		}
 	}
-	return ordered(ctx, changed), append(before.problems, after.problems...), lost
+	return ordered(ctx, changed), append(append(problems, before.problems...), after.problems...), lost
 }
 
 // scan walks the watched directories for class files within ctx. With

@@ -129,7 +129,10 @@ type watch struct {
 	entries int
 	buf     []byte // for getdents
 	lost    string // why the report is incomplete; "" when it is complete
-	done    chan struct{}
+	// unread says each directory moved in that could not be read whole:
+	// the full search cannot tell the class files it brought.
+	unread []string
+	done   chan struct{}
 }
 
 type namedFile struct {
@@ -395,8 +398,11 @@ func (w *watch) event(wd int, mask uint32, name string) {
 	case mask&unix.IN_ISDIR != 0 && mask&unix.IN_MOVED_TO != 0:
 		// Every class file it holds is new at its name, whatever its
 		// times: it is read as a directory the build created.
-		w.lose("the directory %s was moved", filepath.Join(dir.path, name))
-		_ = w.add(filepath.Join(dir.path, name), dir.root, true)
+		path := filepath.Join(dir.path, name)
+		w.lose("the directory %s was moved", path)
+		if w.add(path, dir.root, true) != nil && len(w.unread) < maxProblems {
+			w.unread = append(w.unread, fmt.Sprintf("the directory %s was moved into the watched directories and could not be read whole (%s), so the class files it brought that are older than the build may be missed", path, w.lost))
+		}
 	case mask&unix.IN_ISDIR != 0 && mask&unix.IN_CREATE != 0:
 		_ = w.add(filepath.Join(dir.path, name), dir.root, true)
 	case mask&unix.IN_ISDIR != 0:
@@ -490,7 +496,8 @@ func (w *watch) close() {
 // of dirs the watched trees do not hold (the agent watches them since),
 // scanned; or, when the kernel's report is incomplete, why (lost), and
 // the class files an event named, each examined now, for the full search
-// to add to what it finds. It ends the watch.
+// to add to what it finds, and the directories moved in that could not be
+// read. It ends the watch.
 func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []changedFile, problems []string, lost string) {
 	defer w.close()
 	if reason := w.stop(ctx); reason != "" {
@@ -529,7 +536,7 @@ func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []chang
 	}
 	if w.lost != "" {
 		// The full search finds what else changed, and says its problems.
-		return changed, nil, w.lost
+		return changed, w.unread, w.lost
 	}
 	if len(late) > 0 {
 		snap := scan(ctx, late, false)

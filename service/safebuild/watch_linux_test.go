@@ -601,3 +601,31 @@ func TestWatchScansAnOverlay(t *testing.T) {
 		t.Errorf("watched %v: changed %q (problems %q, lost %q), want app.A found by two scans", before.watch != nil, classNames(changed), problems, lost)
 	}
 }
+
+// A directory moved into the trees once the search's watches ran out is
+// not read: the class files it brought, whose times are older than the
+// build, cannot be told from others, and the search says so.
+func TestWatchSaysADirectoryMovedInUnread(t *testing.T) {
+	t.Parallel()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, outside := filepath.Join(base, "classes"), filepath.Join(base, "outside")
+	writeClassFile(t, filepath.Join(root, "app", "A.class"), "A")
+	writeClassFile(t, filepath.Join(outside, "pkg", "C.class"), "C")
+	time.Sleep(recentWindow + 100*time.Millisecond) // files older than the build: see watchFixture
+	dirs := []watchedDir{{named: root, root: root}}
+	w := startTestWatch(t, dirs, watchLimits{maxUserWatches: 8}) // root and app: the quarter
+	writeClassFile(t, filepath.Join(root, "app", "sub", "B.class"), "B")
+	if err := os.Rename(filepath.Join(outside, "pkg"), filepath.Join(root, "pkg")); err != nil {
+		t.Fatal(err)
+	}
+	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
+	if !strings.Contains(lost, "more than 2 directories") {
+		t.Errorf("lost %q, want the quarter of the user's watches", lost)
+	}
+	if !hasClass(changed, "app.sub.B") || len(problems) != 1 || !strings.Contains(problems[0], filepath.Join(root, "pkg")+" was moved into the watched directories and could not be read") {
+		t.Errorf("changed %q (problems %q), want app.sub.B and %s said unread", classNames(changed), problems, filepath.Join(root, "pkg"))
+	}
+}
