@@ -188,9 +188,10 @@ func noteBefore(ctx context.Context, dirs []watchedDir) snapshot {
 // may have missed one, and, when before was a watch whose report was
 // incomplete, why the full search replaced it (lost). That full search
 // knows no file from before the build: each class file whose change time
-// is not older than recentWindow before the watch started is changed, and
+// is not older than recentWindow before the watch started is changed,
 // each the kernel's events still named (the class files of a directory
-// moved into the trees keep their older times).
+// moved into the trees keep their older times), and each beneath a watched
+// directory whose path holds another directory after the build.
 func changedSince(ctx context.Context, before snapshot, dirs []watchedDir) (changed []changedFile, problems []string, lost string) {
 	var named []changedFile
 	if before.watch != nil {
@@ -198,7 +199,7 @@ func changedSince(ctx context.Context, before snapshot, dirs []watchedDir) (chan
 		if lost == "" {
 			return changed, problems, ""
 		}
-		before, named = snapshot{at: before.at}, changed
+		before, named = snapshot{at: before.at, roots: before.watch.replacedRoots()}, changed
 	}
 	after := scan(ctx, dirs, false)
 	changed = changedIn(ctx, before, after)

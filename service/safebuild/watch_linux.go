@@ -132,7 +132,10 @@ type watch struct {
 	// unread says each directory moved in that could not be read whole:
 	// the full search cannot tell the class files it brought.
 	unread []string
-	done   chan struct{}
+	// replaced are the roots whose path holds another directory after
+	// the build: every class file in it is new.
+	replaced []string
+	done     chan struct{}
 }
 
 type namedFile struct {
@@ -509,8 +512,11 @@ func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []chang
 		var id unix.Stat_t
 		if err := unix.Lstat(root, &id); err != nil || id.Dev != w.ids[i].Dev || id.Ino != w.ids[i].Ino {
 			w.lose("the watched directory %s is not the directory watched", root)
-			return nil, nil, w.lost
+			w.replaced = append(w.replaced, root)
 		}
+	}
+	if len(w.replaced) > 0 {
+		return nil, nil, w.lost
 	}
 	if mounts, err := mountsIn(w.roots); err != nil || mounts != w.mounts {
 		// A file system mounted over a watched directory raises no event,
@@ -551,6 +557,12 @@ func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []chang
 		}
 	}
 	return ordered(ctx, changed), s.problems, ""
+}
+
+// replacedRoots are the watched directories whose path held another
+// directory after the build (changes), whose every class file is new.
+func (w *watch) replacedRoots() []string {
+	return w.replaced
 }
 
 // mountsIn is the mounts of this process's mount table at or beneath

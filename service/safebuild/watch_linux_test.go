@@ -629,3 +629,29 @@ func TestWatchSaysADirectoryMovedInUnread(t *testing.T) {
 		t.Errorf("changed %q (problems %q), want app.sub.B and %s said unread", classNames(changed), problems, filepath.Join(root, "pkg"))
 	}
 }
+
+// A watched directory replaced by another at its path, as a build that
+// moves a prebuilt output into place does, holds class files whose times
+// are older than the build and whose names no event gave: each is new
+// there, and the full search counts it, as the two scans would.
+func TestWatchCountsEveryClassOfAReplacedDirectory(t *testing.T) {
+	t.Parallel()
+	root, dirs := watchFixture(t, false)
+	prebuilt := filepath.Join(filepath.Dir(root), "prebuilt")
+	writeClassFile(t, filepath.Join(prebuilt, "app", "P.class"), "P")
+	time.Sleep(recentWindow + 100*time.Millisecond) // files older than the build: see watchFixture
+	w := startTestWatch(t, dirs, watchLimits{})
+	if err := os.Rename(root, root+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(prebuilt, root); err != nil {
+		t.Fatal(err)
+	}
+	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
+	if lost == "" {
+		t.Errorf("the kernel's report is complete, want it lost")
+	}
+	if got := classNames(changed); got != "app.P" || len(problems) > 0 {
+		t.Errorf("changed %q (problems %q), want app.P", got, problems)
+	}
+}

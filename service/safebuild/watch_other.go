@@ -16,6 +16,8 @@ func startWatch(context.Context, []watchedDir) *watch { return nil }
 
 func (*watch) close() {}
 
+func (*watch) replacedRoots() []string { return nil }
+
 func (*watch) changes(context.Context, []watchedDir) ([]changedFile, []string, string) {
 	return nil, nil, "the kernel's report of changes is not asked on this system"
 }
