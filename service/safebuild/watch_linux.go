@@ -75,6 +75,8 @@ type watchLimits struct {
 	// maxUserWatches stands for fs.inotify.max_user_watches; 0: the
 	// kernel's.
 	maxUserWatches int
+	// watched, when set, runs once each root is watched and read.
+	watched func(root string)
 }
 
 // watchShare is the part of the user's watches (fs.inotify.max_user_watches)
@@ -178,11 +180,16 @@ func newWatch(ctx context.Context, dirs []watchedDir, limits watchLimits) *watch
 		if err == nil && slices.Contains(w.roots, root) {
 			continue
 		}
+		// The root's identity before its watch: a directory put in its
+		// place meanwhile is not the one watched (changes).
 		var id unix.Stat_t
-		if err != nil || w.add(root, root, false) != nil || w.lost != "" || unix.Lstat(root, &id) != nil {
+		if err != nil || unix.Lstat(root, &id) != nil || w.add(root, root, false) != nil || w.lost != "" {
 			close(w.done)
 			w.close()
 			return nil
+		}
+		if limits.watched != nil {
+			limits.watched(root)
 		}
 		w.roots, w.ids = append(w.roots, root), append(w.ids, id)
 	}

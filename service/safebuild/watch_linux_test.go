@@ -655,3 +655,30 @@ func TestWatchCountsEveryClassOfAReplacedDirectory(t *testing.T) {
 		t.Errorf("changed %q (problems %q), want app.P", got, problems)
 	}
 }
+
+// A parent of a watched directory moved while its watch starts, and
+// another directory put in its place, raises no event of the watch: the
+// directory at its path is not the one watched, the report is lost, and
+// what the build writes there is found.
+func TestWatchLosesADirectoryReplacedWhileWatched(t *testing.T) {
+	t.Parallel()
+	root, dirs := watchFixture(t, false)
+	base := filepath.Dir(root)
+	t.Cleanup(func() { os.RemoveAll(base + ".moved") })
+	w := startTestWatch(t, dirs, watchLimits{watched: func(root string) {
+		if err := os.Rename(base, base+".moved"); err != nil {
+			t.Error(err)
+		}
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			t.Error(err)
+		}
+	}})
+	writeClassFile(t, filepath.Join(root, "app", "B.class"), "B")
+	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
+	if !strings.Contains(lost, "is not the directory watched") {
+		t.Errorf("lost %q, want the watched directory replaced", lost)
+	}
+	if got := classNames(changed); got != "app.B" || len(problems) > 0 {
+		t.Errorf("changed %q (problems %q), want app.B", got, problems)
+	}
+}
