@@ -41,7 +41,7 @@ type capture struct {
 	lines   int                 // completed lines
 	partial bool                // bytes after the last newline
 	current []byte              // the line being written, at most lineKeep bytes
-	latest  string              // the last completed line, cut for progress
+	last    []byte              // the last completed line, at most lineKeep bytes
 	onLine  func()              // called (without the lock) after a write completed a line
 	parser  *diagnostics.Parser // nil: the output is not parsed
 	feed    *diagnostics.Feed   // passes the output to parser off the pipe's path
@@ -76,11 +76,11 @@ func newCapture(log io.Writer, logMax int64, onLine func()) *capture {
 func (c *capture) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	if c.log != nil && c.logErr == nil && !c.cut {
-		keep := p
-		if room := c.logMax - c.logged; int64(len(keep)) > room {
-			keep, c.cut = keep[:room], true
+		part := p
+		if room := c.logMax - c.logged; int64(len(part)) > room {
+			part, c.cut = part[:room], true
 		}
-		n, err := c.log.Write(keep)
+		n, err := c.log.Write(part)
 		c.logged += int64(n)
 		if err != nil {
 			c.logErr = err
@@ -94,23 +94,7 @@ func (c *capture) Write(p []byte) (int, error) {
 		c.feed.Write(p)
 	}
 	c.total += int64(len(p))
-	completed := false
-	rest := p
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			c.keep(rest)
-			c.partial = true
-			break
-		}
-		c.keep(rest[:i])
-		c.latest = message(c.current)
-		c.current = c.current[:0]
-		c.lines++
-		c.partial = false
-		completed = true
-		rest = rest[i+1:]
-	}
+	completed := c.countLines(p)
 	onLine := c.onLine
 	c.mu.Unlock()
 	if completed && onLine != nil {
@@ -119,10 +103,35 @@ func (c *capture) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (c *capture) keep(b []byte) {
-	if room := lineKeep - len(c.current); room > 0 {
-		c.current = append(c.current, b[:min(room, len(b))]...)
+// countLines counts the lines p completes and keeps the start of the last
+// of them and of the line being written, in three searches of p for
+// newlines: a build's output costs no work per line beyond finding its
+// end. The last line becomes a progress message only when one is asked
+// for (progress).
+func (c *capture) countLines(p []byte) (completed bool) {
+	end := bytes.LastIndexByte(p, '\n')
+	if end < 0 {
+		c.current = keep(c.current, p)
+		c.partial = true
+		return false
 	}
+	c.lines += 1 + bytes.Count(p[:end], []byte{'\n'})
+	if start := bytes.LastIndexByte(p[:end], '\n'); start >= 0 {
+		c.last = keep(c.last[:0], p[start+1:end])
+	} else {
+		c.last = keep(append(c.last[:0], c.current...), p[:end])
+	}
+	c.current = keep(c.current[:0], p[end+1:])
+	c.partial = end+1 < len(p)
+	return true
+}
+
+// keep appends to line what fits of b within lineKeep bytes.
+func keep(line, b []byte) []byte {
+	if room := lineKeep - len(line); room > 0 {
+		line = append(line, b[:min(room, len(b))]...)
+	}
+	return line
 }
 
 // appendRing keeps the last len(ring) bytes: start is where the next byte
@@ -167,7 +176,7 @@ func (c *capture) diagnostics() diagnostics.Summary {
 func (c *capture) progress() (int, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lines, c.latest
+	return c.lines, message(c.last)
 }
 
 // flush writes out the buffered log, ending a cut log with a line that

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,6 +74,32 @@ func TestCaptureRingWraps(t *testing.T) {
 	}
 	if len(tail) > TailBytes || strings.Count(tail, "\n") > TailLines {
 		t.Errorf("tail of %d bytes and %d lines", len(tail), strings.Count(tail, "\n"))
+	}
+}
+
+// The capture costs no work per line beyond finding its end (the latest
+// line becomes a progress message only when progress is read): writing
+// a thousand lines allocates nothing, and progress still counts every line
+// and gives the last completed one (docs/safe-build.md#5).
+func TestCaptureCostsNoAllocationPerLine(t *testing.T) {
+	cp := newCapture(io.Discard, 0, func() {})
+	chunk := append(bytes.Repeat([]byte("[javac] Compiling Äpfel.java\n"), 1000), "partial"...)
+	cp.Write(chunk) // the line buffers grow once
+	writes := 1
+	allocs := testing.AllocsPerRun(20, func() {
+		cp.Write(chunk)
+		writes++
+	})
+	if allocs >= 1 {
+		t.Fatalf("a write of 1000 lines allocated %.0f times", allocs)
+	}
+	lines, msg := cp.progress()
+	if lines != 1000*writes || msg != "[javac] Compiling Äpfel.java" {
+		t.Fatalf("progress %d lines, %q; want %d lines", lines, msg, 1000*writes)
+	}
+	cp.Write([]byte(" end\r\nnext"))
+	if lines, msg = cp.progress(); lines != 1000*writes+1 || msg != "partial end" {
+		t.Fatalf("progress %d lines, %q after a line written across two writes", lines, msg)
 	}
 }
 
