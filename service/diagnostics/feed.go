@@ -13,13 +13,20 @@ const DefaultFeedBytes = 4 << 20
 // at most one piece's parse.
 const feedChunk = 64 << 10
 
+// maxFeedWait bounds one wait of Write for room in the queue.
+const maxFeedWait = time.Second
+
 // Feed passes a build's output to a Parser on a goroutine of its own, so
-// that the writer (the reader of the build's pipes) never waits for
-// parsing (docs/safe-build.md#12): Write copies the bytes into a bounded
-// queue and returns. Output that finds the queue full is not parsed (it
-// stays in the log), and the parser resumes at the next whole line. The
-// goroutine runs only while the queue holds output. A Feed is safe for
-// concurrent use.
+// that the writer (the reader of the build's pipes) is never held up for
+// long by parsing (docs/safe-build.md#12): Write copies the bytes into a
+// bounded queue and returns. When the queue is full, Write waits for the
+// parser to make room, for at most maxFeedWait at a time and at most as
+// long in all as the time spent outside these waits since the first
+// write, so a parser slower than the build at most halves the rate its
+// output is read at. Output that still finds the queue full is not parsed (it stays in
+// the log), and the parser resumes at the next whole line. The goroutine
+// runs only while the queue holds output. A Feed is safe for concurrent
+// use.
 type Feed struct {
 	p   *Parser
 	max int
@@ -30,8 +37,11 @@ type Feed struct {
 	gap     bool          // output was dropped since the last piece queued
 	gapLine bool          // … and it ended with a newline
 	idle    chan struct{} // closed when the goroutine stops; nil while none runs
+	room    chan struct{} // closed when the parser finished a piece; nil while no Write waits
 	stopped bool          // Summary gave up waiting: nothing more is parsed
 	dropped int64         // bytes not parsed
+	began   time.Time     // the first write
+	waited  time.Duration // the time writes spent waiting for room
 
 	pmu   sync.Mutex   // held while the parser reads
 	parse func([]byte) // p.Write; a test makes it wait
@@ -57,11 +67,12 @@ func NewFeed(p *Parser, maxBytes int) *Feed {
 	return f
 }
 
-// Write implements io.Writer. It never fails and never waits for the
-// parser.
+// Write implements io.Writer. It never fails, and waits for the parser
+// only within the Feed's share of the time (Feed).
 func (f *Feed) Write(b []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.waitForRoom(len(b))
 	if f.stopped || f.queued+len(b) > f.max {
 		f.dropped += int64(len(b))
 		f.gap = true
@@ -86,6 +97,54 @@ func (f *Feed) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// waitForRoom waits, with f.mu held on entry and on return, until the
+// queue has room for n bytes, the parser stopped, or the writes' share of
+// the time is spent: their waits take in all at most as long as the time
+// outside them since the first write, and one write waits at most
+// maxFeedWait. Output larger than the queue never waits.
+func (f *Feed) waitForRoom(n int) {
+	now := time.Now()
+	if f.began.IsZero() {
+		f.began = now
+	}
+	if f.stopped || n > f.max || f.queued+n <= f.max {
+		return
+	}
+	// waited+d <= (now+d-began)-(waited+d): d <= elapsed - 2*waited.
+	d := min(now.Sub(f.began)-2*f.waited, maxFeedWait)
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for !f.stopped && f.queued+n > f.max {
+		if f.room == nil {
+			f.room = make(chan struct{})
+		}
+		room := f.room
+		f.mu.Unlock()
+		timedOut := false
+		select {
+		case <-room:
+		case <-t.C:
+			timedOut = true
+		}
+		f.mu.Lock()
+		if timedOut {
+			break
+		}
+	}
+	f.waited += time.Since(now)
+}
+
+// madeRoom wakes the writes waiting for room; f.mu is held.
+func (f *Feed) madeRoom() {
+	if f.room != nil {
+		close(f.room)
+		f.room = nil
+	}
+}
+
 // drain parses the queued output until the queue is empty.
 func (f *Feed) drain(idle chan struct{}) {
 	for {
@@ -97,6 +156,7 @@ func (f *Feed) drain(idle chan struct{}) {
 			}
 			f.queue, f.queued, f.idle = nil, 0, nil
 			close(idle)
+			f.madeRoom()
 			f.mu.Unlock()
 			return
 		}
@@ -112,6 +172,7 @@ func (f *Feed) drain(idle chan struct{}) {
 		f.pmu.Unlock()
 		f.mu.Lock()
 		f.queued -= len(*c.b)
+		f.madeRoom()
 		f.mu.Unlock()
 		pieces.Put(c.b)
 	}
@@ -132,6 +193,7 @@ func (f *Feed) Summary(wait time.Duration) (Summary, int64) {
 		case <-t.C:
 			f.mu.Lock()
 			f.stopped = true
+			f.madeRoom()
 			f.mu.Unlock()
 			<-idle // at most one piece of feedChunk bytes is being parsed
 		}

@@ -3,6 +3,7 @@ package diagnostics
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -82,6 +83,67 @@ func TestFeedSummaryStopsWaiting(t *testing.T) {
 		f.Write([]byte("/p/C.java:1: error: late\n"))
 		if _, dropped := f.Summary(time.Minute); dropped != r.dropped+int64(len("/p/C.java:1: error: late\n")) {
 			t.Fatalf("dropped %d after a late write", dropped)
+		}
+	})
+}
+
+// TestFeedWaitsForASlowParser: a parser slower than the build, but not
+// half as fast, keeps up: the writer waits for room in the queue rather
+// than dropping output, and every error is found.
+func TestFeedWaitsForASlowParser(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Config{Dir: "/p"})
+		f := NewFeed(p, 2*feedChunk)
+		f.parse = func(b []byte) {
+			time.Sleep(7 * time.Millisecond) // the bubble's clock: parsing a piece
+			p.Write(b)
+		}
+		const pieces = 50
+		for i := range pieces {
+			time.Sleep(5 * time.Millisecond) // the build printing a piece
+			e := fmt.Sprintf("/p/E%d.java:1: error: cannot find symbol\n", i)
+			f.Write([]byte(strings.Repeat("x", feedChunk-len(e)-1) + "\n" + e))
+		}
+		s, dropped := f.Summary(time.Minute)
+		if dropped != 0 || s.Errors != pieces {
+			t.Fatalf("dropped %d bytes, found %d of %d errors", dropped, s.Errors, pieces)
+		}
+	})
+}
+
+// TestFeedWaitsAtMostItsShare: with the parser stuck, the writer's waits
+// for room take in all at most as long as its own time outside them, and
+// each at most maxFeedWait; what finds no room then is not parsed.
+func TestFeedWaitsAtMostItsShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Config{Dir: "/p"})
+		f := NewFeed(p, feedChunk)
+		stuck := make(chan struct{})
+		release := sync.OnceFunc(func() { close(stuck) })
+		defer release()
+		f.parse = func(b []byte) {
+			<-stuck
+			p.Write(b)
+		}
+		line := []byte(strings.Repeat("x", 99) + "\n")
+		var own, waited time.Duration
+		for range 2000 {
+			time.Sleep(10 * time.Millisecond) // the build printing a line
+			own += 10 * time.Millisecond
+			before := time.Now()
+			f.Write(line)
+			w := time.Since(before)
+			if w > maxFeedWait {
+				t.Fatalf("one write waited %s, more than %s", w, maxFeedWait)
+			}
+			waited += w
+		}
+		if waited == 0 || waited > own {
+			t.Fatalf("the writes waited %s in all, for %s of their own", waited, own)
+		}
+		release()
+		if _, dropped := f.Summary(time.Minute); dropped == 0 {
+			t.Fatal("no output was dropped while the parser was stuck")
 		}
 	})
 }

@@ -87,16 +87,20 @@ func (c *capture) Write(p []byte) (int, error) {
 		}
 	}
 	c.appendRing(p)
-	if c.parser != nil {
-		if c.feed == nil {
-			c.feed = diagnostics.NewFeed(c.parser, 0)
-		}
-		c.feed.Write(p)
+	if c.parser != nil && c.feed == nil {
+		c.feed = diagnostics.NewFeed(c.parser, 0)
 	}
+	feed := c.feed
 	c.total += int64(len(p))
 	completed := c.countLines(p)
 	onLine := c.onLine
 	c.mu.Unlock()
+	if feed != nil {
+		// Outside the lock: the Feed may wait for the parser (within its
+		// share), and progress is read meanwhile. The build's two streams
+		// share one pipe (buildguard.Command), so one goroutine writes.
+		feed.Write(p)
+	}
 	if completed && onLine != nil {
 		onLine()
 	}
