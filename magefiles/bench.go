@@ -57,7 +57,10 @@ func benchMetric(metrics, unit string) (float64, bool) {
 // and the proof of 1 and of 512 changed classes with the reference JVM
 // agent as it is and with TCP_NODELAY on its status socket, from BUILD
 // ok's acknowledgement to the answer (targets 100 ms and 2 s), next to the
-// agent's batch and one VERIFY round (docs/performance.md#5.5).
+// agent's batch and one VERIFY round (docs/performance.md#5.5);
+// and 1 GiB of build output through `build run` and the MCP tool next to
+// the same command's output to a file, with the peak RSS at 64 MiB and at
+// 1 GiB (target ≥ 200 MB/s, memory flat, docs/performance.md#5.6).
 func Bench() error {
 	results := map[string]string{}
 	for _, run := range []struct{ pattern, benchtime, pkg string }{
@@ -99,6 +102,9 @@ func Bench() error {
 		{"^BenchmarkScale$/^files=100000$", "1x", "./harness/scale/"},
 		{"^BenchmarkScan$", "1x", "./service/safebuild/"},
 		{"^BenchmarkWatch$", "3x", "./service/safebuild/"},
+		// 1 GiB of build output (docs/performance.md#5.6): each iteration
+		// of a 1 GiB row writes 1 GiB of log and 1 GiB for the floor.
+		{"^BenchmarkBigOutput$", "3x", "./cmd/buildguard/"},
 	} {
 		out, err := sh.Output("go", "test", "-run", "^$", "-bench", run.pattern, "-benchtime", run.benchtime, run.pkg)
 		fmt.Println(out)
@@ -180,7 +186,38 @@ func Bench() error {
 	if err := scaleBench(r); err != nil {
 		return err
 	}
+	if err := bigOutputBench(r); err != nil {
+		return err
+	}
 	return diagnosticsBench(r)
+}
+
+// bigOutputBench prints, per front, a build printing 64 MiB and 1 GiB of
+// output through buildguard against the same command's output to a file,
+// with buildguard's peak RSS, and the targets of issue 33: ≥ 200 MB/s at
+// 1 GiB, and memory flat (docs/performance.md#5.6).
+func bigOutputBench(r benchResults) error {
+	met := map[bool]string{true: "met", false: "NOT met"}
+	for _, front := range []struct{ name, what string }{
+		{"run", "buildguard build run"},
+		{"mcp", "reclazz_safe_build over stdio with progress"},
+	} {
+		var peaks []float64
+		for _, size := range []string{"64MiB", "1GiB"} {
+			m, err := r.units("BigOutput/"+front.name+"/"+size, "MB/s", "floor-MB/s", "ratio", "peak-MiB")
+			if err != nil {
+				return err
+			}
+			peaks = append(peaks, m[3])
+			target := "no target"
+			if size == "1GiB" {
+				target = fmt.Sprintf("target ≥ 200 MB/s: %s; peak ≤ the 64 MiB run's + 8 MiB: %s", met[m[0] >= 200], met[m[3] <= peaks[0]+8])
+			}
+			fmt.Printf("big output, %s of it through %s: %.0f MB/s vs the command to a file %.0f MB/s: %.2f× the time; peak RSS %.1f MiB, every error counted, the whole log written (%s)\n",
+				size, front.what, m[0], m[1], m[2], m[3], target)
+		}
+	}
+	return nil
 }
 
 // benchResults maps a benchmark's name (without "Benchmark") to the
