@@ -9,10 +9,11 @@ import (
 	"time"
 )
 
-// TestFeedNeverWaitsForTheParser: while the parser is stuck, writes still
-// return at once; what finds the queue full is counted as not parsed, and
-// the parser resumes at the next whole line after it.
-func TestFeedNeverWaitsForTheParser(t *testing.T) {
+// TestFeedStuckParserLosesOnlyWhatFindsNoRoom: while the parser is stuck,
+// writes return after at most their share of waiting
+// (TestFeedWaitsAtMostItsShare); what finds the queue full is counted as
+// not parsed, and the parser resumes at the next whole line after it.
+func TestFeedStuckParserLosesOnlyWhatFindsNoRoom(t *testing.T) {
 	p := New(Config{Dir: "/p"})
 	f := NewFeed(p, 1<<10)
 	stuck := make(chan struct{})
