@@ -16,8 +16,13 @@
 // abandoned and is removed by whoever finds it. A short lock on the queue's
 // lock file orders every change. A waiting build sleeps on the lock of the
 // ticket ahead of it and wakes the moment that ticket is released, finished
-// or killed; a rescan every second (less often in a line longer than 16,
-// up to every 10 s) is the safety net. The tickets order the builds; the
+// or killed; a check every second (less often in a line longer than 16,
+// up to every 10 s) is the safety net and the clock of its reports. The
+// check costs one stat of the queue's directory while the line is quiet:
+// every ticket that enters, leaves or changes state moves the directory's
+// time of change, and only then, or once a minute, are the tickets read;
+// a line found quiet is checked half as often each time, up to every 10 s
+// (docs/performance.md#5.5). The tickets order the builds; the
 // run lock excludes them: the build whose turn it is also locks the
 // project's root directory until it has ended, so a hand that removes a
 // ticket, the queue or .buildguard under a running build never lets a

@@ -469,7 +469,9 @@ func (l *line) enter(m meta) (*ticket, view, error) {
 	return t, v, nil
 }
 
-// write stores the ticket's meta. Call it locked.
+// write stores the ticket's meta and marks the line's directory changed
+// (its time of change), which the builds waiting in a quiet line check
+// instead of reading every ticket (waiter.quiet). Call it locked.
 func (t *ticket) write() error {
 	data, err := json.Marshal(t.m)
 	if err != nil {
@@ -478,6 +480,9 @@ func (t *ticket) write() error {
 	if err := rewrite(t.f, data); err != nil {
 		return fmt.Errorf("%w: writing %s: %w", ErrUnusable, t.path, err)
 	}
+	// Best effort: where it fails, the waiting builds see the change at
+	// their next full look (maxQuiet).
+	_ = os.Chtimes(t.l.dir, time.Time{}, time.Now())
 	return nil
 }
 

@@ -44,14 +44,33 @@ const MaxBuildsEnv = "BUILDGUARD_MAX_BUILDS"
 // (docs/decisions.md#D22).
 const TurnEnv = "BUILDGUARD_QUEUE_TURN"
 
-// rescan is how often a waiting build looks at the line even when nothing
-// woke it: the safety net under the lock waits, and the clock of its
-// reports.
+// rescan is how often a waiting build checks whether its line changed even
+// when nothing woke it: the safety net under the lock waits, and the clock
+// of its reports. A check of a line that did not change costs one stat of
+// its directory (waiter.quiet); a changed line is read in full.
 const rescan = time.Second
 
-// maxRescan bounds how far apart a waiting build's looks at a long line
+// maxRescan bounds how far apart a waiting build's checks of a long line
 // are (rescanEvery).
 const maxRescan = 10 * time.Second
+
+// maxQuiet bounds how long a waiting build goes without reading its line
+// in full while its directory says nothing changed.
+const maxQuiet = time.Minute
+
+// settled is how much older than the look that read it a directory's time
+// of change must be before a waiting build trusts it to move with the next
+// change: file systems keep it to the nearest 2 s at worst (FAT), and the
+// kernel's clock for it lags by a tick. A time with a fraction of a second
+// comes from a file system that keeps finer times: settledFine.
+const (
+	settled     = 3 * time.Second
+	settledFine = 100 * time.Millisecond
+)
+
+// maxBackoff bounds the doublings of the interval between the checks of a
+// line that stays quiet (rescanEvery).
+const maxBackoff = 4
 
 // The errors of Wait.
 var (
@@ -98,6 +117,7 @@ type Queue struct {
 	cfgErr   error
 	log      hclog.Logger
 	looks    atomic.Int64  // looks at a line by waiting builds after the first (rescanEvery)
+	checks   atomic.Int64  // checks that found a line quiet (waiter.quiet)
 	patience time.Duration // lockPatience; shorter in tests
 }
 
@@ -484,7 +504,47 @@ type waiter struct {
 	last        Status
 	live        int // the live tickets of the line at the last look
 	reported    time.Time
-	any         bool // a status was reported
+	lastAt      time.Time // when last was found
+	any         bool      // a status was reported
+	seen        seen      // the line's directory at the last full look
+}
+
+// seen is a line's directory as a full look found it, locked, after its
+// own changes: while the directory's time of change stays the same, no
+// ticket entered, left or changed state (ticket.write marks it), and
+// nothing needs reading (waiter.quiet).
+type seen struct {
+	fi    os.FileInfo // nil: nothing to compare with
+	mtime time.Time
+	at    time.Time
+}
+
+// see records the line's directory. Call it locked.
+func (w *waiter) see(l *line) {
+	now := time.Now()
+	fi, err := os.Stat(l.dir)
+	if err != nil {
+		w.seen = seen{}
+		return
+	}
+	w.seen = seen{fi: fi, mtime: fi.ModTime(), at: now}
+}
+
+// quiet reports whether the line is as the last full look found it: the
+// same directory, its time of change the same and settled, and that look
+// less than maxQuiet ago. A waiting build whose line is quiet reads none
+// of its tickets (docs/safe-build.md#4).
+func (w *waiter) quiet(l *line, now time.Time) bool {
+	s := w.seen
+	margin := settled
+	if s.mtime.Nanosecond() != 0 {
+		margin = settledFine
+	}
+	if s.fi == nil || now.Sub(s.at) >= maxQuiet || s.at.Sub(s.mtime) <= margin {
+		return false
+	}
+	fi, err := os.Stat(l.dir)
+	return err == nil && os.SameFile(fi, s.fi) && fi.ModTime().Equal(s.mtime)
 }
 
 // fail turns a wait's error into Wait's: ctx's own error or a TimeoutError.
@@ -521,6 +581,7 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 			w.firstAhead = len(v.ahead(t.m.Seq))
 		}
 		wake, done, err = w.step(l, t, v, slots)
+		w.see(l)
 		return err
 	})
 	if err != nil {
@@ -539,27 +600,19 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 		}
 	}
 	watches := map[string]<-chan struct{}{}
-	tick := time.NewTimer(w.rescanEvery())
+	tick := time.NewTimer(w.rescanEvery(0))
 	defer tick.Stop()
+	woke, quiet := false, 0 // quiet: checks in a row that found the line quiet
 	for first := true; ; first = false {
-		if !first {
-			w.q.looks.Add(1)
-			err := l.locked(ctx, func() error {
-				v, _, err := l.scan()
-				if err != nil {
-					return err
-				}
-				if t.lost() {
-					// A hand removed our ticket (or the queue's directory):
-					// a new one, at the end of the line.
-					w.q.log.Debug("the build's ticket was removed; entering the line again", "ticket", t.path)
-					if v, err = l.reenter(t); err != nil {
-						return err
-					}
-				}
-				wake, done, err = w.step(l, t, v, slots)
-				return err
-			})
+		if now := time.Now(); !first && !woke && w.quiet(l, now) {
+			quiet++
+			w.q.checks.Add(1)
+			w.age(now)
+			w.flush()
+		} else if !first {
+			quiet = 0
+			var err error
+			wake, done, err = w.look(ctx, l, t, slots)
 			if err != nil {
 				leave()
 				return nil, err
@@ -569,13 +622,37 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 			}
 			w.flush()
 		}
-		sleep(ctx, watches, wake, tick.C)
+		woke = sleep(ctx, watches, wake, tick.C)
 		if ctx.Err() != nil {
 			leave()
 			return nil, ctx.Err()
 		}
-		tick.Reset(w.rescanEvery())
+		tick.Reset(w.rescanEvery(quiet))
 	}
+}
+
+// look reads the line again, locked, and takes the step it calls for
+// (step); a ticket a hand removed enters the line again at its end.
+func (w *waiter) look(ctx context.Context, l *line, t *ticket, slots int) (wake []watch, done bool, err error) {
+	w.q.looks.Add(1)
+	err = l.locked(ctx, func() error {
+		v, _, err := l.scan()
+		if err != nil {
+			return err
+		}
+		if t.lost() {
+			// A hand removed our ticket (or the queue's directory): a new
+			// one, at the end of the line.
+			w.q.log.Debug("the build's ticket was removed; entering the line again", "ticket", t.path)
+			if v, err = l.reenter(t); err != nil {
+				return err
+			}
+		}
+		wake, done, err = w.step(l, t, v, slots)
+		w.see(l)
+		return err
+	})
+	return wake, done, err
 }
 
 // watch is a lock whose release wakes a waiting build: a ticket's, or the
@@ -594,10 +671,10 @@ func (w watch) released() <-chan struct{} {
 	return filelock.Released(w.path)
 }
 
-// sleep waits until a lock of wake is released, the rescan tick comes or
-// ctx ends. watches keeps one release watch per lock across the calls of
-// one wait; a lock no longer in wake loses its watch.
-func sleep(ctx context.Context, watches map[string]<-chan struct{}, wake []watch, tick <-chan time.Time) {
+// sleep waits until a lock of wake is released (woke), the rescan tick
+// comes or ctx ends. watches keeps one release watch per lock across the
+// calls of one wait; a lock no longer in wake loses its watch.
+func sleep(ctx context.Context, watches map[string]<-chan struct{}, wake []watch, tick <-chan time.Time) (woke bool) {
 	for p := range watches {
 		if !slices.ContainsFunc(wake, func(w watch) bool { return w.path == p }) {
 			delete(watches, p) // its goroutine ends with the lock it waits on
@@ -614,19 +691,24 @@ func sleep(ctx context.Context, watches map[string]<-chan struct{}, wake []watch
 	defer icancel()
 	select {
 	case <-anyOf(ictx, cases):
+		return true
 	case <-tick:
 	case <-ctx.Done():
 	}
+	return false
 }
 
-// rescanEvery is how long a waiting build goes without looking at its line
-// when nothing wakes it. Each look reads every ticket, so n builds waiting
-// in a line of n cost n*n reads a look: a long line (a client that starts
-// hundreds of safe builds) is looked at less often, up to maxRescan, but at
-// least every heartbeat. The wake on the release of the ticket ahead, a
-// cancel and the timeout are as quick as ever.
-func (w *waiter) rescanEvery() time.Duration {
-	d := min(rescan*time.Duration(max(1, (w.live+15)/16)), maxRescan)
+// rescanEvery is how long a waiting build goes without checking its line
+// when nothing wakes it. Each look at a changed line reads every ticket, so
+// n builds waiting in a busy line of n cost n*n reads a look: a long line
+// (a client that starts hundreds of safe builds) is checked less often, up
+// to maxRescan, but at least every heartbeat. A line found quiet quiet
+// times in a row is checked half as often for each, up to maxRescan: a
+// change ahead of the build is reported at most that much later. The wake
+// on the release of the ticket ahead, a cancel and the timeout are as
+// quick as ever.
+func (w *waiter) rescanEvery(quiet int) time.Duration {
+	d := min(rescan*time.Duration(max(1, (w.live+15)/16))<<min(quiet, maxBackoff), maxRescan)
 	if hb := w.req.Heartbeat; hb > 0 {
 		d = min(d, max(hb, rescan))
 	}
@@ -729,11 +811,28 @@ func (w *waiter) atTurn(l *line, t *ticket, slots int, now time.Time) (st Status
 	return Status{}, nil, true, nil
 }
 
+// age reports the last status again as of now, its times moved on: the
+// heartbeat of a quiet line, which nothing was read for.
+func (w *waiter) age(now time.Time) {
+	st, d := w.last, now.Sub(w.lastAt)
+	st.Ahead = slices.Clone(st.Ahead)
+	for i := range st.Ahead {
+		st.Ahead[i].For += d
+	}
+	if st.Joined != nil {
+		j := *st.Joined
+		j.For += d
+		st.Joined = &j
+	}
+	st.Waited = now.Sub(w.start)
+	w.report(st, now)
+}
+
 // report passes st on when it differs from the last one, or a heartbeat is
 // due.
 func (w *waiter) report(st Status, now time.Time) {
 	changed := !w.any || !st.same(w.last)
-	w.last = st
+	w.last, w.lastAt = st, now
 	if w.req.Report == nil {
 		return
 	}
