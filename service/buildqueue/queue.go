@@ -634,8 +634,8 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 // look reads the line again, locked, and takes the step it calls for
 // (step); a ticket a hand removed enters the line again at its end.
 func (w *waiter) look(ctx context.Context, l *line, t *ticket, slots int) (wake []watch, done bool, err error) {
-	w.q.looks.Add(1)
 	err = l.locked(ctx, func() error {
+		w.q.looks.Add(1) // locked: a test that changes the line locked counts the looks after it
 		v, _, err := l.scan()
 		if err != nil {
 			return err
