@@ -22,7 +22,7 @@
 // every ticket that enters, leaves or changes state moves the directory's
 // time of change, and only then, or once a minute, are the tickets read;
 // a line found quiet is checked half as often each time, up to every 10 s
-// (docs/performance.md#5.5). The tickets order the builds; the
+// (docs/performance.md#5.7). The tickets order the builds; the
 // run lock excludes them: the build whose turn it is also locks the
 // project's root directory until it has ended, so a hand that removes a
 // ticket, the queue or .buildguard under a running build never lets a

@@ -41,7 +41,7 @@ func settle(t *testing.T, q *Queue, dir string, n int) {
 // TestQuietLineNotRead: builds waiting in a line where nothing changes
 // read none of its tickets (a look at every ticket of a line of 33, every
 // 3 s, cost each of 32 waiting `build run` processes 16 ms of CPU a
-// minute, docs/performance.md#5.5); they check the directory's time of
+// minute, docs/performance.md#5.7); they check the directory's time of
 // change, half as often after each quiet check up to their heartbeat (2 s
 // here: in a short line, a check every second is six each in 6 s; backing
 // off, three), and their heartbeats still come, their waits moving on.
