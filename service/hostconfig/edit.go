@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/buildguard/buildguard/service/tools"
 )
 
 // edit applies the host's editor to old and checks the result: it parses,
@@ -151,15 +154,39 @@ func servedBefore(h Host, before map[string]any, e Entry) []string {
 func projectDir(args any) string { return argValue(args, "--project-dir") }
 
 // droppedAnswerWithin returns a note when the entry had an
-// --answer-within that e does not carry (init run without it).
+// --answer-within that e does not carry (init run without it). A value
+// `mcp --answer-within` refuses (docs/mcp-server.md#1.1), or none, kept
+// the server from starting: the note says so and offers no init run that
+// would refuse it too.
 func droppedAnswerWithin(h Host, before map[string]any, e Entry) []string {
 	servers, _ := before[h.Container].(map[string]any)
 	entry, _ := servers[EntryName].(map[string]any)
-	was := argValue(entry["args"], "--answer-within")
-	if was == "" || argValue(e.Args, "--answer-within") != "" {
+	if !hasArg(entry["args"], "--answer-within") || argValue(e.Args, "--answer-within") != "" {
 		return nil
 	}
+	was := argValue(entry["args"], "--answer-within")
+	if d, err := time.ParseDuration(was); err != nil || d < tools.MinAnswerWithin || d > tools.MaxAnswerWithin || strings.HasPrefix(was, "--") {
+		return []string{fmt.Sprintf("the entry's --answer-within %q is dropped: buildguard mcp refuses it (it takes a duration from 1s to 10m, such as 50s), so the host could not start the server", was)}
+	}
 	return []string{fmt.Sprintf("the entry's --answer-within %s is dropped, so a long build's call waits for the whole build; run init with --answer-within %s to keep it", was, was)}
+}
+
+// hasArg reports whether args (a []any or []string) hold flag, as
+// `--flag` or `--flag=V`.
+func hasArg(args any, flag string) bool {
+	var list []any
+	switch t := args.(type) {
+	case []string:
+		for _, a := range t {
+			list = append(list, a)
+		}
+	case []any:
+		list = t
+	}
+	return slices.ContainsFunc(list, func(a any) bool {
+		s, _ := a.(string)
+		return s == flag || strings.HasPrefix(s, flag+"=")
+	})
 }
 
 // argValue returns the value of flag (`--flag V` or `--flag=V`) in args
