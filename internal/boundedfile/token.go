@@ -8,16 +8,16 @@ import (
 
 // ReadToken returns the token file holds, trimmed of surrounding
 // whitespace: one token of minChars to maxChars printable ASCII characters
-// without spaces, in a file only its owner may read or write. A refusal
-// is an *Refusal.
+// without spaces, in a file only its owner may read or write, and whose
+// owner runs this process (or is root). A refusal is an *Refusal.
 func ReadToken(file string, minChars, maxChars int) (string, error) {
 	f, _, err := Open(file, int64(maxChars)+2)
 	if err != nil {
 		return "", &Refusal{Unreadable, fmt.Sprintf("cannot read %s: %v", file, err)}
 	}
 	defer f.Close()
-	if err := privateToOwner(f); err != nil {
-		return "", &Refusal{NotPrivate, fmt.Sprintf("%s %v; chmod 600 %s", file, err, file)}
+	if err := privateToOwner(f, file); err != nil {
+		return "", &Refusal{NotPrivate, err.Error()}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, int64(maxChars)+2))
 	if err != nil {
