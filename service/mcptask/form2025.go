@@ -3,6 +3,8 @@ package mcptask
 import (
 	"cmp"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -227,7 +229,7 @@ func (s *Store) Result2025(ctx context.Context, owner any, id string, wait time.
 // (empty: from the first), and the cursor of the next page ("" after the
 // last).
 func (s *Store) List2025(owner any, cursor string) ([]Task2025, string, error) {
-	after, err := decodeCursor(cursor)
+	after, err := s.decodeCursor(cursor)
 	if err != nil {
 		return nil, "", err
 	}
@@ -247,7 +249,7 @@ func (s *Store) List2025(owner any, cursor string) ([]Task2025, string, error) {
 	if len(mine) > ListPageSize {
 		mine = mine[:ListPageSize]
 		last := mine[len(mine)-1]
-		next = encodeCursor(last)
+		next = s.encodeCursor(last)
 	}
 	out := make([]Task2025, 0, len(mine))
 	for _, t := range mine {
@@ -271,19 +273,33 @@ func (p position) before(t *task) bool {
 // errCursor: a cursor this server never gave.
 var errCursor = errors.New("bad cursor")
 
-func encodeCursor(t *task) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t.created.UnixNano(), 10) + "." + t.id))
+// encodeCursor is the cursor of a page that ended at t: its position,
+// base64url, a dot, and the position's HMAC-SHA256 under the store's key
+// (16 bytes, base64url).
+func (s *Store) encodeCursor(t *task) string {
+	pos := []byte(strconv.FormatInt(t.created.UnixNano(), 10) + "." + t.id)
+	return base64.RawURLEncoding.EncodeToString(pos) + "." + base64.RawURLEncoding.EncodeToString(s.cursorMAC(pos))
 }
 
-func decodeCursor(c string) (position, error) {
+func (s *Store) cursorMAC(pos []byte) []byte {
+	m := hmac.New(sha256.New, s.cursorKey[:])
+	m.Write(pos)
+	return m.Sum(nil)[:16]
+}
+
+// decodeCursor is the position of a cursor encodeCursor gave; errCursor
+// for any other.
+func (s *Store) decodeCursor(c string) (position, error) {
 	if c == "" {
 		return position{}, nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
+	p, m, ok := strings.Cut(c, ".")
+	pos, errP := base64.RawURLEncoding.DecodeString(p)
+	mac, errM := base64.RawURLEncoding.DecodeString(m)
+	if !ok || errP != nil || errM != nil || !hmac.Equal(mac, s.cursorMAC(pos)) {
 		return position{}, errCursor
 	}
-	n, id, ok := strings.Cut(string(b), ".")
+	n, id, ok := strings.Cut(string(pos), ".")
 	created, err := strconv.ParseInt(n, 10, 64)
 	if !ok || err != nil || id == "" {
 		return position{}, errCursor

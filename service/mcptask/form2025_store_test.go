@@ -2,8 +2,10 @@ package mcptask
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -159,5 +161,46 @@ func TestResult2025Bounded(t *testing.T) {
 	cancel()
 	if _, err := s.Result2025(ctx, "o", task.TaskID, time.Hour); !errors.Is(err, context.Canceled) {
 		t.Errorf("Result2025 of an ended request: %v, want context.Canceled", err)
+	}
+}
+
+// TestList2025RefusesForgedCursors: a cursor of the right shape that the
+// store never gave (a position written by hand, one another store gave,
+// one with its signature changed) is refused; the one it gave pages on.
+func TestList2025RefusesForgedCursors(t *testing.T) {
+	t.Parallel()
+	other := NewStore(Config{MaxTasks: 2*ListPageSize + 10})
+	defer closeStore(t, other)
+	s := NewStore(Config{MaxTasks: 2*ListPageSize + 10})
+	defer closeStore(t, s)
+	type owner struct{ name string }
+	a := &owner{"a"}
+	var first string
+	for i := range ListPageSize + 1 {
+		for _, st := range []*Store{s, other} {
+			seed, err := st.start("a", a, blocked)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 && st == s {
+				first = seed.TaskID
+			}
+		}
+	}
+	_, given, err := s.List2025(a, "")
+	if err != nil || given == "" {
+		t.Fatalf("first page: cursor %q, %v", given, err)
+	}
+	_, othersCursor, _ := other.List2025(a, "")
+	handmade := base64.RawURLEncoding.EncodeToString([]byte("0." + first))
+	pos, _, _ := strings.Cut(given, ".")
+	tampered := pos + "." + base64.RawURLEncoding.EncodeToString(make([]byte, 16))
+	for name, bad := range map[string]string{"handmade": handmade, "another store's": othersCursor, "tampered": tampered, "position only": pos} {
+		if page, _, err := s.List2025(a, bad); err == nil {
+			t.Errorf("%s cursor %q: %d tasks, want it refused", name, bad, len(page))
+		}
+	}
+	if page, next, err := s.List2025(a, given); err != nil || len(page) != 1 || next != "" {
+		t.Errorf("the cursor given: %d tasks, next %q, %v; want the last task", len(page), next, err)
 	}
 }

@@ -109,6 +109,9 @@ type Store struct {
 	rand       io.Reader
 	base       context.Context
 	stop       context.CancelFunc
+	// cursorKey signs the tasks/list cursors this store gives, so that one
+	// it never gave is refused (docs/decisions.md#D17.1).
+	cursorKey [32]byte
 
 	mu     sync.Mutex
 	tasks  map[string]*task
@@ -157,6 +160,7 @@ func NewStore(cfg Config) *Store {
 	if s.rand == nil {
 		s.rand = rand.Reader
 	}
+	_, _ = rand.Read(s.cursorKey[:]) // crypto/rand's Read never fails
 	s.base, s.stop = context.WithCancel(context.Background())
 	return s
 }
