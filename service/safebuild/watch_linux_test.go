@@ -210,17 +210,27 @@ func TestWatchOverflowFallsBackToTheFullSearch(t *testing.T) {
 // written in it.
 func TestWatchLimitFallsBackToTheFullSearch(t *testing.T) {
 	t.Parallel()
+	assertLimitFallsBack(t, watchLimits{maxWatches: 1}, watchLimits{maxWatches: 2}, "limit of watches")
+}
+
+// assertLimitFallsBack checks a bound on the watches: under refused, the
+// fixture's two directories are not watched at all (the search scans, as
+// where no kernel reports); under allowed they are, the directory the
+// build creates goes past the bound, and the full search replaces the
+// report (lost names wantLost) and finds the class written in it.
+func assertLimitFallsBack(t *testing.T, refused, allowed watchLimits, wantLost string) {
+	t.Helper()
 	_, dirs := watchFixture(t, false)
-	if w := newWatch(context.Background(), dirs, watchLimits{maxWatches: 1}); w != nil {
+	if w := newWatch(context.Background(), dirs, refused); w != nil {
 		w.close()
-		t.Errorf("two directories watched with one watch left")
+		t.Errorf("two directories watched under %+v", refused)
 	}
 	root, dirs := watchFixture(t, false)
-	w := startTestWatch(t, dirs, watchLimits{maxWatches: 2})
+	w := startTestWatch(t, dirs, allowed)
 	writeClassFile(t, filepath.Join(root, "app", "sub", "B.class"), "B")
 	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
-	if !strings.Contains(lost, "limit of watches") {
-		t.Errorf("lost %q, want the limit of watches", lost)
+	if !strings.Contains(lost, wantLost) {
+		t.Errorf("lost %q, want %q", lost, wantLost)
 	}
 	if !hasClass(changed, "app.sub.B") || len(problems) > 0 {
 		t.Errorf("changed %q (problems %q), want app.sub.B found by the full search", classNames(changed), problems)
@@ -389,21 +399,7 @@ func TestWatchLosesAParentMoved(t *testing.T) {
 // full.
 func TestWatchTakesAQuarterOfTheUsersWatches(t *testing.T) {
 	t.Parallel()
-	_, dirs := watchFixture(t, false)
-	if w := newWatch(context.Background(), dirs, watchLimits{maxUserWatches: 4}); w != nil {
-		w.close()
-		t.Errorf("two directories watched with a quarter of 4 watches")
-	}
-	root, dirs := watchFixture(t, false)
-	w := startTestWatch(t, dirs, watchLimits{maxUserWatches: 8})
-	writeClassFile(t, filepath.Join(root, "app", "sub", "B.class"), "B")
-	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
-	if !strings.Contains(lost, "more than 2 directories") {
-		t.Errorf("lost %q, want the quarter of the user's watches", lost)
-	}
-	if !hasClass(changed, "app.sub.B") || len(problems) > 0 {
-		t.Errorf("changed %q (problems %q), want app.sub.B found by the full search", classNames(changed), problems)
-	}
+	assertLimitFallsBack(t, watchLimits{maxUserWatches: 4}, watchLimits{maxUserWatches: 8}, "more than 2 directories")
 }
 
 // A changed class file with another hard link changed under every name,
