@@ -53,44 +53,51 @@ func (r *ExecRunner) Start() error {
 	if len(r.c.Argv) == 0 {
 		return fmt.Errorf("%w: no command given", ErrCannotRun)
 	}
-	cmd := exec.Command(r.c.Argv[0], r.c.Argv[1:]...)
-	cmd.Dir, cmd.Env = r.c.Dir, r.c.Env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	dieWithParent(cmd.SysProcAttr)
-
 	stdin, err := r.input()
 	if err != nil {
 		r.closeEnds()
 		return err
 	}
-	if stdin != nil { // nil: exec opens /dev/null
-		cmd.Stdin = stdin
-	}
 	r.group.onStop = r.onStop
-	if r.jt != nil {
-		r.jt.prepare(cmd.SysProcAttr)
-	}
-	if cmd.Stdout, err = r.output(r.c.Stdout); err != nil {
+	stdout, err := r.output(r.c.Stdout)
+	if err != nil {
 		r.closeEnds()
 		return err
 	}
-	if sameWriter(r.c.Stdout, r.c.Stderr) {
-		// One destination, one pipe: the child's two streams keep the order
-		// it wrote them in, as on a terminal (a compiler's lines on stderr
-		// and the build tool's on stdout read as one story).
-		cmd.Stderr = cmd.Stdout
-	} else if cmd.Stderr, err = r.output(r.c.Stderr); err != nil {
-		r.closeEnds()
-		return err
+	// One destination, one pipe: the child's two streams keep the order it
+	// wrote them in, as on a terminal (a compiler's lines on stderr and the
+	// build tool's on stdout read as one story).
+	stderr := stdout
+	if !sameWriter(r.c.Stdout, r.c.Stderr) {
+		if stderr, err = r.output(r.c.Stderr); err != nil {
+			r.closeEnds()
+			return err
+		}
 	}
-	if err := cmd.Start(); err != nil {
+	build := func() *exec.Cmd {
+		cmd := exec.Command(r.c.Argv[0], r.c.Argv[1:]...)
+		cmd.Dir, cmd.Env = r.c.Dir, r.c.Env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		dieWithParent(cmd.SysProcAttr)
+		if stdin != nil { // nil: exec opens /dev/null
+			cmd.Stdin = stdin
+		}
+		if r.jt != nil {
+			r.jt.prepare(cmd.SysProcAttr)
+		}
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		return cmd
+	}
+	cmd, err := startHeld(r.c.Started != nil, build, (*exec.Cmd).Start, func(cmd *exec.Cmd) {
+		r.jt.started(cmd.Process.Pid, false)
+		r.group.started(cmd)
+		r.c.started(cmd.Process.Pid, false)
+	}, r.c.Logger)
+	if err != nil {
 		r.jt.started(0, true)
 		r.closeEnds()
 		return fmt.Errorf("%w: %w", ErrCannotRun, err)
 	}
-	r.jt.started(cmd.Process.Pid, false)
-	r.group.started(cmd)
-	r.c.started(cmd.Process.Pid, false)
 	for _, f := range r.childEnds {
 		f.Close()
 	}

@@ -81,51 +81,38 @@ func (r *PTYRunner) Start() error {
 	if len(r.c.Argv) == 0 {
 		return fmt.Errorf("%w: no command given", ErrCannotRun)
 	}
-	cmd := exec.Command(r.c.Argv[0], r.c.Argv[1:]...)
-	cmd.Dir, cmd.Env = r.c.Dir, r.c.Env
+	build := func() *exec.Cmd {
+		cmd := exec.Command(r.c.Argv[0], r.c.Argv[1:]...)
+		cmd.Dir, cmd.Env = r.c.Dir, r.c.Env
+		// pty adds Setsid and Setctty; the kernel kills the child if we
+		// die.
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+		dieWithParent(cmd.SysProcAttr)
+		return cmd
+	}
 	// Resolve the executable first, so that a missing command is reported
 	// before our terminal changes.
-	if cmd.Err != nil {
-		return fmt.Errorf("%w: %w", ErrCannotRun, cmd.Err)
+	if err := build().Err; err != nil {
+		return fmt.Errorf("%w: %w", ErrCannotRun, err)
 	}
 	// Our terminal is raw before the child exists, so that the build never
 	// runs under a terminal that still processes its output or turns a key
-	// into a signal for the wrapper. In raw mode our terminal no longer turns
-	// its interrupt and suspend characters into signals: the input copy acts
-	// on them instead. When the start fails, Close restores the terminal.
-	var keys map[byte]func()
-	raw := false
-	if f, ok := terminalFile(r.c.Stdin); ok {
-		r.termMu.Lock()
-		r.termFd = int(f.Fd())
-		t, terr := unix.IoctlGetTermios(r.termFd, ioctlGetTermios)
-		if st, err := term.MakeRaw(r.termFd); err == nil {
-			r.termState, r.rawWanted, raw = st, true, true
-			r.watchContinue()
-			if terr == nil && t.Lflag&unix.ISIG != 0 {
-				keys = map[byte]func(){}
-				if c := t.Cc[unix.VINTR]; c != 0 && r.c.Interrupt != nil {
-					keys[c] = r.c.Interrupt
-				}
-				if c := t.Cc[unix.VSUSP]; c != 0 {
-					keys[c] = r.suspend
-				}
-			}
-		} else {
-			r.c.Logger.Warn("cannot put the terminal in raw mode; input is line-buffered", "error", err)
-		}
-		r.termMu.Unlock()
-	}
+	// into a signal for the wrapper. When the start fails, Close restores
+	// the terminal.
+	keys, raw := r.makeRaw()
 
-	// pty adds Setsid and Setctty; the kernel kills the child if we die.
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	dieWithParent(cmd.SysProcAttr)
-	ptmx, err := pty.StartWithSize(cmd, r.size())
+	var ptmx *os.File
+	start := func(cmd *exec.Cmd) (err error) {
+		ptmx, err = pty.StartWithSize(cmd, r.size())
+		return err
+	}
+	cmd, err := startHeld(r.c.Started != nil, build, start, func(cmd *exec.Cmd) {
+		r.group.started(cmd)
+		r.c.started(cmd.Process.Pid, true)
+	}, r.c.Logger)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrCannotRun, err)
 	}
-	r.group.started(cmd)
-	r.c.started(cmd.Process.Pid, true)
 	r.c.Logger.Debug("build started", "pid", cmd.Process.Pid, "mode", "pty")
 
 	// ptmx was put in blocking mode by the ioctls of Start; a non-blocking
@@ -155,6 +142,38 @@ func (r *PTYRunner) Start() error {
 	}
 	r.in = startStdinCopier(r.c.Stdin, pt, in)
 	return nil
+}
+
+// makeRaw puts our terminal, when stdin is one, in raw mode. In raw mode
+// it no longer turns its interrupt and suspend characters into signals:
+// the input copy acts on the keys it returns instead. raw says whether the
+// terminal is raw.
+func (r *PTYRunner) makeRaw() (keys map[byte]func(), raw bool) {
+	f, ok := terminalFile(r.c.Stdin)
+	if !ok {
+		return nil, false
+	}
+	r.termMu.Lock()
+	defer r.termMu.Unlock()
+	r.termFd = int(f.Fd())
+	t, terr := unix.IoctlGetTermios(r.termFd, ioctlGetTermios)
+	st, err := term.MakeRaw(r.termFd)
+	if err != nil {
+		r.c.Logger.Warn("cannot put the terminal in raw mode; input is line-buffered", "error", err)
+		return nil, false
+	}
+	r.termState, r.rawWanted = st, true
+	r.watchContinue()
+	if terr == nil && t.Lflag&unix.ISIG != 0 {
+		keys = map[byte]func(){}
+		if c := t.Cc[unix.VINTR]; c != 0 && r.c.Interrupt != nil {
+			keys[c] = r.c.Interrupt
+		}
+		if c := t.Cc[unix.VSUSP]; c != 0 {
+			keys[c] = r.suspend
+		}
+	}
+	return keys, true
 }
 
 func nonBlockingDup(f *os.File) (*os.File, error) {
