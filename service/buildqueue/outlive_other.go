@@ -17,5 +17,8 @@ func endProcess(osproc.Process) bool { return false }
 // could not tell a build's processes from later holders of their ids.
 func startWatchdog(interface{ Warn(string, ...any) }) *os.File { return nil }
 
+// closeAway sends nothing: there is no watchdog here.
+func (*Watchdog) closeAway(*os.File) bool { return false }
+
 // WatchdogMain exits at once where there is no watchdog.
 func WatchdogMain(io.Reader) int { return 0 }

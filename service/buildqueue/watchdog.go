@@ -16,11 +16,11 @@ import (
 // but only once a next build comes. So a supervisor (`build run`,
 // `buildguard mcp`: EnableWatchdog) starts one watchdog, in the background
 // while its first build waits for its turn: this binary again, run with
-// WatchdogArg, in a session of its own, holding nothing but the read end
-// of a pipe whose write end only the supervisor holds (close-on-exec: no
+// WatchdogArg, in a session of its own, holding nothing but its end of a
+// channel whose other end only the supervisor holds (close-on-exec: no
 // build inherits it). The supervisor tells it each build's process group
-// (and session) once the build runs and again when the build has ended.
-// When the pipe ends — the supervisor is gone, however it went, or it
+// (and session) once the build runs and again when the build has ended,
+// and hands it files to close (CloseAway). When the channel ends — the supervisor is gone, however it went, or it
 // stopped the watchdog — the watchdog sends SIGTERM to the processes of
 // the builds still told running, waits their grace, ends what is left with
 // SIGKILL and exits; with no build running it exits at once.
@@ -42,12 +42,12 @@ type Watchdog struct {
 	once sync.Once
 
 	mu      sync.Mutex
-	w       *os.File // the pipe's write end; nil before the start and once stopped
+	w       *os.File // the supervisor's end of the channel; nil before the start and once stopped
 	stopped bool
 }
 
 // watchdog is this process's watchdog, nil when it enabled none: one a
-// process, as the pipe it holds ends with the process.
+// process, as the channel it holds ends with the process.
 var watchdog struct {
 	mu sync.Mutex
 	d  *Watchdog
@@ -137,13 +137,25 @@ func (d *Watchdog) watch(g group, grace time.Duration) {
 // ended.
 func (d *Watchdog) unwatch(pgid int) { d.send("done %d\n", pgid) }
 
-// watched is a build the watchdog ends when the pipe ends.
+// CloseAway closes f where its close cannot hold up this process: in its
+// watchdog's process, when this process has one running, else here. An
+// inotify instance's last close waits for the kernel's grace period
+// (10-15 ms on the machine of docs/performance.md#5.4), and a process's
+// exit waits for the last close of each file it holds.
+func CloseAway(f *os.File) {
+	if d := current(); d != nil {
+		d.closeAway(f)
+	}
+	f.Close()
+}
+
+// watched is a build the watchdog ends when the channel ends.
 type watched struct {
 	g     group
 	grace time.Duration
 }
 
-// readWatched reads the supervisor's messages until the pipe ends and
+// readWatched reads the supervisor's messages until the channel ends and
 // returns the builds still running then. A message it does not know is
 // skipped.
 func readWatched(in io.Reader) map[int]watched {

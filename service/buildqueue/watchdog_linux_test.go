@@ -1,7 +1,10 @@
 package buildqueue
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -60,3 +63,50 @@ func TestWatchdogMessages(t *testing.T) {
 		t.Errorf("the group of an ended build runs %+v after the watchdog, want its two processes left alone", ps)
 	}
 }
+
+// TestCloseAwayClosesInTheWatchdog: a file sent to the watchdog is not
+// closed by this process (its pipe sees no EOF while the message waits),
+// and the watchdog's read of the message releases it, the messages around
+// it read as before.
+func TestCloseAwayClosesInTheWatchdog(t *testing.T) {
+	t.Parallel()
+	watchdogEnd, ours, err := channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watchdogEnd.Close()
+	d := &Watchdog{log: discardWarn{}, w: ours}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	d.watch(group{PGID: 4242, Start: 7}, time.Second)
+	if !d.closeAway(pw) {
+		t.Fatal("closeAway did not send the file")
+	}
+	pw.Close()
+	d.watch(group{PGID: 4343, Start: 8}, time.Second)
+	d.Stop()
+
+	if err := pr.SetReadDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pr.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the pipe's reader got %v before the watchdog read its message; want no EOF: the file must be held by the message, not closed here", err)
+	}
+	builds := readWatched(watchdogEnd)
+	if _, ok := builds[4242]; !ok || len(builds) != 2 {
+		t.Errorf("the watchdog read builds %v, want 4242 and 4343: the file's message must not spoil the others", builds)
+	}
+	if err := pr.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pr.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("the pipe's reader got %v after the watchdog read the message, want EOF: the file is released in the watchdog", err)
+	}
+}
+
+type discardWarn struct{}
+
+func (discardWarn) Warn(string, ...any) {}

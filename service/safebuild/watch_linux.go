@@ -18,6 +18,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/buildguard/buildguard/service/buildqueue"
 )
 
 // The search for changed classes learns from the kernel what the build
@@ -493,7 +495,15 @@ func (w *watch) close() {
 		_ = w.file.SetReadDeadline(time.Now())
 		go func() {
 			<-w.done
-			w.file.Close()
+			// The watches go first: an instance that waits for its
+			// close elsewhere holds none of the user's watches, which
+			// the agent needs.
+			for wd := range w.dirs {
+				_, _ = unix.InotifyRmWatch(w.fd, uint32(wd))
+			}
+			// Its close waits for the kernel's grace period: not on the
+			// way out of a short-lived process (build run).
+			buildqueue.CloseAway(w.file)
 		}()
 	})
 }
