@@ -263,6 +263,7 @@ func BenchmarkScale(b *testing.B) {
 					var res safeResult
 					for b.Loop() {
 						run++
+						syscall.Sync() // neither side writes beside the other's writeback
 						r := runTimed(b, timeBin, p.Dir, append([]string{scalebuild}, p.BuildArgs(k, run)...)...)
 						settle(time.Now())
 						run++
@@ -270,6 +271,7 @@ func BenchmarkScale(b *testing.B) {
 							b.Fatal(err)
 						}
 						agent.expect(p, k, run)
+						syscall.Sync()
 						s := runTimed(b, timeBin, p.Dir, bin, "build", "run")
 						started, ok := agent.marks()
 						res = safeResult{}
