@@ -22,7 +22,7 @@
 //
 // It owns the build configuration (LoadProject: exact keys, the schema's
 // types), the one-build-at-a-time rule of a server (Builder), the project's
-// state directory (EnsureStateDir: no symlinks, nobody else's files, only
+// state directory (StateDir: no symlinks, nobody else's files, only
 // its own logs removed), the output capture, the log cap and rotation, the
 // progress rate limit, the discovery and verification of changed classes,
 // and the result object that the MCP tool reclazz_safe_build and the CLI

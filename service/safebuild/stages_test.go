@@ -282,3 +282,74 @@ func TestOneNamePerType(t *testing.T) {
 		})
 	}
 }
+
+// stateDirSystems are the files of the state directory's primitives, one
+// per system; statedir.go holds what every system shares.
+var stateDirSystems = []string{"statedir_unix.go", "statedir_other.go"}
+
+// stateDirShared returns the functions declared in statedir.go, each
+// saying whether it is a leaf: it calls no function declared there.
+func stateDirShared(t *testing.T) map[string]bool {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "statedir.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := map[string]bool{}
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+			leaf[fd.Name.Name] = true
+		}
+	}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv != nil || fd.Body == nil {
+			continue
+		}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if id, ok := call.Fun.(*ast.Ident); ok {
+					if _, shared := leaf[id.Name]; shared {
+						leaf[fd.Name.Name] = false
+					}
+				}
+			}
+			return true
+		})
+	}
+	return leaf
+}
+
+// TestStateDirSystemsCallNoBack: each system's state directory file is
+// the bottom of the state directory's trip. Its functions call back into
+// statedir.go only for a leaf there, a function that calls nothing of
+// statedir.go: the check of what buildguard made (checkOwn). Both
+// systems' files are read, whichever system runs the test.
+func TestStateDirSystemsCallNoBack(t *testing.T) {
+	leaf := stateDirShared(t)
+	fset := token.NewFileSet()
+	for _, name := range stateDirSystems {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				if id, ok := call.Fun.(*ast.Ident); ok {
+					if isLeaf, shared := leaf[id.Name]; shared && !isLeaf {
+						t.Errorf("%s: %s calls back %s, declared in statedir.go, which calls on there", fset.Position(call.Pos()), fd.Name.Name, id.Name)
+					}
+				}
+				return true
+			})
+		}
+	}
+}

@@ -15,13 +15,13 @@ import (
 
 	"github.com/buildguard/buildguard/agentproto"
 	"github.com/buildguard/buildguard/buildguard"
-	"github.com/buildguard/buildguard/internal/stateignore"
 )
 
 // The project's state directory (docs/safe-build.md#9): the owner file of
 // its safe builds and their logs, never used through a symlink, nothing
-// removed that buildguard did not write. The calls relative to an opened
-// directory are in statedir_unix.go; statedir_other.go uses paths.
+// removed that buildguard did not write. The directory is opened, and
+// its files created, read and removed, by the system's calls: relative to
+// the opened directory in statedir_unix.go, by path in statedir_other.go.
 
 // StateDir is the directory under the project where buildguard keeps its
 // own files: the build logs and the project's owner token
@@ -34,42 +34,6 @@ const StateDir = ".buildguard"
 // directory (or not a regular file), or another user's. Nothing is written
 // or removed through it (docs/safe-build.md#9).
 var ErrStateDir = errors.New("unusable state directory")
-
-// EnsureStateDir returns the project's state directory dir/.buildguard,
-// creating it when it is missing. It refuses a symlink, anything but a
-// directory, and a directory of another user: buildguard never follows a
-// symlink under the project's state directory, so its owner file and logs
-// cannot land (and rotation cannot delete) outside the project
-// (docs/decisions.md#D21).
-// A state directory it creates is given its .gitignore
-// (stateignore.Create); one that could not be written is no error.
-func EnsureStateDir(dir string) (string, error) {
-	path := filepath.Join(dir, StateDir)
-	created, err := makeOwnDir(path)
-	if created && err == nil {
-		_ = stateignore.Create(path)
-	}
-	return path, err
-}
-
-// makeOwnDir creates path as a directory (0755) unless it exists, checks
-// that it is a real directory of this user, and says whether it created
-// it.
-func makeOwnDir(path string) (created bool, err error) {
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.Mkdir(path, 0o755); err == nil {
-			created = true
-		} else if !errors.Is(err, fs.ErrExist) {
-			return false, fmt.Errorf("creating %s: %w", path, err)
-		}
-		fi, err = os.Lstat(path)
-	}
-	if err != nil {
-		return created, fmt.Errorf("%w: %w", ErrStateDir, err)
-	}
-	return created, checkOwn(path, fi, true)
-}
 
 // checkOwn refuses what buildguard would not have made at path: a
 // symlink, the wrong kind of file, or another user's file.

@@ -3,25 +3,57 @@
 package safebuild
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/buildguard/buildguard/internal/stateignore"
 )
 
 // ownDir is a directory buildguard made under the project: its state
-// directory or the logs folder in it, checked (EnsureStateDir,
-// makeOwnDir) and then used by path: this system has no calls relative
-// to an open directory.
+// directory or the logs folder in it, checked (makeOwnDir) and then used
+// by path: this system has no calls relative to an open directory.
 type ownDir struct {
 	path string
 }
 
+// openStateDir checks dir/.buildguard, creating it when missing: a real
+// directory of this user, never a symlink (makeOwnDir), so its owner file
+// and logs cannot land (and rotation cannot delete) outside the project
+// (docs/decisions.md#D21). A state directory it creates is given its
+// .gitignore (stateignore.Create); one that could not be written is no
+// error of the build.
 func openStateDir(dir string) (*ownDir, error) {
-	path, err := EnsureStateDir(dir)
+	path := filepath.Join(dir, StateDir)
+	created, err := makeOwnDir(path)
 	if err != nil {
 		return nil, err
 	}
+	if created {
+		_ = stateignore.Create(path)
+	}
 	return &ownDir{path: path}, nil
+}
+
+// makeOwnDir creates path as a directory (0755) unless it exists, checks
+// that it is a real directory of this user, and says whether it created
+// it.
+func makeOwnDir(path string) (created bool, err error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.Mkdir(path, 0o755); err == nil {
+			created = true
+		} else if !errors.Is(err, fs.ErrExist) {
+			return false, fmt.Errorf("creating %s: %w", path, err)
+		}
+		fi, err = os.Lstat(path)
+	}
+	if err != nil {
+		return created, fmt.Errorf("%w: %w", ErrStateDir, err)
+	}
+	return created, checkOwn(path, fi, true)
 }
 
 func (d *ownDir) open(name string) (*os.File, error) {
