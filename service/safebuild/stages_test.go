@@ -353,3 +353,62 @@ func TestStateDirSystemsCallNoBack(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnerFileRunsDown: the owner file is read, and created when
+// missing, by code that hands the opened state directory down to the
+// system's primitives and does not come back: in ownerIn and readOwner,
+// once a call of a system's state directory file is written, no call
+// follows into a function of statedir.go that calls on there. The
+// check of what buildguard made (checkOwn) is such a leaf.
+func TestOwnerFileRunsDown(t *testing.T) {
+	leaf := stateDirShared(t)
+	system := map[string]bool{} // functions and methods declared in a system's file
+	for _, name := range stateDirSystems {
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				system[fd.Name.Name] = true
+			}
+		}
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "statedir.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trip := map[string]bool{"ownerIn": true, "readOwner": true}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || !trip[fd.Name.Name] {
+			continue
+		}
+		delete(trip, fd.Name.Name)
+		down := ""
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			switch fun := call.Fun.(type) {
+			case *ast.Ident:
+				if isLeaf, shared := leaf[fun.Name]; shared && !isLeaf && down != "" {
+					t.Errorf("%s: %s calls %s, declared in statedir.go, after the system's %s", fset.Position(call.Pos()), fd.Name.Name, fun.Name, down)
+				}
+				if system[fun.Name] && down == "" {
+					down = fun.Name
+				}
+			case *ast.SelectorExpr:
+				if system[fun.Sel.Name] && down == "" {
+					down = fun.Sel.Name
+				}
+			}
+			return true
+		})
+	}
+	for name := range trip {
+		t.Errorf("statedir.go declares no %s", name)
+	}
+}

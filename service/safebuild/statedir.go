@@ -105,22 +105,24 @@ func projectOwner(dir string) (string, error) {
 
 // ownerIn returns the project's owner token from its opened state
 // directory, creating it (a fresh UUID, written atomically) on first use:
-// nothing is read or written through a symlink.
-func ownerIn(state *ownDir) (string, error) {
-	owner, err := readOwner(state)
-	if err == nil || !errors.Is(err, os.ErrNotExist) {
-		return owner, err
+// nothing is read or written through a symlink. The owner file is read
+// at most twice: once, and again after a fresh token was linked in when
+// it was missing.
+func ownerIn(state *ownDir) (owner string, err error) {
+	for linked := false; ; linked = true {
+		owner, err = readOwner(state)
+		if linked || !errors.Is(err, os.ErrNotExist) {
+			return owner, err
+		}
+		if owner, err = buildguard.NewOwner(""); err != nil {
+			return "", err
+		}
+		// Linked in, not renamed: when another build created the file
+		// meanwhile, its owner wins and is read back.
+		if err := state.linkNew(OwnerFile, []byte(owner+"\n")); err != nil && !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("writing the owner file: %w", err)
+		}
 	}
-	owner, err = buildguard.NewOwner("")
-	if err != nil {
-		return "", err
-	}
-	// Linked in, not renamed: when another build created the file
-	// meanwhile, its owner wins and is read back.
-	if err := state.linkNew(OwnerFile, []byte(owner+"\n")); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", fmt.Errorf("writing the owner file: %w", err)
-	}
-	return readOwner(state)
 }
 
 // readOwner reads the owner file of state: a regular file of this user,
