@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // The port-file locations, relative to a project or hybris home directory,
@@ -35,26 +34,29 @@ type Endpoint struct {
 	Base string
 }
 
-// Resolve returns the port the endpoint selects. When the error wraps
-// ErrInvalidPort and the value parsed as an integer, the returned int is that
-// (out-of-range) value, so callers can report it; otherwise it is 0 on error.
+// Resolve returns the port the endpoint selects: the explicit Port, which
+// wins over every port file, else the port in the port file that PortFile,
+// HybrisHome or discovery in Base selects, in that order; an explicit
+// selector never falls back to the next one. When the error wraps
+// ErrInvalidPort and the value parsed as an integer, the returned int is
+// that (out-of-range) value, so callers can report it; otherwise it is 0
+// on error.
 func (e Endpoint) Resolve() (int, error) {
-	if e.Port != "" {
-		return ParsePort(e.Port)
-	}
-	if e.PortFile != "" {
-		return readPortFile(e.abs(e.PortFile))
-	}
-	if e.HybrisHome != "" {
-		return readPortFile(filepath.Join(e.abs(e.HybrisHome), DefaultPortFile))
-	}
-	for _, rel := range []string{DefaultPortFile, IDEPortFile} {
-		p := e.abs(rel)
-		if isRegular(p) {
-			return readPortFile(p)
+	if e.Port == "" {
+		switch {
+		case e.PortFile != "":
+			return readPortFile(e.abs(e.PortFile))
+		case e.HybrisHome != "":
+			return readPortFile(filepath.Join(e.abs(e.HybrisHome), DefaultPortFile))
 		}
+		for _, rel := range []string{DefaultPortFile, IDEPortFile} {
+			if p := e.abs(rel); isRegular(p) {
+				return readPortFile(p)
+			}
+		}
+		return 0, ErrNoPortFile
 	}
-	return 0, ErrNoPortFile
+	return ParsePort(e.Port)
 }
 
 func (e Endpoint) abs(p string) string {
@@ -68,28 +70,6 @@ func (e Endpoint) abs(p string) string {
 		}
 	}
 	return filepath.Join(base, p)
-}
-
-// ParsePort parses a port as the contract does: trimmed like Java's trim(),
-// Java Integer.parseInt syntax, then 1..65535. An unparsable value is
-// reported as given ("invalid port: <raw>"); an out-of-range one by its
-// number, which is also returned.
-func ParsePort(raw string) (int, error) {
-	n, ok := ParseJavaInt(JavaTrim(raw))
-	if !ok {
-		return 0, fmt.Errorf("%w: %s", ErrInvalidPort, raw)
-	}
-	if n < 1 || n > 65535 {
-		return n, fmt.Errorf("%w: %d", ErrInvalidPort, n)
-	}
-	return n, nil
-}
-
-// JavaTrim is Java's String.trim(): it strips every char up to U+0020 (space
-// and the C0 controls) from both ends, and nothing else — a no-break space
-// stays.
-func JavaTrim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 }
 
 func readPortFile(path string) (int, error) {

@@ -1,6 +1,7 @@
 package agentproto
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -9,9 +10,10 @@ import (
 
 // Java's string rules, in one place: the agent and the contract it follows
 // are Java, so lengths count UTF-16 units (String.length), blankness is
-// String.isBlank, control characters are Character.isISOControl and numbers
-// parse as Integer.parseInt. Everything of buildguard that measures or checks
-// text the way the agent does uses these.
+// String.isBlank, control characters are Character.isISOControl, trimming
+// is String.trim, and numbers, a port among them, parse as
+// Integer.parseInt. Everything of buildguard that measures or checks text
+// the way the agent does uses these.
 
 // UTF16Len returns the length of s in UTF-16 code units, which is how the
 // agent (a Java program) counts characters: String.length(). Invalid UTF-8
@@ -90,6 +92,13 @@ func IsBlank(s string) bool {
 	return true
 }
 
+// JavaTrim is Java's String.trim(): it strips every char up to U+0020 (space
+// and the C0 controls) from both ends, and nothing else — a no-break space
+// stays.
+func JavaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
 // ParseJavaInt parses s like Java's Integer.parseInt: an optional sign and
 // decimal digits, no spaces, within the int32 range. A digit is any decimal
 // digit of the Basic Multilingual Plane, as Character.digit takes it, so
@@ -135,4 +144,19 @@ func javaDigit(r rune) int {
 		zero--
 	}
 	return int(r-zero) % 10
+}
+
+// ParsePort parses a port as the contract does, with Java's rules:
+// trimmed like Java's trim(), Java Integer.parseInt syntax, then 1..65535.
+// An unparsable value is reported as given ("invalid port: <raw>"); an
+// out-of-range one by its number, which is also returned.
+func ParsePort(raw string) (int, error) {
+	n, ok := ParseJavaInt(JavaTrim(raw))
+	if !ok {
+		return 0, fmt.Errorf("%w: %s", ErrInvalidPort, raw)
+	}
+	if n < 1 || n > 65535 {
+		return n, fmt.Errorf("%w: %d", ErrInvalidPort, n)
+	}
+	return n, nil
 }
