@@ -54,7 +54,9 @@ async function startHTTPServer(bin, args, cwd, urlFile) {
   for (;;) {
     try {
       const t = fs.readFileSync(urlFile, "utf8");
-      if (t.endsWith("\n")) {
+      // The line on stderr comes through a pipe read apart from the
+      // file: both are waited for.
+      if (t.endsWith("\n") && stderr.includes("\n")) {
         url = t.trim();
         break;
       }
@@ -62,7 +64,7 @@ async function startHTTPServer(bin, args, cwd, urlFile) {
     if (child.exitCode !== null) throw new Error(`buildguard mcp --http exited before serving: ${stderr}`);
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
-      throw new Error("buildguard mcp --http wrote no URL within 15 s");
+      throw new Error(`buildguard mcp --http wrote no URL and no stderr line within 15 s: ${JSON.stringify(stderr)}`);
     }
     await sleep(10);
   }
