@@ -600,7 +600,7 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 		}
 	}
 	watches := map[string]<-chan struct{}{}
-	tick := time.NewTimer(w.rescanEvery(0))
+	tick := time.NewTimer(maxRescan) // set before each sleep, once the check reported
 	defer tick.Stop()
 	woke, quiet := false, 0 // quiet: checks in a row that found the line quiet
 	for first := true; ; first = false {
@@ -622,12 +622,12 @@ func (w *waiter) wait(ctx context.Context, l *line, key string, slots int) (*tic
 			}
 			w.flush()
 		}
+		tick.Reset(w.nextCheck(quiet, time.Now()))
 		woke = sleep(ctx, watches, wake, tick.C)
 		if ctx.Err() != nil {
 			leave()
 			return nil, ctx.Err()
 		}
-		tick.Reset(w.rescanEvery(quiet))
 	}
 }
 
@@ -711,6 +711,19 @@ func (w *waiter) rescanEvery(quiet int) time.Duration {
 	d := min(rescan*time.Duration(max(1, (w.live+15)/16))<<min(quiet, maxBackoff), maxRescan)
 	if hb := w.req.Heartbeat; hb > 0 {
 		d = min(d, max(hb, rescan))
+	}
+	return d
+}
+
+// nextCheck is how long a waiting build sleeps before it checks its line
+// again when nothing wakes it: rescanEvery, but no longer than until its
+// next heartbeat is due, so a report comes at least every Heartbeat (or
+// every rescan, when that is longer) however far the checks of a quiet
+// line backed off (docs/safe-build.md#5).
+func (w *waiter) nextCheck(quiet int, now time.Time) time.Duration {
+	d := w.rescanEvery(quiet)
+	if hb := w.req.Heartbeat; hb > 0 && w.req.Report != nil && w.any {
+		d = min(d, max(w.reported.Add(max(hb, rescan)).Sub(now), 0))
 	}
 	return d
 }

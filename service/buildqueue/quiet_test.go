@@ -132,3 +132,32 @@ func TestQuietLineSeesStart(t *testing.T) {
 		}
 	}
 }
+
+// TestHeartbeatNotLateAfterBackoff: however far the checks of a quiet line
+// backed off, a waiting build checks again no later than its next
+// heartbeat is due, so its reports come every Heartbeat while nothing
+// changes (docs/safe-build.md#5). Backing off alone (checks 1, 3, 7 and
+// 15 s after the first report), a `build run` waiting behind one build
+// gave its first heartbeat 17 s after its first report, and a host that
+// resets a 15 s timeout on progress gave up.
+func TestHeartbeatNotLateAfterBackoff(t *testing.T) {
+	const hb = 10 * time.Second
+	reported := time.Now()
+	for _, live := range []int{2, 33, 200} {
+		for quiet := range maxBackoff + 2 {
+			for _, since := range []time.Duration{0, time.Second, 7 * time.Second, 9500 * time.Millisecond, hb, 12 * time.Second} {
+				w := &waiter{req: Request{Heartbeat: hb, Report: func(Status) {}}, live: live, any: true, reported: reported}
+				got := w.nextCheck(quiet, reported.Add(since))
+				if due := max(hb-since, 0); got > due || got < 0 {
+					t.Errorf("line of %d, %d quiet checks, %s after a report: next check in %s, want within the %s until the heartbeat is due", live, quiet, since, got, due)
+				}
+			}
+		}
+	}
+	// Without a heartbeat or anyone to report to, the checks back off as
+	// far as they do.
+	w := &waiter{req: Request{}, live: 2, any: true, reported: reported}
+	if got, want := w.nextCheck(maxBackoff, reported.Add(9*time.Second)), w.rescanEvery(maxBackoff); got != want {
+		t.Errorf("without a heartbeat: next check in %s, want %s", got, want)
+	}
+}
