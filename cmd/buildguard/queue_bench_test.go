@@ -28,6 +28,11 @@ const queue32Waiters = 32
 // others wait: the minute of waiting the CPU target is stated per.
 const queue32Hold = time.Minute
 
+// queue32Settle is how long after the last arrival the quiet part of the
+// hold begins: the waiting builds have each read the line their arrivals
+// changed (a check 1–3 s after each one's own arrival) and back off.
+const queue32Settle = 10 * time.Second
+
 // queue32Lone is how many lone, uncontended runs give the start-up and
 // build cost taken off each waiting process's CPU time.
 const queue32Lone = 5
@@ -84,6 +89,51 @@ func startBuildRun(b *testing.B, bin, dir, portFile, build string) *queue32Run {
 	return r
 }
 
+// taskCPU is the CPU time, user and system, that the live threads of
+// process pid have used so far: the sum of their run times in
+// /proc/PID/task/*/schedstat, to the nanosecond (the ticks of
+// /proc/PID/stat are 10 ms, as much as a minute's wait may cost).
+func taskCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(stats) == 0 {
+		b.Fatalf("no threads of process %d in /proc: %v", pid, err)
+	}
+	var sum time.Duration
+	for _, p := range stats {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue // a thread that ended meanwhile (Go ends one only with a goroutine locked to it)
+		}
+		var ns int64
+		if _, err := fmt.Sscan(string(data), &ns); err != nil {
+			b.Fatalf("reading %s: %v", p, err)
+		}
+		sum += time.Duration(ns)
+	}
+	return sum
+}
+
+// quietCPU samples the CPU time of each process of pids over a span:
+// start it, then call the returned function at the span's end for each
+// one's CPU per minute of the span.
+func quietCPU(b *testing.B, pids []int) func() []float64 {
+	b.Helper()
+	start := time.Now()
+	before := make([]time.Duration, len(pids))
+	for i, pid := range pids {
+		before[i] = taskCPU(b, pid)
+	}
+	return func() []float64 {
+		span := time.Since(start).Minutes()
+		rates := make([]float64, len(pids))
+		for i, pid := range pids {
+			rates[i] = ms(taskCPU(b, pid)-before[i]) / span
+		}
+		return rates
+	}
+}
+
 // finish waits for the process (bounded) and returns its CPU time, user
 // and system, with that of the children it waited for (the build's
 // command): the rusage wait4 reports.
@@ -122,8 +172,18 @@ func (r *queue32Run) finish(b *testing.B, d time.Duration) time.Duration {
 // detail, which also says how many builds were ahead: its place is
 // checked). It reports the median and worst hand-over (handover-ms,
 // worst-ms), the median and worst CPU per minute of waiting (cpu-ms/min,
-// worst-cpu-ms/min), the lone run's CPU (lone-cpu-ms) and the shortest
-// wait (min-wait-s).
+// worst-cpu-ms/min), the lone run's CPU (lone-cpu-ms), how far the lone
+// runs' CPU times spread (lone-spread-ms: what one process's start-up may
+// add to or take from its figure) and the shortest wait (min-wait-s).
+//
+// Quiet: the same waiting processes' CPU over the part of the hold when
+// nobody enters or leaves the line (from queue32Settle after the last
+// arrival to the end of the hold), per minute, from their threads' run
+// times (taskCPU): the median and worst (quiet-cpu-ms/min,
+// worst-quiet-cpu-ms/min). Beside it, over the same span, the floor: the
+// holding `build run`, a process of the same binary that waits on its
+// build's command and its agent's socket and does nothing else
+// (floor-cpu-ms/min).
 func BenchmarkQueue32(b *testing.B) {
 	clock := &agentClock{}
 	bin := testbin.Build(b, b.TempDir())
@@ -154,7 +214,7 @@ func BenchmarkQueue32(b *testing.B) {
 	tickets := func(n int) func() bool {
 		return func() bool { m, _ := filepath.Glob(queued); return len(m) == n }
 	}
-	var gaps, rates, waits []float64
+	var gaps, rates, waits, quiet, floor []float64
 	for b.Loop() {
 		before := len(clock.lines())
 		holder := startBuildRun(b, bin, dir, agent.PortFile(), "hold")
@@ -168,7 +228,17 @@ func BenchmarkQueue32(b *testing.B) {
 			// BUILD started lines is the order of runs.
 			wait.For(b, time.Minute, fmt.Sprintf("%d tickets in the queue", i+2), tickets(i+2))
 		}
-		time.Sleep(queue32Hold) // the wait being measured, not a wait for readiness
+		// The waits being measured, not waits for readiness.
+		time.Sleep(queue32Settle)
+		pids := []int{holder.cmd.Process.Pid}
+		for _, r := range runs {
+			pids = append(pids, r.cmd.Process.Pid)
+		}
+		span := quietCPU(b, pids)
+		time.Sleep(queue32Hold - queue32Settle)
+		q := span()
+		floor = append(floor, q[0])
+		quiet = append(quiet, q[1:]...)
 		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 		if err != nil {
 			b.Fatal(err)
@@ -197,7 +267,11 @@ func BenchmarkQueue32(b *testing.B) {
 	b.ReportMetric(slices.Max(gaps), "worst-ms")
 	b.ReportMetric(median(rates), "cpu-ms/min")
 	b.ReportMetric(slices.Max(rates), "worst-cpu-ms/min")
+	b.ReportMetric(median(quiet), "quiet-cpu-ms/min")
+	b.ReportMetric(slices.Max(quiet), "worst-quiet-cpu-ms/min")
+	b.ReportMetric(median(floor), "floor-cpu-ms/min")
 	b.ReportMetric(ms(baseCPU), "lone-cpu-ms")
+	b.ReportMetric(ms(slices.Max(loneCPU)-slices.Min(loneCPU)), "lone-spread-ms")
 	b.ReportMetric(slices.Min(waits)/1000, "min-wait-s")
 }
 
