@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,14 +25,6 @@ const (
 	nextName = "next" // the next ticket number
 )
 
-// The names of tickets and results: a number from 1 to maxTicketSeq, as
-// strconv writes it (t-007 is not the name of ticket 7, nor anything of the
-// queue's).
-var (
-	ticketName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^t-([1-9][0-9]{0,17})$`) })
-	resultName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^r-([1-9][0-9]{0,17})(\.tmp)?$`) })
-)
-
 // The states of a ticket.
 const (
 	stateWaiting = "waiting"
@@ -42,7 +33,7 @@ const (
 )
 
 // maxTicketSeq is the largest ticket number a ticket's name can carry
-// (ticketName: at most 18 digits). The numbers go round: after it comes 1.
+// (ticketSeq: at most 18 digits). The numbers go round: after it comes 1.
 const maxTicketSeq = 999_999_999_999_999_999
 
 // counterReach is how far past the last live ticket the queue's counter
@@ -295,8 +286,7 @@ func (l *line) scan() (view, map[int64]bool, error) {
 	results := map[int64][]string{}
 	for _, e := range entries {
 		name := e.Name()
-		if m := resultName().FindStringSubmatch(name); m != nil {
-			seq, _ := strconv.ParseInt(m[1], 10, 64)
+		if seq, _, ok := resultSeq(name); ok {
 			if e.Type().IsRegular() {
 				results[seq] = append(results[seq], name)
 			} else {
@@ -304,11 +294,10 @@ func (l *line) scan() (view, map[int64]bool, error) {
 			}
 			continue
 		}
-		m := ticketName().FindStringSubmatch(name)
-		if m == nil {
+		seq, ok := ticketSeq(name)
+		if !ok {
 			continue
 		}
-		seq, _ := strconv.ParseInt(m[1], 10, 64)
 		if !e.Type().IsRegular() {
 			taken[seq] = true
 			continue

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"sync"
 	"time"
@@ -39,8 +38,6 @@ const (
 	groupPrefix = "g-"
 	recordWidth = 256
 )
-
-var groupName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^g-([0-9]{1,10})$`) })
 
 // maxGroupBytes bounds what is read of a record.
 const maxGroupBytes = 4 << 10
@@ -242,8 +239,8 @@ func readGroups(dir string) (groups []group, files []string) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		m := groupName().FindStringSubmatch(name)
-		if (m == nil && name != procsName) || !e.Type().IsRegular() {
+		namedPGID, named := groupPGID(name)
+		if (!named && name != procsName) || !e.Type().IsRegular() {
 			continue
 		}
 		path := filepath.Join(dir, name)
@@ -253,8 +250,8 @@ func readGroups(dir string) (groups []group, files []string) {
 		}
 		files = append(files, path)
 		pgid := g.PGID
-		if m != nil {
-			pgid, _ = strconv.Atoi(m[1])
+		if named {
+			pgid = namedPGID
 		}
 		if ok && g.PGID == pgid && g.PGID > 1 && g.Boot == bootID() && g.NS == pidNS() {
 			groups = append(groups, g)

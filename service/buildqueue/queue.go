@@ -383,11 +383,10 @@ func nestedTurn(dir string) (value, ticket string) {
 	if !ok || !sameDir(filepath.Dir(p), dir) {
 		return "", ""
 	}
-	m := ticketName().FindStringSubmatch(filepath.Base(p))
-	if m == nil {
+	seq, ok := ticketSeq(filepath.Base(p))
+	if !ok {
 		return "", ""
 	}
-	seq, _ := strconv.ParseInt(m[1], 10, 64)
 	l := &line{dir: dir, capacity: 1}
 	tm, alive := l.inspect(seq, false) // unlocked: look, never remove
 	if !alive || tm.State != stateRunning || !proves(secret, tm.Proof) {
