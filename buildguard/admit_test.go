@@ -76,6 +76,26 @@ func TestRunAdmitRefusalAsksNothing(t *testing.T) {
 	}
 }
 
+// TestRunAdmitsWhileCatchingSignals: the build's turn is taken while the
+// process's signals are being caught, not after (the wrapper's start,
+// docs/performance.md#4), and SignalsCaught tells the turn when they are
+// caught; the build then runs as ever.
+func TestRunAdmitsWhileCatchingSignals(t *testing.T) {
+	t.Parallel()
+	argv, env := reexec.Command(t, "admit-catching")
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v, stderr %q", err, stderr.String())
+	}
+	if want := "admitted while the signals were being caught\n0 <nil>\n"; string(out) != want {
+		t.Fatalf("the child said %q, want %q (stderr %q)", out, want, stderr.String())
+	}
+}
+
 // TestRunAdmitHearsAnEarlySIGINT: a SIGINT that arrives as soon as the
 // build starts waiting for its turn ends the wait, even in a process
 // started with SIGINT ignored (a background job, nohup, expectcode), where

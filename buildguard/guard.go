@@ -110,7 +110,11 @@ type Config struct {
 	// returns variables for the command's environment and a release that
 	// Run calls once the build has ended; an error refuses the build. Its
 	// ctx ends on an interrupting signal: a build interrupted while it
-	// waits ran nothing and took no hold.
+	// waits ran nothing and took no hold. It runs while the process's
+	// signals are being caught (Signals nil), so that taking a turn that
+	// is free costs no wait for the catch: it tells the user nothing
+	// before SignalsCaught(ctx) is closed, and a build told it waits
+	// hears the interrupt that follows.
 	Admit func(ctx context.Context) (env []string, release func(), err error)
 	// Started, when not nil, is called once the command of Run runs, with
 	// the id of its process group's leader (and, with session, its
@@ -445,6 +449,23 @@ func (g *Guard) catchSignals() caught {
 	}}
 }
 
+// caughtKey is the key of the channel SignalsCaught returns in the
+// context of Config.Admit.
+type caughtKey struct{}
+
+// SignalsCaught returns, in the context Run gives Config.Admit, a channel
+// closed once the process's signals are caught: an Admit that tells the
+// user it waits does so only then (Config.Admit). In any other context the
+// channel is closed.
+func SignalsCaught(ctx context.Context) <-chan struct{} {
+	if c, ok := ctx.Value(caughtKey{}).(<-chan struct{}); ok {
+		return c
+	}
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
 // pendingInterrupt returns the first interrupting signal already delivered
 // on sigs, without waiting; other signals (a resize) are dropped.
 func pendingInterrupt(sigs <-chan os.Signal) os.Signal {
@@ -461,16 +482,22 @@ func pendingInterrupt(sigs <-chan os.Signal) os.Signal {
 }
 
 // admit waits for the build's turn with Config.Admit; an interrupting
-// signal ends the wait and is returned instead of an error. The wait starts
-// only once the signals are caught: in a process started with SIGINT
-// ignored (a background job, nohup) a SIGINT before the catch is dropped,
-// and a build told it is queued must hear the Ctrl-C that follows.
+// signal ends the wait and is returned instead of an error. The turn is
+// taken while the signals are being caught: an interrupt before the catch
+// ends the process, as one before Run does, with nothing held (the queue's
+// files are crash-safe, docs/decisions.md#D18), and the catch is done
+// before anything is asked of the agent (connect). Only in a process
+// started with SIGINT ignored (a background job, nohup) is a SIGINT before
+// the catch dropped instead; there the wait starts once the signals are
+// caught, as a build told it is queued must hear the Ctrl-C that follows.
 func (g *Guard) admit(ctx context.Context, sigs caught) (env []string, release func(), sig os.Signal, err error) {
 	if g.cfg.Admit == nil {
 		return nil, nil, nil, nil
 	}
-	<-sigs.ready
-	actx, cancel := context.WithCancel(ctx)
+	if signal.Ignored(os.Interrupt) {
+		<-sigs.ready
+	}
+	actx, cancel := context.WithCancel(context.WithValue(ctx, caughtKey{}, sigs.ready))
 	defer cancel()
 	stop, done := make(chan struct{}), make(chan struct{})
 	got := make(chan os.Signal, 1)

@@ -69,6 +69,8 @@ func childMain(mode string, args []string) int {
 		return guardThenSignal(args[0] == "keep")
 	case "admit-interrupt": // one Run, started with SIGINT ignored, whose turn sends the process a SIGINT and waits
 		return admitThenInterrupt()
+	case "admit-catching": // one Run on the process's own signals, whose turn reports whether they were caught already
+		return admitWhileCatching()
 	case "terminal-guard": // terminal-guard [MODE]: one Run on the process's own stdio and signals, of the child MODE (default "tty")
 		mode := "tty"
 		if len(args) > 0 {
@@ -133,6 +135,50 @@ func admitThenInterrupt() int {
 				return nil, nil, ctx.Err()
 			case <-time.After(5 * time.Second):
 				return nil, nil, errors.New("the SIGINT sent while waiting for the turn was lost")
+			}
+		},
+	})
+	if err != nil {
+		return 6
+	}
+	code, err := g.Run(context.Background(), []string{os.Args[0], "0"})
+	fmt.Println(code, err)
+	return 0
+}
+
+// admitWhileCatching runs one build on the process's own signals whose
+// Admit prints whether SignalsCaught was closed when it was called, then
+// waits for it (at most 5 s). One P makes the order certain: the catch
+// runs in a goroutine of its own. A test binary run as a background job
+// starts with SIGINT ignored, which its children inherit; catching it once
+// and letting it go makes the runtime count it as not ignored, as in a
+// process started in a terminal.
+func admitWhileCatching() int {
+	runtime.GOMAXPROCS(1)
+	if signal.Ignored(os.Interrupt) {
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, os.Interrupt)
+		signal.Stop(c)
+	}
+	g, err := New(Config{
+		Endpoint: agentproto.Endpoint{Port: "4000"},
+		Env:      append(os.Environ(), reexec.Env("exit")),
+		Dial: func(context.Context, int) (Agent, error) {
+			return newFakeAgent(), nil
+		},
+		Admit: func(ctx context.Context) ([]string, func(), error) {
+			caught := SignalsCaught(ctx)
+			select {
+			case <-caught:
+				fmt.Println("admitted once the signals were caught")
+			default:
+				fmt.Println("admitted while the signals were being caught")
+			}
+			select {
+			case <-caught:
+				return nil, func() {}, nil
+			case <-time.After(5 * time.Second):
+				return nil, nil, errors.New("the signals were not caught within 5 s")
 			}
 		},
 	})

@@ -63,6 +63,8 @@ func (w *wrapTurn) admit(ctx context.Context) ([]string, func(), error) {
 		Grace:     w.grace,
 		Report: func(s buildqueue.Status) {
 			waited = true
+			// A build told it waits hears the interrupt that follows.
+			<-buildguard.SignalsCaught(ctx)
 			fmt.Fprintf(w.stderr, "buildguard: %s\n", s)
 		},
 	})
