@@ -41,6 +41,16 @@ const (
 	// moved, deleted or unmounted.
 	watchEvents = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_CREATE |
 		unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+	// treeEvents are the events of a watched directory that tell how the
+	// tree changed, none about a file's contents: the mask once the build
+	// wrote many class files (coarsen). No write to a file of a directory
+	// watched so costs the writer anything.
+	treeEvents = unix.IN_CREATE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE |
+		unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+	// coarseShare: once the build wrote more than MaxVerifiedClasses class
+	// files and more than a coarseShare'th of the watched trees' entries,
+	// the search stops following each write (coarsen).
+	coarseShare = 8
 	// writtenEvents are the events that make the class file they name a
 	// changed one whatever its times; a file only closed after writing
 	// must also have changed since recentWindow before the watch started.
@@ -79,6 +89,9 @@ type watchLimits struct {
 	maxUserWatches int
 	// watched, when set, runs once each root is watched and read.
 	watched func(root string)
+	// coarseAfter stands for MaxVerifiedClasses in coarsen's rule; 0:
+	// MaxVerifiedClasses.
+	coarseAfter int
 }
 
 // watchShare is the part of the user's watches (fs.inotify.max_user_watches)
@@ -133,6 +146,8 @@ type watch struct {
 	entries int
 	buf     []byte // for getdents
 	lost    string // why the report is incomplete; "" when it is complete
+	// coarse says the watches report the trees' changes only (coarsen).
+	coarse bool
 	// unread says each directory moved in that could not be read whole:
 	// the full search cannot tell the class files it brought.
 	unread []string
@@ -224,7 +239,7 @@ func (w *watch) add(path, root string, fresh bool) error {
 	if len(w.dirs) >= w.budget {
 		return w.lose("the watched trees hold more than %d directories, the part of the user's watches (fs.inotify.max_user_watches) a search takes", w.budget)
 	}
-	wd, err := unix.InotifyAddWatch(w.fd, path, watchEvents|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW)
+	wd, err := unix.InotifyAddWatch(w.fd, path, w.mask())
 	if _, seen := w.dirs[wd]; err == nil && !seen && w.limits.maxWatches > 0 && len(w.dirs) >= w.limits.maxWatches {
 		err = unix.ENOSPC
 	}
@@ -349,7 +364,47 @@ func (w *watch) note(path string, mask uint32, root string) error {
 		return w.lose("the build changed more than %d class files", maxScannedFiles)
 	}
 	w.named[path] = namedFile{mask: f.mask | mask, root: root}
+	if !ok && !w.coarse {
+		w.coarsen()
+	}
 	return nil
+}
+
+// mask is what a directory is watched for.
+func (w *watch) mask() uint32 {
+	events := uint32(watchEvents)
+	if w.coarse {
+		events = treeEvents
+	}
+	return events | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+}
+
+// coarsen stops following each write once the build wrote more class
+// files than an agent keeps receipts for and more than a coarseShare'th
+// of the watched trees' entries: each write to a watched directory costs
+// the writer the kernel's event (about 18 µs a class file on the machine
+// of docs/performance.md#5.4), more than the full search after the build
+// costs a file of the trees (about 7 µs). The watches keep the trees'
+// changes, so that a directory moved in is still read; the report is
+// lost, and the full search finds what the build wrote.
+func (w *watch) coarsen() {
+	least := w.limits.coarseAfter
+	if least == 0 {
+		least = MaxVerifiedClasses
+	}
+	if len(w.named) <= least || len(w.named)*coarseShare <= w.entries {
+		return
+	}
+	w.coarse = true
+	w.lose("the build wrote more than %d class files, more than 1/%d of the watched directories' entries: the search after it finds them, as following each write costs the build more", len(w.named)-1, coarseShare)
+	for wd, d := range w.dirs {
+		// The same directory keeps its watch with the new mask; another
+		// one now at its path gets a watch of its own, whose events are
+		// not read (its wd is unknown), and the full search reads it.
+		if got, err := unix.InotifyAddWatch(w.fd, d.path, w.mask()); err == nil && got != wd {
+			_, _ = unix.InotifyRmWatch(w.fd, uint32(got))
+		}
+	}
 }
 
 // lose notes the first reason the report is incomplete, and returns it as

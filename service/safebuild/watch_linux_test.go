@@ -17,6 +17,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
+
+	"github.com/buildguard/buildguard/internal/testsupport/wait"
 )
 
 // watchFixture makes a watched directory holding app/A.class; settled, it
@@ -677,4 +679,69 @@ func TestWatchLosesADirectoryReplacedWhileWatched(t *testing.T) {
 	if got := classNames(changed); got != "app.B" || len(problems) > 0 {
 		t.Errorf("changed %q (problems %q), want app.B", got, problems)
 	}
+}
+
+// TestWatchCoarsensWhenTheBuildWritesMuch: once the build wrote more class
+// files than coarsen's rule allows, no watch follows a file's writes (the
+// masks the kernel shows in fdinfo), the full search finds every class
+// written before and after, and a directory moved in afterwards is still
+// counted whole.
+func TestWatchCoarsensWhenTheBuildWritesMuch(t *testing.T) {
+	t.Parallel()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, outside := filepath.Join(base, "classes"), filepath.Join(base, "outside")
+	for i := range 16 {
+		writeClassFile(t, filepath.Join(root, "app", fmt.Sprintf("C%02d.class", i)), "old")
+	}
+	writeClassFile(t, filepath.Join(outside, "pkg", "D.class"), "D")
+	time.Sleep(recentWindow + 100*time.Millisecond) // files older than the build: see watchFixture
+	dirs := []watchedDir{{named: root, root: root}}
+	w := startTestWatch(t, dirs, watchLimits{coarseAfter: 2})
+	if m := watchMasks(t, w.fd); len(m) != 2 || m[0]&unix.IN_CLOSE_WRITE == 0 {
+		t.Fatalf("the watches' masks before the build are %x, want two following writes", m)
+	}
+	for i := range 4 {
+		writeClassFile(t, filepath.Join(root, "app", fmt.Sprintf("C%02d.class", i)), "new")
+	}
+	wait.For(t, 10*time.Second, "the watches to follow no write", func() bool {
+		m := watchMasks(t, w.fd)
+		return len(m) == 2 && !slices.ContainsFunc(m, func(m uint32) bool { return m&(unix.IN_CLOSE_WRITE|unix.IN_MODIFY|unix.IN_ATTRIB) != 0 })
+	})
+	if err := os.Rename(filepath.Join(outside, "pkg"), filepath.Join(root, "pkg")); err != nil {
+		t.Fatal(err)
+	}
+	writeClassFile(t, filepath.Join(root, "app", "C10.class"), "new")
+	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
+	if !strings.Contains(lost, "wrote more than") {
+		t.Errorf("lost %q, want the build's many writes", lost)
+	}
+	if got, want := classNames(changed), "app.C00 app.C01 app.C02 app.C03 app.C10 pkg.D"; got != want || len(problems) > 0 {
+		t.Errorf("changed %q (problems %q), want %q", got, problems, want)
+	}
+}
+
+// watchMasks is the mask of each watch of the inotify instance fd, as the
+// kernel shows them in this process's fdinfo.
+func watchMasks(t *testing.T, fd int) []uint32 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var masks []uint32
+	for line := range strings.Lines(string(data)) {
+		for f := range strings.FieldsSeq(line) {
+			if v, ok := strings.CutPrefix(f, "mask:"); ok && strings.HasPrefix(line, "inotify ") {
+				m, err := strconv.ParseUint(v, 16, 32)
+				if err != nil {
+					t.Fatalf("fdinfo: %q", line)
+				}
+				masks = append(masks, uint32(m))
+			}
+		}
+	}
+	return masks
 }
