@@ -82,17 +82,9 @@ func TestRunAdmitRefusalAsksNothing(t *testing.T) {
 // caught; the build then runs as ever.
 func TestRunAdmitsWhileCatchingSignals(t *testing.T) {
 	t.Parallel()
-	argv, env := reexec.Command(t, "admit-catching")
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("child: %v, stderr %q", err, stderr.String())
-	}
-	if want := "admitted while the signals were being caught\n0 <nil>\n"; string(out) != want {
-		t.Fatalf("the child said %q, want %q (stderr %q)", out, want, stderr.String())
+	out, stderr := runChild(t, "admit-catching")
+	if want := "admitted while the signals were being caught\n0 <nil>\n"; out != want {
+		t.Fatalf("the child said %q, want %q (stderr %q)", out, want, stderr)
 	}
 }
 
@@ -103,16 +95,24 @@ func TestRunAdmitsWhileCatchingSignals(t *testing.T) {
 // starts only once the signals are caught.
 func TestRunAdmitHearsAnEarlySIGINT(t *testing.T) {
 	t.Parallel()
-	argv, env := reexec.Command(t, "admit-interrupt")
+	out, stderr := runChild(t, "admit-interrupt")
+	if want := "0 the build was interrupted by interrupt\n"; out != want {
+		t.Fatalf("Run ended with %q, want %q (stderr %q)", out, want, stderr)
+	}
+}
+
+// runChild runs the test binary again in mode and returns what it wrote
+// to stdout and stderr; a child that fails fails t.
+func runChild(t *testing.T, mode string) (stdout, stderr string) {
+	t.Helper()
+	argv, env := reexec.Command(t, mode)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var errBuf bytes.Buffer
+	cmd.Stderr = &errBuf
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("child: %v, stderr %q", err, stderr.String())
+		t.Fatalf("child %s: %v, stderr %q", mode, err, errBuf.String())
 	}
-	if want := "0 the build was interrupted by interrupt\n"; string(out) != want {
-		t.Fatalf("Run ended with %q, want %q (stderr %q)", out, want, stderr.String())
-	}
+	return string(out), errBuf.String()
 }

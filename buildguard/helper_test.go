@@ -108,10 +108,6 @@ func childMain(mode string, args []string) int {
 	return reexec.Unknown(mode)
 }
 
-// guardThenSignal runs one guarded build of a child that exits 0, catching
-// the process's own signals (Config.Signals nil), sends itself SIGTERM once
-// Run returned, and prints "survived" if it is still alive half a second
-// later.
 // admitThenInterrupt runs one build on the process's own signals, with
 // SIGINT ignored as under a shell's background job or expectcode, whose
 // Admit sends the process a SIGINT as soon as it is called and waits for
@@ -120,30 +116,17 @@ func childMain(mode string, args []string) int {
 func admitThenInterrupt() int {
 	runtime.GOMAXPROCS(1)
 	signal.Ignore(syscall.SIGINT)
-	g, err := New(Config{
-		Endpoint: agentproto.Endpoint{Port: "4000"},
-		Env:      append(os.Environ(), reexec.Env("exit")),
-		Dial: func(context.Context, int) (Agent, error) {
-			return newFakeAgent(), nil
-		},
-		Admit: func(ctx context.Context) ([]string, func(), error) {
-			if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
-				return nil, nil, err
-			}
-			select {
-			case <-ctx.Done():
-				return nil, nil, ctx.Err()
-			case <-time.After(5 * time.Second):
-				return nil, nil, errors.New("the SIGINT sent while waiting for the turn was lost")
-			}
-		},
+	return runAdmitted(func(ctx context.Context) ([]string, func(), error) {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+			return nil, nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(5 * time.Second):
+			return nil, nil, errors.New("the SIGINT sent while waiting for the turn was lost")
+		}
 	})
-	if err != nil {
-		return 6
-	}
-	code, err := g.Run(context.Background(), []string{os.Args[0], "0"})
-	fmt.Println(code, err)
-	return 0
 }
 
 // admitWhileCatching runs one build on the process's own signals whose
@@ -160,27 +143,33 @@ func admitWhileCatching() int {
 		signal.Notify(c, os.Interrupt)
 		signal.Stop(c)
 	}
+	return runAdmitted(func(ctx context.Context) ([]string, func(), error) {
+		caught := SignalsCaught(ctx)
+		select {
+		case <-caught:
+			fmt.Println("admitted once the signals were caught")
+		default:
+			fmt.Println("admitted while the signals were being caught")
+		}
+		select {
+		case <-caught:
+			return nil, func() {}, nil
+		case <-time.After(5 * time.Second):
+			return nil, nil, errors.New("the signals were not caught within 5 s")
+		}
+	})
+}
+
+// runAdmitted runs one build of a child that exits 0 on the process's own
+// signals, with admit as its Config.Admit, and prints Run's outcome.
+func runAdmitted(admit func(ctx context.Context) ([]string, func(), error)) int {
 	g, err := New(Config{
 		Endpoint: agentproto.Endpoint{Port: "4000"},
 		Env:      append(os.Environ(), reexec.Env("exit")),
 		Dial: func(context.Context, int) (Agent, error) {
 			return newFakeAgent(), nil
 		},
-		Admit: func(ctx context.Context) ([]string, func(), error) {
-			caught := SignalsCaught(ctx)
-			select {
-			case <-caught:
-				fmt.Println("admitted once the signals were caught")
-			default:
-				fmt.Println("admitted while the signals were being caught")
-			}
-			select {
-			case <-caught:
-				return nil, func() {}, nil
-			case <-time.After(5 * time.Second):
-				return nil, nil, errors.New("the signals were not caught within 5 s")
-			}
-		},
+		Admit: admit,
 	})
 	if err != nil {
 		return 6
@@ -190,6 +179,10 @@ func admitWhileCatching() int {
 	return 0
 }
 
+// guardThenSignal runs one guarded build of a child that exits 0, catching
+// the process's own signals (Config.Signals nil), sends itself SIGTERM once
+// Run returned, and prints "survived" if it is still alive half a second
+// later.
 func guardThenSignal(keep bool) int {
 	exe, err := os.Executable()
 	if err != nil {
