@@ -111,6 +111,10 @@ func (r *PTYRunner) Start() error {
 		r.c.started(cmd.Process.Pid, true)
 	}, r.c.Logger)
 	if err != nil {
+		if ptmx != nil {
+			// Started, then ended before its exec's stop was seen.
+			ptmx.Close()
+		}
 		return fmt.Errorf("%w: %w", ErrCannotRun, err)
 	}
 	r.c.Logger.Debug("build started", "pid", cmd.Process.Pid, "mode", "pty")
