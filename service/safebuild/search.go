@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/buildguard/buildguard/agentproto"
@@ -220,15 +222,23 @@ func changedSince(ctx context.Context, before snapshot, dirs []watchedDir) (chan
 // (bounded reads, as docs/decisions.md#D13 reads every file): the snapshot
 // before the build needs them to tell a rewrite that kept size and times.
 // The snapshot after it hashes nothing: changes hashes the files it
-// verifies, at most MaxVerifiedClasses, whatever the build rewrote. A directory that does not exist
-// is empty; one that cannot be read, an entry named like a class file that
-// is not a regular file, the bound of maxScannedFiles or the end of ctx make
-// the snapshot incomplete.
+// verifies, at most MaxVerifiedClasses, whatever the build rewrote. A
+// directory that does not exist is empty; one that cannot be read, an entry
+// named like a class file that is not a regular file, the bound of
+// maxScannedFiles or the end of ctx make the snapshot incomplete. The
+// directories of a tree are read by up to scanWorkers goroutines at once
+// (a scan is a system call per entry, which the kernel serves on every
+// core), and what they found is taken in the order of a walk by name, so
+// that the snapshot and its problems are those of one walk.
 func scan(ctx context.Context, dirs []watchedDir, hashRecent bool) snapshot {
+	return scanWith(ctx, dirs, hashRecent, scanFaults{open: os.Open})
+}
+
+func scanWith(ctx context.Context, dirs []watchedDir, hashRecent bool, faults scanFaults) snapshot {
 	snap := snapshot{files: map[string]classFile{}, at: time.Now()}
 	s := &search{}
-	entries := 0
 	walked := map[string]bool{}
+	var entries atomic.Int64
 	for _, dir := range dirs {
 		if ctx.Err() != nil {
 			s.problem("the search ran out of time before %s was read", dir.named)
@@ -244,58 +254,171 @@ func scan(ctx context.Context, dirs []watchedDir, hashRecent bool) snapshot {
 		}
 		walked[dir.root] = true
 		snap.roots = append(snap.roots, dir.root)
-		if _, err := os.Lstat(dir.root); errors.Is(err, fs.ErrNotExist) {
+		fi, err := os.Lstat(dir.root)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			continue
+		case err != nil:
+			s.problem("%s could not be read: %v", dir.root, err)
+			continue
+		case !fi.IsDir():
+			continue // no class file beneath it
 		}
-		err := filepath.WalkDir(dir.root, func(path string, d fs.DirEntry, err error) error {
-			if ctx.Err() != nil {
-				s.problem("the search ran out of time while reading %s", dir.named)
-				return filepath.SkipAll
-			}
-			if entries++; entries > maxScannedEntries {
-				s.problem("the watched directories hold more than %d entries", maxScannedEntries)
-				return filepath.SkipAll
-			}
-			if err != nil {
-				s.problem("%s could not be read: %v", path, err)
-				return nil
-			}
-			if d.IsDir() || !strings.HasSuffix(d.Name(), ".class") {
-				return nil
-			}
-			class, ok := className(dir.root, path)
-			if !ok { // module-info, package-info
-				return nil
-			}
-			if !d.Type().IsRegular() {
-				s.problem("%s is not a regular file (%v), so its class cannot be read", path, d.Type())
-				return nil
-			}
-			if len(snap.files) >= maxScannedFiles {
-				s.problem("the watched directories hold more than %d class files", maxScannedFiles)
-				return filepath.SkipAll
-			}
-			if _, seen := snap.files[path]; seen {
-				return nil
-			}
-			fi, err := d.Info()
-			if err != nil {
-				s.problem("%s could not be read: %v", path, err)
-				return nil
-			}
-			st := fileStamp(fi)
-			if hashRecent && recent(st, snap.at) {
-				st.sum, _ = hashFile(ctx, path) // unreadable now: compared by times only
-			}
-			snap.files[path] = classFile{class: class, stamp: st}
-			return nil
-		})
-		if err != nil {
-			s.problem("%s could not be read: %v", dir.named, err)
+		t := &treeScan{ctx: ctx, dir: dir, hashRecent: hashRecent, at: snap.at, entries: &entries, sem: make(chan struct{}, scanWorkers-1), open: faults.open}
+		top := &dirScan{path: dir.root}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			t.read(top)
+			t.wg.Wait()
+		}()
+		select {
+		case <-done:
+			top.take(&snap, s)
+		case <-ctx.Done():
+			// A read that hangs (a stuck network file system) is left
+			// behind with what it found.
+			s.problem("the search ran out of time while reading %s", dir.named)
 		}
 	}
 	snap.problems = s.problems
 	return snap
+}
+
+// scanWorkers bounds the directories of a tree a scan reads at once.
+const scanWorkers = 4
+
+// scanFaults are the faults a test injects in a scan.
+type scanFaults struct {
+	// open opens a directory the scan reads (os.Open).
+	open func(name string) (*os.File, error)
+}
+
+// treeScan is the scan of one watched directory's tree.
+type treeScan struct {
+	ctx        context.Context
+	dir        watchedDir
+	hashRecent bool
+	at         time.Time
+	entries    *atomic.Int64 // every entry of the scan's trees so far
+	files      atomic.Int64  // the class files of this tree so far
+	sem        chan struct{} // a slot for each goroutine beside the first
+	wg         sync.WaitGroup
+	open       func(name string) (*os.File, error)
+}
+
+// dirScan is what a scan found in one directory: its class files and
+// problems in the order of their names, and its subdirectories.
+type dirScan struct {
+	path     string
+	files    []scannedFile
+	problems []string
+	subdirs  []*dirScan
+}
+
+type scannedFile struct {
+	path string
+	classFile
+}
+
+// read reads the directory of d, then each of its subdirectories in a
+// goroutine of its own while a slot is free, else in turn.
+func (t *treeScan) read(d *dirScan) {
+	if !t.list(d) {
+		return
+	}
+	for _, sub := range d.subdirs {
+		select {
+		case t.sem <- struct{}{}:
+			t.wg.Go(func() {
+				defer func() { <-t.sem }()
+				t.read(sub)
+			})
+		default:
+			t.read(sub)
+		}
+	}
+}
+
+// list reads the entries of d's directory by name: its class files and
+// subdirectories; false when the scan ends there. The directory is closed
+// before its subdirectories are read, so that a deep tree holds one
+// descriptor a goroutine.
+func (t *treeScan) list(d *dirScan) bool {
+	dir, err := t.open(d.path)
+	var list []fs.DirEntry
+	if err == nil {
+		defer dir.Close()
+		list, err = dir.ReadDir(-1)
+		slices.SortFunc(list, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	}
+	if err != nil {
+		d.problems = append(d.problems, fmt.Sprintf("%s could not be read: %v", d.path, err))
+	}
+	for _, e := range list {
+		switch {
+		case t.ctx.Err() != nil:
+			d.problems = append(d.problems, fmt.Sprintf("the search ran out of time while reading %s", t.dir.named))
+			return false
+		case t.entries.Add(1) > maxScannedEntries:
+			d.problems = append(d.problems, fmt.Sprintf("the watched directories hold more than %d entries", maxScannedEntries))
+			return false
+		case e.IsDir():
+			d.subdirs = append(d.subdirs, &dirScan{path: filepath.Join(d.path, e.Name())})
+		case !strings.HasSuffix(e.Name(), ".class"):
+		case !t.file(d, dir, e):
+			return false
+		}
+	}
+	return true
+}
+
+// file notes the class file of entry e of d, or its problem; false when
+// the tree holds more class files than a scan takes.
+func (t *treeScan) file(d *dirScan, dir *os.File, e fs.DirEntry) bool {
+	path := filepath.Join(d.path, e.Name())
+	class, ok := className(t.dir.root, path)
+	switch {
+	case !ok: // module-info, package-info
+		return true
+	case !e.Type().IsRegular():
+		d.problems = append(d.problems, fmt.Sprintf("%s is not a regular file (%v), so its class cannot be read", path, e.Type()))
+		return true
+	case t.files.Add(1) > maxScannedFiles:
+		d.problems = append(d.problems, fmt.Sprintf("the watched directories hold more than %d class files", maxScannedFiles))
+		return false
+	}
+	st, err := entryStamp(dir, e)
+	if err != nil {
+		d.problems = append(d.problems, fmt.Sprintf("%s could not be read: %v", path, err))
+		return true
+	}
+	if t.hashRecent && recent(st, t.at) {
+		st.sum, _ = hashFile(t.ctx, path) // unreadable now: compared by times only
+	}
+	d.files = append(d.files, scannedFile{path: path, classFile: classFile{class: class, stamp: st}})
+	return true
+}
+
+// take adds what d and its subdirectories found to snap and s, in the
+// order of a walk by name, up to maxScannedFiles class files: a file
+// another tree of the scan holds already stays as that tree found it.
+func (d *dirScan) take(snap *snapshot, s *search) {
+	for _, p := range d.problems {
+		s.problem("%s", p)
+	}
+	for _, f := range d.files {
+		if len(snap.files) >= maxScannedFiles {
+			s.problem("the watched directories hold more than %d class files", maxScannedFiles)
+			return
+		}
+		if _, seen := snap.files[f.path]; !seen {
+			snap.files[f.path] = f.classFile
+		}
+	}
+	for _, sub := range d.subdirs {
+		sub.take(snap, s)
+	}
 }
 
 // recent reports whether a file changed within recentWindow of t.

@@ -2,6 +2,7 @@ package safebuild
 
 import (
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -12,4 +13,13 @@ func fileStamp(fi fs.FileInfo) stamp {
 		st.dev, st.ino = uint64(s.Dev), s.Ino
 	}
 	return st
+}
+
+// entryStamp is the stamp of the entry e of the open directory dir.
+func entryStamp(_ *os.File, e fs.DirEntry) (stamp, error) {
+	fi, err := e.Info()
+	if err != nil {
+		return stamp{}, err
+	}
+	return fileStamp(fi), nil
 }
