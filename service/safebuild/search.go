@@ -195,24 +195,22 @@ func noteBefore(ctx context.Context, dirs []watchedDir) snapshot {
 // moved into the trees keep their older times), and each beneath a watched
 // directory whose path holds another directory after the build.
 func changedSince(ctx context.Context, before snapshot, dirs []watchedDir) (changed []changedFile, problems []string, lost string) {
-	var named []changedFile
-	if before.watch != nil {
-		changed, problems, lost = before.watch.changes(ctx, dirs)
+	w := before.watch
+	if w != nil {
+		changed, problems, lost = w.changes(ctx, dirs)
 		if lost == "" {
 			return changed, problems, ""
 		}
-		before, named = snapshot{at: before.at, roots: before.watch.replacedRoots()}, changed
+		before = snapshot{at: before.at, roots: w.replacedRoots()}
 	}
 	after := scan(ctx, dirs, false)
 	changed = changedIn(ctx, before, after)
-	found := make(map[string]bool, len(changed))
-	for _, c := range changed {
-		found[c.path] = true
-	}
-	for _, c := range named {
-		if !found[c.path] {
-			changed = append(changed, c)
+	if w != nil {
+		found := make(map[string]bool, len(changed))
+		for _, c := range changed {
+			found[c.path] = true
 		}
+		changed = append(changed, w.besides(ctx, found)...)
 	}
 	return ordered(ctx, changed), append(append(problems, before.problems...), after.problems...), lost
 }
@@ -470,6 +468,9 @@ func changes(ctx context.Context, before, after snapshot) []changedFile {
 // before before.at.
 func changedIn(ctx context.Context, before, after snapshot) []changedFile {
 	var out []changedFile
+	if len(before.files) == 0 {
+		out = make([]changedFile, 0, len(after.files)) // every file may be new
+	}
 	for path, f := range after.files {
 		b, existed := before.files[path]
 		if !existed && !before.holds(path) && before.at.UnixNano()-max(f.stamp.mtime, f.stamp.ctime) >= int64(recentWindow) {
@@ -491,25 +492,38 @@ func changedIn(ctx context.Context, before, after snapshot) []changedFile {
 
 // ordered is the changed files out, the MaxVerifiedClasses verified first
 // (the ones written last when more changed), each group by name, and those
-// verified hashed within ctx.
+// verified hashed within ctx, by up to scanWorkers goroutines at once.
 func ordered(ctx context.Context, out []changedFile) []changedFile {
 	byName := func(a, b changedFile) int {
 		return cmp.Or(strings.Compare(a.class, b.class), strings.Compare(a.path, b.path))
 	}
 	if len(out) > MaxVerifiedClasses {
 		slices.SortFunc(out, func(a, b changedFile) int { // written last first
-			return cmp.Or(cmp.Compare(b.changed, a.changed), byName(b, a))
+			if c := cmp.Compare(b.changed, a.changed); c != 0 {
+				return c
+			}
+			return byName(b, a)
 		})
 	}
-	slices.SortFunc(out[:min(len(out), MaxVerifiedClasses)], byName)
-	if len(out) > MaxVerifiedClasses {
-		slices.SortFunc(out[MaxVerifiedClasses:], byName)
+	verified := out[:min(len(out), MaxVerifiedClasses)]
+	slices.SortFunc(verified, byName)
+	slices.SortFunc(out[len(verified):], byName)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(scanWorkers, len(verified)) {
+		wg.Go(func() {
+			for i := range next {
+				verified[i].sum, verified[i].err = hashFile(ctx, verified[i].path)
+			}
+		})
 	}
-	for i := range out[:min(len(out), MaxVerifiedClasses)] {
-		if out[i].sum == "" {
-			out[i].sum, out[i].err = hashFile(ctx, out[i].path)
+	for i := range verified {
+		if verified[i].sum == "" {
+			next <- i
 		}
 	}
+	close(next)
+	wg.Wait()
 	return out
 }
 

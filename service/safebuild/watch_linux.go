@@ -155,6 +155,8 @@ type watch struct {
 	// the build: every class file in it is new.
 	replaced []string
 	done     chan struct{}
+	// stopped says read ended in changes: named is the search's to read.
+	stopped bool
 }
 
 type namedFile struct {
@@ -570,14 +572,14 @@ func (w *watch) close() {
 // changed since recentWindow before start), and those of the directories
 // of dirs the watched trees do not hold (the agent watches them since),
 // scanned; or, when the kernel's report is incomplete, why (lost), and
-// the class files an event named, each examined now, for the full search
-// to add to what it finds, and the directories moved in that could not be
-// read. It ends the watch.
+// the directories moved in that could not be read: the full search then
+// adds what besides says. It ends the watch.
 func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []changedFile, problems []string, lost string) {
 	defer w.close()
 	if reason := w.stop(ctx); reason != "" {
 		return nil, nil, reason
 	}
+	w.stopped = true
 	for i, root := range w.roots {
 		// A parent of a root moved raises no event of the watch, and
 		// the names the events gave are not those of the files now.
@@ -603,6 +605,10 @@ func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []chang
 			late = append(late, dir)
 		}
 	}
+	if w.lost != "" {
+		// The full search finds what changed, and says its problems.
+		return nil, w.unread, w.lost
+	}
 	for path, f := range w.named {
 		if ctx.Err() != nil {
 			s.problem("the search ran out of time while reading the class files the build changed")
@@ -612,9 +618,8 @@ func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []chang
 			changed = append(changed, c)
 		}
 	}
-	if w.lost != "" {
-		// The full search finds what else changed, and says its problems.
-		return changed, w.unread, w.lost
+	if w.lost != "" { // a class file with another name
+		return nil, w.unread, w.lost
 	}
 	if len(late) > 0 {
 		snap := scan(ctx, late, false)
@@ -629,6 +634,29 @@ func (w *watch) changes(ctx context.Context, dirs []watchedDir) (changed []chang
 		}
 	}
 	return ordered(ctx, changed), s.problems, ""
+}
+
+// besides is the class files an event named that found lacks, each
+// examined now, within ctx: the full search that replaces a lost report
+// adds them to what it found, as a class file moved in keeps its older
+// times. What cannot be examined the full search says. Nothing, when
+// changes could not end read, which then owns the watch.
+func (w *watch) besides(ctx context.Context, found map[string]bool) []changedFile {
+	var out []changedFile
+	if !w.stopped {
+		return nil
+	}
+	for path, f := range w.named {
+		if ctx.Err() != nil {
+			break
+		}
+		if !found[path] {
+			if c, ok := w.examine(&search{}, path, f); ok {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // replacedRoots are the watched directories whose path held another

@@ -18,6 +18,8 @@ func (*watch) close() {}
 
 func (*watch) replacedRoots() []string { return nil }
 
+func (*watch) besides(context.Context, map[string]bool) []changedFile { return nil }
+
 func (*watch) changes(context.Context, []watchedDir) ([]changedFile, []string, string) {
 	return nil, nil, "the kernel's report of changes is not asked on this system"
 }
