@@ -262,7 +262,7 @@ func scanWith(ctx context.Context, dirs []watchedDir, hashRecent bool, faults sc
 		case !fi.IsDir():
 			continue // no class file beneath it
 		}
-		t := &treeScan{ctx: ctx, dir: dir, hashRecent: hashRecent, at: snap.at, entries: &entries, sem: make(chan struct{}, scanWorkers-1), open: faults.open}
+		t := &treeScan{ctx: ctx, dir: dir, hashRecent: hashRecent, at: snap.at, entries: &entries, sem: make(chan struct{}, scanWorkers-1), open: faults.open, files: map[string]classFile{}}
 		top := &dirScan{path: dir.root}
 		done := make(chan struct{})
 		go func() {
@@ -272,7 +272,8 @@ func scanWith(ctx context.Context, dirs []watchedDir, hashRecent bool, faults sc
 		}()
 		select {
 		case <-done:
-			top.take(&snap, s)
+			top.take(s)
+			t.take(&snap, s)
 		case <-ctx.Done():
 			// A read that hangs (a stuck network file system) is left
 			// behind with what it found.
@@ -299,24 +300,19 @@ type treeScan struct {
 	hashRecent bool
 	at         time.Time
 	entries    *atomic.Int64 // every entry of the scan's trees so far
-	files      atomic.Int64  // the class files of this tree so far
 	sem        chan struct{} // a slot for each goroutine beside the first
 	wg         sync.WaitGroup
 	open       func(name string) (*os.File, error)
+	mu         sync.Mutex
+	files      map[string]classFile // the tree's class files, by path; under mu
 }
 
-// dirScan is what a scan found in one directory: its class files and
-// problems in the order of their names, and its subdirectories.
+// dirScan is what a scan found in one directory: its problems in the
+// order of their names, and its subdirectories.
 type dirScan struct {
 	path     string
-	files    []scannedFile
 	problems []string
 	subdirs  []*dirScan
-}
-
-type scannedFile struct {
-	path string
-	classFile
 }
 
 // read reads the directory of d, then each of its subdirectories in a
@@ -382,9 +378,6 @@ func (t *treeScan) file(d *dirScan, dir *os.File, e fs.DirEntry) bool {
 	case !e.Type().IsRegular():
 		d.problems = append(d.problems, fmt.Sprintf("%s is not a regular file (%v), so its class cannot be read", path, e.Type()))
 		return true
-	case t.files.Add(1) > maxScannedFiles:
-		d.problems = append(d.problems, fmt.Sprintf("the watched directories hold more than %d class files", maxScannedFiles))
-		return false
 	}
 	st, err := entryStamp(dir, e)
 	if err != nil {
@@ -394,28 +387,43 @@ func (t *treeScan) file(d *dirScan, dir *os.File, e fs.DirEntry) bool {
 	if t.hashRecent && recent(st, t.at) {
 		st.sum, _ = hashFile(t.ctx, path) // unreadable now: compared by times only
 	}
-	d.files = append(d.files, scannedFile{path: path, classFile: classFile{class: class, stamp: st}})
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.files) >= maxScannedFiles {
+		d.problems = append(d.problems, fmt.Sprintf("the watched directories hold more than %d class files", maxScannedFiles))
+		return false
+	}
+	t.files[path] = classFile{class: class, stamp: st}
 	return true
 }
 
-// take adds what d and its subdirectories found to snap and s, in the
-// order of a walk by name, up to maxScannedFiles class files: a file
-// another tree of the scan holds already stays as that tree found it.
-func (d *dirScan) take(snap *snapshot, s *search) {
+// take adds the problems of d and its subdirectories to s, in the order
+// of a walk by name.
+func (d *dirScan) take(s *search) {
 	for _, p := range d.problems {
 		s.problem("%s", p)
 	}
-	for _, f := range d.files {
+	for _, sub := range d.subdirs {
+		sub.take(s)
+	}
+}
+
+// take adds the tree's class files to snap, up to maxScannedFiles in all:
+// a file another tree of the scan holds already stays as that tree found
+// it.
+func (t *treeScan) take(snap *snapshot, s *search) {
+	if len(snap.files) == 0 {
+		snap.files = t.files
+		return
+	}
+	for path, f := range t.files {
 		if len(snap.files) >= maxScannedFiles {
 			s.problem("the watched directories hold more than %d class files", maxScannedFiles)
 			return
 		}
-		if _, seen := snap.files[f.path]; !seen {
-			snap.files[f.path] = f.classFile
+		if _, seen := snap.files[path]; !seen {
+			snap.files[path] = f
 		}
-	}
-	for _, sub := range d.subdirs {
-		sub.take(snap, s)
 	}
 }
 
