@@ -229,7 +229,7 @@ func changedSince(ctx context.Context, before snapshot, dirs []watchedDir) (chan
 // core), and what they found is taken in the order of a walk by name, so
 // that the snapshot and its problems are those of one walk.
 func scan(ctx context.Context, dirs []watchedDir, hashRecent bool) snapshot {
-	return scanWith(ctx, dirs, hashRecent, scanFaults{open: os.Open})
+	return scanWith(ctx, dirs, hashRecent, scanFaults{open: openScanDir})
 }
 
 func scanWith(ctx context.Context, dirs []watchedDir, hashRecent bool, faults scanFaults) snapshot {
@@ -262,13 +262,19 @@ func scanWith(ctx context.Context, dirs []watchedDir, hashRecent bool, faults sc
 		case !fi.IsDir():
 			continue // no class file beneath it
 		}
-		t := &treeScan{ctx: ctx, dir: dir, hashRecent: hashRecent, at: snap.at, entries: &entries, sem: make(chan struct{}, scanWorkers-1), open: faults.open, files: map[string]classFile{}}
-		top := &dirScan{path: dir.root}
+		root, err := faults.open(nil, ".", dir.root)
+		if err != nil {
+			s.problem("%s could not be read: %v", dir.root, err)
+			continue
+		}
+		t := &treeScan{ctx: ctx, dir: dir, hashRecent: hashRecent, at: snap.at, entries: &entries, sem: make(chan struct{}, scanWorkers-1), root: root, open: faults.open, files: map[string]classFile{}}
+		top := &dirScan{path: dir.root, rel: "."}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			t.read(top)
 			t.wg.Wait()
+			root.Close() // here: a read left behind may still use it
 		}()
 		select {
 		case <-done:
@@ -289,8 +295,8 @@ const scanWorkers = 4
 
 // scanFaults are the faults a test injects in a scan.
 type scanFaults struct {
-	// open opens a directory the scan reads (os.Open).
-	open func(name string) (*os.File, error)
+	// open opens a directory the scan reads (openScanDir).
+	open func(root *os.File, rel, path string) (*os.File, error)
 }
 
 // treeScan is the scan of one watched directory's tree.
@@ -302,7 +308,8 @@ type treeScan struct {
 	entries    *atomic.Int64 // every entry of the scan's trees so far
 	sem        chan struct{} // a slot for each goroutine beside the first
 	wg         sync.WaitGroup
-	open       func(name string) (*os.File, error)
+	root       *os.File // the tree's top directory, open
+	open       func(root *os.File, rel, path string) (*os.File, error)
 	mu         sync.Mutex
 	files      map[string]classFile // the tree's class files, by path; under mu
 }
@@ -311,6 +318,7 @@ type treeScan struct {
 // order of their names, and its subdirectories.
 type dirScan struct {
 	path     string
+	rel      string // path relative to the tree's top
 	problems []string
 	subdirs  []*dirScan
 }
@@ -339,7 +347,7 @@ func (t *treeScan) read(d *dirScan) {
 // before its subdirectories are read, so that a deep tree holds one
 // descriptor a goroutine.
 func (t *treeScan) list(d *dirScan) bool {
-	dir, err := t.open(d.path)
+	dir, err := t.open(t.root, d.rel, d.path)
 	var list []fs.DirEntry
 	if err == nil {
 		defer dir.Close()
@@ -358,7 +366,7 @@ func (t *treeScan) list(d *dirScan) bool {
 			d.problems = append(d.problems, fmt.Sprintf("the watched directories hold more than %d entries", maxScannedEntries))
 			return false
 		case e.IsDir():
-			d.subdirs = append(d.subdirs, &dirScan{path: filepath.Join(d.path, e.Name())})
+			d.subdirs = append(d.subdirs, &dirScan{path: filepath.Join(d.path, e.Name()), rel: filepath.Join(d.rel, e.Name())})
 		case !strings.HasSuffix(e.Name(), ".class"):
 		case !t.file(d, dir, e):
 			return false

@@ -100,12 +100,12 @@ func TestScanLeavesAHungReadBehind(t *testing.T) {
 	}
 	release, entered := make(chan struct{}), make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	open := func(name string) (*os.File, error) {
-		if filepath.Base(name) == "stuck" {
+	open := func(top *os.File, rel, path string) (*os.File, error) {
+		if rel == "stuck" {
 			close(entered)
 			<-release
 		}
-		return os.Open(name)
+		return openScanDir(top, rel, path)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -126,5 +126,58 @@ func TestScanLeavesAHungReadBehind(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the scan waited for a directory whose read hangs")
+	}
+}
+
+// A directory of the tree swapped for a symlink to a directory outside it
+// between its listing and its read is not followed: the class files
+// outside are not in the snapshot, and it says the directory could not be
+// read.
+func TestScanNeverFollowsADirectorySwappedForALink(t *testing.T) {
+	t.Parallel()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, outside := filepath.Join(base, "classes"), filepath.Join(base, "outside")
+	for _, path := range []string{filepath.Join(root, "a", "b", "A.class"), filepath.Join(outside, "b", "X.class")} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("class"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rel := range []string{"a", filepath.Join("a", "b")} {
+		t.Run(rel, func(t *testing.T) {
+			dir := filepath.Join(root, rel)
+			swapped := false
+			open := func(top *os.File, r, path string) (*os.File, error) {
+				if r == rel && !swapped { // listed already: swap it now
+					swapped = true
+					if err := os.Rename(dir, dir+".away"); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Symlink(filepath.Join(outside, strings.TrimPrefix(rel, "a")), dir); err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() {
+						_ = os.Remove(dir)
+						_ = os.Rename(dir+".away", dir)
+					})
+				}
+				return openScanDir(top, r, path)
+			}
+			snap := scanWith(context.Background(), []watchedDir{{named: root, root: root}}, false, scanFaults{open: open})
+			if !swapped {
+				t.Fatalf("the scan never opened %s", rel)
+			}
+			if len(snap.files) != 0 {
+				t.Errorf("the scan read %d class files through the link: %v", len(snap.files), snap.files)
+			}
+			if len(snap.problems) != 1 || !strings.HasPrefix(snap.problems[0], dir+" could not be read") {
+				t.Errorf("problems %q, want %s could not be read", snap.problems, dir)
+			}
+		})
 	}
 }
