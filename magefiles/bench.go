@@ -103,7 +103,10 @@ func Bench() error {
 		// about 2 s for the files to settle, and the largest project's
 		// change of every class takes most of a minute.
 		{"^BenchmarkScale$/^files=1000$", "3x", "./harness/scale/"},
-		{"^BenchmarkScale$/^files=20000$", "3x", "./harness/scale/"},
+		{"^BenchmarkScale$/^files=20000$/^change=(1|512)$", "3x", "./harness/scale/"},
+		// The change of every class: the pace of 20,000 rewrites moves by
+		// a second from one iteration to the next.
+		{"^BenchmarkScale$/^files=20000$/^change=all$", "7x", "./harness/scale/"},
 		{"^BenchmarkScale$/^files=100000$", "1x", "./harness/scale/"},
 		{"^BenchmarkScan$", "1x", "./service/safebuild/"},
 		{"^BenchmarkWatch$", "3x", "./service/safebuild/"},
@@ -363,13 +366,13 @@ func scaleBench(r benchResults) error {
 		for _, k := range []string{"1", "512", "all"} {
 			name := fmt.Sprintf("Scale/files=%d/change=%s", n, k)
 			m, err := r.units(name, "raw-ms", "safe-ms", "extra-ms", "ratio", "before-hold-ms", "hold-ms",
-				"raw-build-ms", "guarded-build-ms", "ok-to-answer-ms", "peak-MiB", "raw-peak-MiB", "changed", "all-applied")
+				"raw-build-ms", "guarded-build-ms", "ok-to-answer-ms", "peak-MiB", "raw-peak-MiB", "changed", "all-applied", "own-ms", "rewriting-ratio")
 			if err != nil {
 				return err
 			}
 			applied := map[bool]string{true: "all verified applied", false: "not all verified applied"}[m[12] == 1]
-			fmt.Printf("scale %d classes, change of %s: safe build %.0f ms vs raw %.0f ms: +%.0f ms, %.2f× (%s); start to BUILD started %.0f ms, BUILD started to ok %.0f ms (the rewriting itself %.1f ms guarded, %.1f ms raw), BUILD ok to the answer %.1f ms; peak RSS %.1f MiB (raw %.1f MiB); %.0f changed, %s\n",
-				n, k, m[1], m[0], m[2], m[3], scaleTarget(n, k, m[0], m[1], m[9]), m[4], m[5], m[7], m[6], m[8], m[9], m[10], m[11], applied)
+			fmt.Printf("scale %d classes, change of %s: safe build %.0f ms vs raw %.0f ms: +%.0f ms, %.2f× (%s); beyond the rewriting %.0f ms, the rewriting %.2f× raw; start to BUILD started %.0f ms, BUILD started to ok %.0f ms (the rewriting itself %.1f ms guarded, %.1f ms raw), BUILD ok to the answer %.1f ms; peak RSS %.1f MiB (raw %.1f MiB); %.0f changed, %s\n",
+				n, k, m[1], m[0], m[2], m[3], scaleTarget(n, k, m[0], m[1], m[9], m[13]), m[13], m[14], m[4], m[5], m[7], m[6], m[8], m[9], m[10], m[11], applied)
 		}
 	}
 	for _, n := range []int{1000, 20000, 100000} {
@@ -390,8 +393,12 @@ func scaleBench(r benchResults) error {
 }
 
 // scaleTarget words the target of issue 33 for a row of the 20,000-class
-// project and whether the row meets it; "no target" for the others.
-func scaleTarget(n int, k string, raw, safe, peak float64) string {
+// project and whether the row meets it; "no target" for the others. The
+// change of every class is judged on the wall times and on the safe
+// build's own time (own: beyond the raw build once each side's rewriting
+// is taken out), since the pace of 20,000 rewrites moves by more than the
+// 200 ms the target allows beyond 1.05×.
+func scaleTarget(n int, k string, raw, safe, peak, own float64) string {
 	met := map[bool]string{true: "met", false: "NOT met"}
 	switch {
 	case n == 20000 && k == "1":
@@ -399,7 +406,8 @@ func scaleTarget(n int, k string, raw, safe, peak float64) string {
 		return fmt.Sprintf("target ≤ 1.02× raw + 30 ms = %.0f ms: %s", limit, met[safe <= limit])
 	case n == 20000 && k == "all":
 		limit := 1.05*raw + 200
-		return fmt.Sprintf("target ≤ 1.05× raw + 200 ms = %.0f ms: %s; peak ≤ 64 MiB: %s", limit, met[safe <= limit], met[peak <= 64])
+		return fmt.Sprintf("target ≤ 1.05× raw + 200 ms = %.0f ms: %s; beyond the rewriting ≤ %.0f ms: %s; peak ≤ 64 MiB: %s",
+			limit, met[safe <= limit], limit-raw, met[own <= limit-raw], met[peak <= 64])
 	}
 	return "no target"
 }
