@@ -278,9 +278,13 @@ func scanWith(ctx context.Context, dirs []watchedDir, hashRecent bool, faults sc
 		}()
 		select {
 		case <-done:
+		case <-ctx.Done():
+		}
+		select {
+		case <-done:
 			top.take(s)
 			t.take(&snap, s)
-		case <-ctx.Done():
+		default:
 			// A read that hangs (a stuck network file system) is left
 			// behind with what it found.
 			s.problem("the search ran out of time while reading %s", dir.named)
