@@ -26,12 +26,7 @@ func TestScanCountsTheClassesOfADirectoryMovedIn(t *testing.T) {
 		filepath.Join(base, "outside", "pkg", "C.class"),
 		filepath.Join(base, "prebuilt", "app", "P.class"),
 	} {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte("class"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeClassFile(t, path, "class")
 	}
 	// Files older than the build: no file's change time can be set back.
 	time.Sleep(recentWindow + 100*time.Millisecond)
@@ -56,4 +51,15 @@ func classNames(changed []changedFile) string {
 		names = append(names, c.class)
 	}
 	return strings.Join(names, " ")
+}
+
+// writeClassFile writes text to path, making its directories.
+func writeClassFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -39,16 +39,6 @@ func watchFixture(t *testing.T, settled bool) (root string, dirs []watchedDir) {
 	return root, []watchedDir{{named: root, root: root}}
 }
 
-func writeClassFile(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // startTestWatch is newWatch with limits, which must watch dirs.
 func startTestWatch(t *testing.T, dirs []watchedDir, limits watchLimits) *watch {
 	t.Helper()
