@@ -123,16 +123,6 @@ func TestConfigRefusesDuplicateKeys(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestLoadProject(t *testing.T) {
 	t.Parallel()
 	t.Run("configured", func(t *testing.T) {

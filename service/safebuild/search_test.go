@@ -26,7 +26,7 @@ func TestScanCountsTheClassesOfADirectoryMovedIn(t *testing.T) {
 		filepath.Join(base, "outside", "pkg", "C.class"),
 		filepath.Join(base, "prebuilt", "app", "P.class"),
 	} {
-		writeClassFile(t, path, "class")
+		writeFile(t, path, "class")
 	}
 	// Files older than the build: no file's change time can be set back.
 	time.Sleep(recentWindow + 100*time.Millisecond)
@@ -53,8 +53,8 @@ func classNames(changed []changedFile) string {
 	return strings.Join(names, " ")
 }
 
-// writeClassFile writes text to path, making its directories.
-func writeClassFile(t *testing.T, path, text string) {
+// writeFile writes text to path, making its directories.
+func writeFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ func TestScanIsAWalkByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := func(rel string) { writeClassFile(t, filepath.Join(root, rel), "class") }
+	write := func(rel string) { writeFile(t, filepath.Join(root, rel), "class") }
 	for _, rel := range []string{"a/X.class", "a/module-info.class", "a/notes.txt", "a/b/Y.class", "a.c/Z.class", "d05/e/f/G.class"} {
 		write(rel)
 	}
@@ -82,7 +82,7 @@ func TestScanLeavesAHungReadBehind(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	for _, rel := range []string{"a/A.class", "stuck/B.class"} {
-		writeClassFile(t, filepath.Join(root, rel), "class")
+		writeFile(t, filepath.Join(root, rel), "class")
 	}
 	release, entered := make(chan struct{}), make(chan struct{})
 	t.Cleanup(func() { close(release) })
@@ -126,8 +126,8 @@ func TestScanNeverFollowsADirectorySwappedForALink(t *testing.T) {
 		t.Fatal(err)
 	}
 	root, outside := filepath.Join(base, "classes"), filepath.Join(base, "outside")
-	writeClassFile(t, filepath.Join(root, "a", "b", "A.class"), "class")
-	writeClassFile(t, filepath.Join(outside, "b", "X.class"), "class")
+	writeFile(t, filepath.Join(root, "a", "b", "A.class"), "class")
+	writeFile(t, filepath.Join(outside, "b", "X.class"), "class")
 	for _, rel := range []string{"a", filepath.Join("a", "b")} {
 		t.Run(rel, func(t *testing.T) {
 			dir := filepath.Join(root, rel)

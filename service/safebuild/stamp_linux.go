@@ -19,6 +19,8 @@ func entryStamp(dir *os.File, e fs.DirEntry) (stamp, error) {
 	}
 	return stamp{size: s.Size, mtime: s.Mtim.Nano(), ctime: s.Ctim.Nano(), dev: uint64(s.Dev), ino: s.Ino}, nil
 }
+
+// fileStamp is the stamp of fi, as an lstat read it.
 func fileStamp(fi fs.FileInfo) stamp {
 	st := stamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	if s, ok := fi.Sys().(*syscall.Stat_t); ok {

@@ -32,7 +32,7 @@ func watchFixture(t *testing.T, settled bool) (root string, dirs []watchedDir) {
 		t.Fatal(err)
 	}
 	root = filepath.Join(base, "classes")
-	writeClassFile(t, filepath.Join(root, "app", "A.class"), "AAAA")
+	writeFile(t, filepath.Join(root, "app", "A.class"), "AAAA")
 	if settled {
 		time.Sleep(recentWindow + 100*time.Millisecond)
 	}
@@ -79,11 +79,11 @@ func TestWatchFindsClassesInDirectoriesTheBuildCreates(t *testing.T) {
 			t.Parallel()
 			root, dirs := watchFixture(t, false)
 			w := startTestWatch(t, dirs, watchLimits{unread: unread})
-			writeClassFile(t, filepath.Join(root, "app", "sub", "deep", "B.class"), "B")
-			writeClassFile(t, filepath.Join(root, "app", "two", "C.class"), "C")
-			writeClassFile(t, filepath.Join(root, "app", "two", "C$1.class"), "C1")
-			writeClassFile(t, filepath.Join(root, "app", "D.class"), "D")
-			writeClassFile(t, filepath.Join(root, "app", "two", "module-info.class"), "M")
+			writeFile(t, filepath.Join(root, "app", "sub", "deep", "B.class"), "B")
+			writeFile(t, filepath.Join(root, "app", "two", "C.class"), "C")
+			writeFile(t, filepath.Join(root, "app", "two", "C$1.class"), "C1")
+			writeFile(t, filepath.Join(root, "app", "D.class"), "D")
+			writeFile(t, filepath.Join(root, "app", "two", "module-info.class"), "M")
 			changed, problems, lost := w.changes(context.Background(), dirs)
 			if lost != "" || len(problems) > 0 {
 				t.Fatalf("lost %q, problems %q", lost, problems)
@@ -102,11 +102,11 @@ func TestWatchFindsAClassRenamedIntoPlace(t *testing.T) {
 	t.Parallel()
 	for name, place := range map[string]func(t *testing.T, root, outside string) error{
 		"from-outside": func(t *testing.T, root, outside string) error {
-			writeClassFile(t, filepath.Join(outside, "A.class"), "BBBB")
+			writeFile(t, filepath.Join(outside, "A.class"), "BBBB")
 			return os.Rename(filepath.Join(outside, "A.class"), filepath.Join(root, "app", "A.class"))
 		},
 		"from-a-temporary-name": func(t *testing.T, root, _ string) error {
-			writeClassFile(t, filepath.Join(root, "app", "A.class.tmp"), "BBBB")
+			writeFile(t, filepath.Join(root, "app", "A.class.tmp"), "BBBB")
 			return os.Rename(filepath.Join(root, "app", "A.class.tmp"), filepath.Join(root, "app", "A.class"))
 		},
 	} {
@@ -142,7 +142,7 @@ func TestWatchTellsAWriteFromAnOpen(t *testing.T) {
 	}
 	f.Close()
 	b := filepath.Join(root, "app", "B.class")
-	writeClassFile(t, b, "BBBB")
+	writeFile(t, b, "BBBB")
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
 	if err := os.Chtimes(b, old, old); err != nil {
 		t.Fatal(err)
@@ -186,7 +186,7 @@ func TestWatchOverflowFallsBackToTheFullSearch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writeClassFile(t, filepath.Join(root, "app", "B.class"), "B")
+	writeFile(t, filepath.Join(root, "app", "B.class"), "B")
 	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
 	if !strings.Contains(lost, "queue of events overflowed") {
 		t.Errorf("lost %q, want the queue's overflow", lost)
@@ -219,7 +219,7 @@ func assertLimitFallsBack(t *testing.T, refused, allowed watchLimits, wantLost s
 	}
 	root, dirs := watchFixture(t, false)
 	w := startTestWatch(t, dirs, allowed)
-	writeClassFile(t, filepath.Join(root, "app", "sub", "B.class"), "B")
+	writeFile(t, filepath.Join(root, "app", "sub", "B.class"), "B")
 	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
 	if !strings.Contains(lost, wantLost) {
 		t.Errorf("lost %q, want %q", lost, wantLost)
@@ -240,19 +240,19 @@ func TestWatchLosesMovedDirectories(t *testing.T) {
 		want   string
 	}{
 		"moved": {func(t *testing.T, root, _ string) error {
-			writeClassFile(t, filepath.Join(root, "app", "B.class"), "B")
+			writeFile(t, filepath.Join(root, "app", "B.class"), "B")
 			return os.Rename(filepath.Join(root, "app"), filepath.Join(root, "app2"))
 		}, "app2.B"},
 		"deleted": {func(t *testing.T, root, _ string) error {
-			writeClassFile(t, filepath.Join(root, "lib", "C.class"), "C")
+			writeFile(t, filepath.Join(root, "lib", "C.class"), "C")
 			return os.RemoveAll(filepath.Join(root, "app"))
 		}, "lib.C"},
 		"moved-in": {func(t *testing.T, root, outside string) error {
-			writeClassFile(t, filepath.Join(outside, "pkg", "C.class"), "C")
+			writeFile(t, filepath.Join(outside, "pkg", "C.class"), "C")
 			return os.Rename(filepath.Join(outside, "pkg"), filepath.Join(root, "pkg"))
 		}, "pkg.C"},
 		"swapped-for-a-symlink": {func(t *testing.T, root, outside string) error {
-			writeClassFile(t, filepath.Join(outside, "app", "S.class"), "S")
+			writeFile(t, filepath.Join(outside, "app", "S.class"), "S")
 			if err := os.Rename(filepath.Join(root, "app"), filepath.Join(outside, "old")); err != nil {
 				return err
 			}
@@ -285,7 +285,7 @@ func TestWatchNeverFollowsASymlink(t *testing.T) {
 	t.Parallel()
 	root, dirs := watchFixture(t, false)
 	outside := filepath.Join(filepath.Dir(root), "outside")
-	writeClassFile(t, filepath.Join(outside, "X.class"), "X")
+	writeFile(t, filepath.Join(outside, "X.class"), "X")
 	w := startTestWatch(t, dirs, watchLimits{})
 	a := filepath.Join(root, "app", "A.class")
 	if err := os.Remove(a); err != nil {
@@ -297,7 +297,7 @@ func TestWatchNeverFollowsASymlink(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(root, "app", "linked")); err != nil {
 		t.Fatal(err)
 	}
-	writeClassFile(t, filepath.Join(outside, "Y.class"), "Y")
+	writeFile(t, filepath.Join(outside, "Y.class"), "Y")
 	changed, problems, lost := w.changes(context.Background(), dirs)
 	if lost != "" || len(changed) > 0 {
 		t.Errorf("lost %q, changed %q; want a complete report of no class", lost, classNames(changed))
@@ -321,7 +321,7 @@ func TestWatchScansDirectoriesWatchedOnlyAfterTheBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := startTestWatch(t, dirs, watchLimits{})
-	writeClassFile(t, filepath.Join(late, "New.class"), "N")
+	writeFile(t, filepath.Join(late, "New.class"), "N")
 	changed, problems, lost := w.changes(context.Background(), append(dirs, watchedDir{named: late, root: late}))
 	if lost != "" || len(problems) > 0 {
 		t.Fatalf("lost %q, problems %q", lost, problems)
@@ -336,7 +336,7 @@ func TestWatchScansDirectoriesWatchedOnlyAfterTheBuild(t *testing.T) {
 func TestRunFindsClassesTheKernelReported(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	writeClassFile(t, filepath.Join(f.classes, "app", "A.class"), "v0")
+	writeFile(t, filepath.Join(f.classes, "app", "A.class"), "v0")
 	log := &lockedBuffer{}
 	f.builder.log = hclog.New(&hclog.LoggerOptions{Output: log, Level: hclog.Debug})
 	res := f.builder.Run(context.Background(), f.request(t, "compile", f.classes, "app.A=v1", "app.sub.deep.B=v2"))
@@ -375,7 +375,7 @@ func TestWatchLosesAParentMoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base + ".moved") })
-	writeClassFile(t, filepath.Join(root, "app", "B.class"), "B")
+	writeFile(t, filepath.Join(root, "app", "B.class"), "B")
 	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
 	if !strings.Contains(lost, "is not the directory watched") {
 		t.Errorf("lost %q, want the watched directory replaced", lost)
@@ -442,7 +442,7 @@ func TestWatchReportHonoursItsContext(t *testing.T) {
 	root, dirs := watchFixture(t, false)
 	w := startTestWatch(t, dirs, watchLimits{})
 	for i := range 200 {
-		writeClassFile(t, filepath.Join(root, "app", fmt.Sprintf("p%d", i), "C.class"), "C")
+		writeFile(t, filepath.Join(root, "app", fmt.Sprintf("p%d", i), "C.class"), "C")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -486,9 +486,9 @@ func TestWatchCountsTheClassesOfADirectoryMovedIn(t *testing.T) {
 				t.Fatal(err)
 			}
 			root, outside := filepath.Join(base, "classes"), filepath.Join(base, "outside")
-			writeClassFile(t, filepath.Join(root, "app", "A.class"), "A")
-			writeClassFile(t, filepath.Join(outside, "pkg", "C.class"), "C")
-			writeClassFile(t, filepath.Join(outside, "pkg", "sub", "D.class"), "D")
+			writeFile(t, filepath.Join(root, "app", "A.class"), "A")
+			writeFile(t, filepath.Join(outside, "pkg", "C.class"), "C")
+			writeFile(t, filepath.Join(outside, "pkg", "sub", "D.class"), "D")
 			time.Sleep(recentWindow + 100*time.Millisecond) // files older than the build: see watchFixture
 			dirs := []watchedDir{{named: root, root: root}}
 			w := startTestWatch(t, dirs, watchLimits{})
@@ -521,7 +521,7 @@ func TestWatchLosesAFileSystemMountedOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = unix.Unmount(app, unix.MNT_DETACH) })
-	writeClassFile(t, filepath.Join(app, "B.class"), "B")
+	writeFile(t, filepath.Join(app, "B.class"), "B")
 	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
 	if !strings.Contains(lost, "mounted") {
 		t.Errorf("lost %q, want the file system mounted", lost)
@@ -570,7 +570,7 @@ func TestWatchScansAnOverlay(t *testing.T) {
 		t.Fatal(err)
 	}
 	lower, upper, work, root := filepath.Join(base, "lower"), filepath.Join(base, "upper"), filepath.Join(base, "work"), filepath.Join(base, "classes")
-	writeClassFile(t, filepath.Join(upper, "app", "A.class"), "A")
+	writeFile(t, filepath.Join(upper, "app", "A.class"), "A")
 	for _, dir := range []string{lower, work, root} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -583,7 +583,7 @@ func TestWatchScansAnOverlay(t *testing.T) {
 	dirs := []watchedDir{{named: root, root: root}}
 	before := noteBefore(context.Background(), dirs)
 	defer before.watch.close()
-	writeClassFile(t, filepath.Join(upper, "app", "A.class"), "AA")
+	writeFile(t, filepath.Join(upper, "app", "A.class"), "AA")
 	changed, problems, lost := changedSince(context.Background(), before, dirs)
 	if before.watch != nil || !hasClass(changed, "app.A") || len(problems) > 0 || lost != "" {
 		t.Errorf("watched %v: changed %q (problems %q, lost %q), want app.A found by two scans", before.watch != nil, classNames(changed), problems, lost)
@@ -600,12 +600,12 @@ func TestWatchSaysADirectoryMovedInUnread(t *testing.T) {
 		t.Fatal(err)
 	}
 	root, outside := filepath.Join(base, "classes"), filepath.Join(base, "outside")
-	writeClassFile(t, filepath.Join(root, "app", "A.class"), "A")
-	writeClassFile(t, filepath.Join(outside, "pkg", "C.class"), "C")
+	writeFile(t, filepath.Join(root, "app", "A.class"), "A")
+	writeFile(t, filepath.Join(outside, "pkg", "C.class"), "C")
 	time.Sleep(recentWindow + 100*time.Millisecond) // files older than the build: see watchFixture
 	dirs := []watchedDir{{named: root, root: root}}
 	w := startTestWatch(t, dirs, watchLimits{maxUserWatches: 8}) // root and app: the quarter
-	writeClassFile(t, filepath.Join(root, "app", "sub", "B.class"), "B")
+	writeFile(t, filepath.Join(root, "app", "sub", "B.class"), "B")
 	if err := os.Rename(filepath.Join(outside, "pkg"), filepath.Join(root, "pkg")); err != nil {
 		t.Fatal(err)
 	}
@@ -626,7 +626,7 @@ func TestWatchCountsEveryClassOfAReplacedDirectory(t *testing.T) {
 	t.Parallel()
 	root, dirs := watchFixture(t, false)
 	prebuilt := filepath.Join(filepath.Dir(root), "prebuilt")
-	writeClassFile(t, filepath.Join(prebuilt, "app", "P.class"), "P")
+	writeFile(t, filepath.Join(prebuilt, "app", "P.class"), "P")
 	time.Sleep(recentWindow + 100*time.Millisecond) // files older than the build: see watchFixture
 	w := startTestWatch(t, dirs, watchLimits{})
 	if err := os.Rename(root, root+".old"); err != nil {
@@ -661,7 +661,7 @@ func TestWatchLosesADirectoryReplacedWhileWatched(t *testing.T) {
 			t.Error(err)
 		}
 	}})
-	writeClassFile(t, filepath.Join(root, "app", "B.class"), "B")
+	writeFile(t, filepath.Join(root, "app", "B.class"), "B")
 	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
 	if !strings.Contains(lost, "is not the directory watched") {
 		t.Errorf("lost %q, want the watched directory replaced", lost)
@@ -684,9 +684,9 @@ func TestWatchCoarsensWhenTheBuildWritesMuch(t *testing.T) {
 	}
 	root, outside := filepath.Join(base, "classes"), filepath.Join(base, "outside")
 	for i := range 16 {
-		writeClassFile(t, filepath.Join(root, "app", fmt.Sprintf("C%02d.class", i)), "old")
+		writeFile(t, filepath.Join(root, "app", fmt.Sprintf("C%02d.class", i)), "old")
 	}
-	writeClassFile(t, filepath.Join(outside, "pkg", "D.class"), "D")
+	writeFile(t, filepath.Join(outside, "pkg", "D.class"), "D")
 	time.Sleep(recentWindow + 100*time.Millisecond) // files older than the build: see watchFixture
 	dirs := []watchedDir{{named: root, root: root}}
 	w := startTestWatch(t, dirs, watchLimits{coarseAfter: 2})
@@ -694,7 +694,7 @@ func TestWatchCoarsensWhenTheBuildWritesMuch(t *testing.T) {
 		t.Fatalf("the watches' masks before the build are %x, want two following writes", m)
 	}
 	for i := range 4 {
-		writeClassFile(t, filepath.Join(root, "app", fmt.Sprintf("C%02d.class", i)), "new")
+		writeFile(t, filepath.Join(root, "app", fmt.Sprintf("C%02d.class", i)), "new")
 	}
 	wait.For(t, 10*time.Second, "the watches to follow no write", func() bool {
 		m := watchMasks(t, w.fd)
@@ -703,7 +703,7 @@ func TestWatchCoarsensWhenTheBuildWritesMuch(t *testing.T) {
 	if err := os.Rename(filepath.Join(outside, "pkg"), filepath.Join(root, "pkg")); err != nil {
 		t.Fatal(err)
 	}
-	writeClassFile(t, filepath.Join(root, "app", "C10.class"), "new")
+	writeFile(t, filepath.Join(root, "app", "C10.class"), "new")
 	changed, problems, lost := changedSince(context.Background(), snapshot{at: w.start, watch: w}, dirs)
 	if !strings.Contains(lost, "wrote more than") {
 		t.Errorf("lost %q, want the build's many writes", lost)
